@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recording calls. They go to the process's active session and cost one
+ * relaxed atomic load and a branch when there is none. They never fail:
+ * what cannot be recorded (buffer limit reached, type not selected, misuse)
+ * is counted per type and reported in the trace's "actraceStats".
+ *
+ * Names: any NUL-terminated byte string (copied), or an id from act_name()
+ * (interned once; the fast path). Every call is thread-safe; spans nest per
+ * thread.
+ */
+#ifndef ACTRACE_RECORD_H
+#define ACTRACE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "actrace/activity_type.h"
+#include "actrace/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An interned name. 0 is never a valid id. */
+typedef uint32_t act_name_id;
+
+/**
+ * Intern a name for the whole process (survives sessions). Thread-safe;
+ * takes a lock, so call once and keep the id. Returns 0 for NULL or when
+ * the string table is full (names longer than 64 KiB are cut).
+ */
+ACT_API act_name_id act_name(const char *name);
+
+/** Nanoseconds on the session clock (CLOCK_MONOTONIC). */
+ACT_API int64_t act_now_ns(void);
+
+/** Begin a span on the calling thread; close it with act_span_end(). */
+ACT_API void act_span_begin(act_activity_type type, const char *name);
+/** act_span_begin() with an interned name. */
+ACT_API void act_span_begin_id(act_activity_type type, act_name_id name);
+/** End the innermost open span of the calling thread. */
+ACT_API void act_span_end(void);
+
+/** A complete span with caller-supplied times (act_now_ns() clock). */
+ACT_API void act_span_record(act_activity_type type, const char *name,
+                             int64_t start_ns, int64_t end_ns);
+/** act_span_record() with an interned name: the fastest call. */
+ACT_API void act_span_record_id(act_activity_type type, act_name_id name,
+                                int64_t start_ns, int64_t end_ns);
+
+/** An instant event now, on the calling thread. */
+ACT_API void act_instant(act_activity_type type, const char *name);
+/** act_instant() with an interned name. */
+ACT_API void act_instant_id(act_activity_type type, act_name_id name);
+
+/**
+ * One sample of @p series on the host counter track @p track, now.
+ * Non-finite values are dropped and counted.
+ */
+ACT_API void act_counter(const char *track, const char *series,
+                         double value);
+/** act_counter() with a unit ("bytes", "%") recorded for the series. */
+ACT_API void act_counter_unit(const char *track, const char *series,
+                              const char *unit, double value);
+
+/*
+ * Typed arguments on the most recent span or instant of the calling thread
+ * (begun or recorded). An arg with no such event right before it (another
+ * kind of record came in between) is dropped and counted. Keys and string
+ * values are any bytes, copied.
+ */
+ACT_API void act_arg_int(const char *key, int64_t value);
+ACT_API void act_arg_uint(const char *key, uint64_t value);
+ACT_API void act_arg_double(const char *key, double value);
+ACT_API void act_arg_bool(const char *key, int value);
+ACT_API void act_arg_str(const char *key, const char *value);
+/** act_arg_str() with an explicit length (value need not be NUL-ended). */
+ACT_API void act_arg_strn(const char *key, const char *value, size_t len);
+
+/**
+ * External correlation: spans begun on this thread while an id is pushed
+ * carry it ("External id"), and plugins attach it to the device work
+ * launched meanwhile, so kernels link back to the operator. Per thread;
+ * stack depth 64 (deeper pushes are ignored and counted).
+ */
+ACT_API void act_correlation_push(uint64_t id);
+ACT_API void act_correlation_pop(void);
+/** The calling thread's innermost external correlation id, 0 if none. */
+ACT_API uint64_t act_correlation_current(void);
+
+/** Name the calling thread / the process in the trace (copied). Works
+ *  without an active session too: names persist for later sessions. */
+ACT_API void act_thread_name(const char *name);
+ACT_API void act_process_name(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACTRACE_RECORD_H */

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * act__ internals shared between components. Nothing here is exported.
+ *
+ * Engine services for the plugin host (src/plugin): devices, streams,
+ * record emission and counter series. The plugin layer validates what a
+ * plugin hands it (types, devices, times, UTF-8, sizes), counts what it
+ * rejects, and passes only valid data here.
+ */
+#ifndef ACT_INTERNAL_H
+#define ACT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "actrace/actrace.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ACT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ACT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define ACT_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define ACT_LIKELY(x) (x)
+#define ACT_UNLIKELY(x) (x)
+#define ACT_HIDDEN
+#endif
+
+#define ACT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- typed values (args and device properties) ------------------------ */
+
+typedef enum act__vkind {
+    ACT__V_INT = 0,
+    ACT__V_UINT = 1,
+    ACT__V_DOUBLE = 2,
+    ACT__V_BOOL = 3,
+    ACT__V_STR = 4
+} act__vkind;
+
+typedef struct act__arg {
+    const char *key; /* any bytes */
+    size_t key_len;
+    act__vkind kind;
+    union {
+        int64_t i;
+        uint64_t u;
+        double d;
+        int b;
+        struct {
+            const char *p; /* any bytes */
+            size_t n;
+        } s;
+    } v;
+} act__arg;
+
+/* ---- sources: index 0 is the application, plugins get 1.. ------------- */
+
+/* Register a record source (one per loaded plugin). @p backend is the
+ * backend name used for Kineto categories ("cuda" -> "cuda_runtime").
+ * Returns 0 and the source id, or ACT_ELIMIT (at most 255 sources). */
+int act__source_add(act_session *s, const char *name, const char *backend,
+                    uint16_t *out);
+
+/* ---- devices and streams --------------------------------------------- */
+
+#define ACT__HOST_DEVICE UINT32_MAX
+
+/* Describe a device; returns its index (0..). The trace gives each device a
+ * pid in a reserved range with process_name/process_sort_index metadata and
+ * an entry in "deviceProperties". */
+int act__device_add(act_session *s, uint16_t source, const char *name,
+                    const char *vendor, uint32_t *out);
+/* A typed property of a device (written in deviceProperties). Copied. */
+int act__device_prop(act_session *s, uint32_t device, const act__arg *prop);
+/* Name a stream/queue of a device (written as thread_name of its tid). */
+int act__stream_name(act_session *s, uint32_t device, uint64_t stream,
+                     const char *name, size_t len);
+/* Number of devices described so far. */
+uint32_t act__device_count(const act_session *s);
+
+/* ---- records --------------------------------------------------------- */
+
+typedef enum act__emit_kind {
+    ACT__EMIT_DEVICE_SPAN = 0, /* on device/stream */
+    ACT__EMIT_HOST_SPAN = 1,   /* on host pid/tid (runtime/driver calls) */
+    ACT__EMIT_INSTANT = 2      /* device instant if device != HOST, else host */
+} act__emit_kind;
+
+typedef struct act__emit_record {
+    act__emit_kind kind;
+    act_activity_type type; /* canonical, selected */
+    uint16_t source;
+    uint32_t device;        /* device index, or ACT__HOST_DEVICE */
+    uint64_t stream;        /* device stream id, or host tid */
+    int64_t start_ns, end_ns;
+    uint64_t correlation; /* links a host API span to device work; 0 none */
+    uint64_t external_id; /* external correlation ("External id"); 0 none */
+    const char *name;     /* any bytes */
+    size_t name_len;
+    const act__arg *args;
+    size_t nargs;
+} act__emit_record;
+
+/* Append one record into the calling thread's buffer. Returns 0, or
+ * ACT_ELIMIT when the buffer limit dropped it (counted by the session),
+ * ACT_ESTATE when the session is not collecting. */
+int act__emit(act_session *s, const act__emit_record *r);
+
+/* ---- counters -------------------------------------------------------- */
+
+/* Declare a counter series: on @p device (or ACT__HOST_DEVICE), track name,
+ * series name, unit (may be NULL). The same triple returns the same id. */
+int act__counter_series(act_session *s, uint16_t source, uint32_t device,
+                        const char *track, const char *series,
+                        const char *unit, uint32_t *out);
+/* One sample; the value must be finite (callers check). */
+int act__counter_sample(act_session *s, uint32_t series, int64_t ts_ns,
+                        double value);
+
+/* ---- session state the plugin host needs ------------------------------ */
+
+/* Selected activity types of the session. */
+const act_activity_set *act__session_types(const act_session *s);
+/* 1 while the session is collecting (started, not stopped). */
+int act__session_collecting(const act_session *s);
+
+#endif /* ACT_INTERNAL_H */

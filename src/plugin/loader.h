@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin loader, as the session sees it. Loading never fails the
+ * session: a refused plugin is reported through the log (naming the file
+ * and the reason) and skipped.
+ */
+#ifndef ACT_PLUGIN_LOADER_H
+#define ACT_PLUGIN_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+typedef struct act__plugins act__plugins;
+
+/* Load the plugins named by the config's PLUGINS, $ACTRACE_PLUGINS and
+ * @p extra (in that order, duplicates once), call their init. Returns 0
+ * and a (possibly empty) set, or ACT_ENOMEM. */
+int act__plugins_load(act_session *s, const act_config *cfg,
+                      const char *const *extra, size_t nextra,
+                      act__plugins **out);
+/* start / stop+flush every plugin that initialised. */
+void act__plugins_start(act__plugins *p);
+void act__plugins_stop(act__plugins *p);
+/* finalize and unload. NULL does nothing. */
+void act__plugins_destroy(act__plugins *p);
+
+/* For the trace's "actraceStats": per loaded plugin, its name, path and
+ * how many records it handed over that were rejected. */
+size_t act__plugins_count(const act__plugins *p);
+const char *act__plugins_name(const act__plugins *p, size_t i);
+const char *act__plugins_path(const act__plugins *p, size_t i);
+uint64_t act__plugins_rejected(const act__plugins *p, size_t i);
+
+#endif /* ACT_PLUGIN_LOADER_H */

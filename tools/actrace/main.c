@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* actrace: record, inspect and check traces (DESIGN.md section 8). */
+#include <stdio.h>
+#include <string.h>
+
+#include "actrace/actrace.h"
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: actrace COMMAND [ARGS]\n"
+            "\n"
+            "  record [-o FILE] [-c CONFIG] [--plugin PATH]... -- CMD [ARGS]\n"
+            "                         run CMD and write its trace\n"
+            "  summary FILE           summarise a trace (actrace's or Kineto's)\n"
+            "  check FILE             validate a trace's structure\n"
+            "  types [--json]         list the activity types\n"
+            "  config check FILE      validate a config, print the effective one\n"
+            "  version                print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "types") == 0)
+        return act_cmd_types(argc - 1, argv + 1);
+    if (strcmp(cmd, "config") == 0)
+        return act_cmd_config(argc - 1, argv + 1);
+    if (strcmp(cmd, "record") == 0)
+        return act_cmd_record(argc - 1, argv + 1);
+    if (strcmp(cmd, "summary") == 0)
+        return act_cmd_summary(argc - 1, argv + 1);
+    if (strcmp(cmd, "check") == 0)
+        return act_cmd_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("actrace %s\n", act_version());
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 ||
+        strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "actrace: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}
