@@ -97,6 +97,16 @@ char *act__json_str(char *p, const char *s, size_t n);
 char *act__json_str_body(char *p, const char *s, size_t n);
 
 /**
+ * Escape (without quotes) the UTF-8 units of @p s that start before
+ * @p lim; a unit may read up to @p n bytes (lim <= n). Writes at most
+ * 6*lim bytes; *used gets the input position reached (lim..lim+3, or n).
+ * Calling it piecewise over [0, n) gives exactly the bytes of
+ * act__json_str_body(s, n): it is how act__out_str escapes long strings.
+ */
+char *act__json_escape_units(char *p, const char *s, size_t lim, size_t n,
+                             size_t *used);
+
+/**
  * Checked worst case of act__json_str: 6*n+2, or SIZE_MAX when that would
  * overflow (the caller then has to use act__out_str, which escapes in
  * pieces).
@@ -151,7 +161,7 @@ typedef struct act__out {
     char *tmp;          /* temporary path (malloc'd) */
     char *mem;          /* memory sink: collected bytes */
     size_t mem_len, mem_cap;
-    char errmsg[512];   /* message of err, "" if none */
+    char errmsg[1024];  /* message of err, "" if none */
 } act__out;
 
 /**
