@@ -81,7 +81,8 @@ typedef struct act__chunk {
     struct act__chunk *_Atomic next; /* next chunk of the same thread */
     _Atomic uint32_t used;   /* committed records */
     uint32_t size;           /* bytes, header included */
-    uint64_t pad_;           /* keeps records 16-byte aligned */
+    uint32_t heap;           /* 1: malloc'd (oversized), 0: carved from a slab */
+    uint32_t pad_;           /* keeps records 16-byte aligned */
     act__rec recs[];
 } act__chunk;
 
@@ -190,7 +191,11 @@ struct act_session {
     act__thread *threads;
     _Atomic uint64_t bytes;
     uint64_t max_bytes;
-    _Atomic uint64_t dropped_full_chunks; /* chunk refusals (diagnostics) */
+    /* Standard chunks are carved from large mmap'd slabs (huge pages where
+     * the kernel allows) so recording rarely page-faults; the first slab is
+     * pre-faulted at create (BUFFER_PREALLOC_MB). Under lock. */
+    struct act__slab *slabs;
+    char *slab_cur, *slab_end;
 
     act__series **series; /* each allocated once: pointers stay valid */
     size_t nseries, capseries;
@@ -270,6 +275,10 @@ const char *act__process_name(char *buf, size_t cap);
 int act__series_find(act_session *s, uint16_t source, uint32_t device,
                      const char *track, const char *series, const char *unit,
                      uint32_t *out, act__series **sp);
+
+/* Slabs: pre-fault @p bytes of chunks; unmap everything at destroy. */
+int act__slab_prealloc(act_session *s, size_t bytes);
+void act__slabs_free(act_session *s);
 
 /* Writers. */
 int act__write_chrome(act_session *s, const char *path);

@@ -15,14 +15,31 @@
 
 _Atomic(act_session *) act__recording;
 
-/* Thread-local cache: which session the cached buffer belongs to. */
-static _Thread_local uint64_t tl_gen;
-static _Thread_local act__thread *tl_thread;
+/*
+ * All thread-local state in one block with the initial-exec TLS model: one
+ * %fs-relative access instead of a __tls_get_addr call per variable, which
+ * the default model for a shared library would cost on every event. The
+ * block is small (under 300 bytes) so it fits the static TLS surplus glibc
+ * reserves for libraries loaded with dlopen.
+ */
+#define CORR_DEPTH 32
+typedef struct tls_block {
+    uint64_t gen;       /* session the cached buffer belongs to */
+    act__thread *thread;
+    uint32_t corr_depth; /* external correlation stack, session-independent */
+    uint64_t corr[CORR_DEPTH];
+} tls_block;
 
-/* External correlation stack: per thread, independent of sessions. */
-#define CORR_DEPTH 64
-static _Thread_local uint64_t tl_corr[CORR_DEPTH];
-static _Thread_local uint32_t tl_corr_depth;
+#if defined(__GNUC__) || defined(__clang__)
+#define ACT_TLS_IE __attribute__((tls_model("initial-exec")))
+#else
+#define ACT_TLS_IE
+#endif
+static _Thread_local tls_block tl ACT_TLS_IE;
+#define tl_gen tl.gen
+#define tl_thread tl.thread
+#define tl_corr tl.corr
+#define tl_corr_depth tl.corr_depth
 
 /* Called in a fork()ed child: the child starts with a clean state. */
 void act__record_atfork_child(void);

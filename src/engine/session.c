@@ -190,6 +190,15 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
         return rc == ACT_ENOMEM ? ACT_ENOMEM : ACT_EINVAL;
     }
     apply_config(s);
+    /* Pre-fault the first buffers so that recording does not page-fault. */
+    int64_t pre = cfg_int(s->config, "BUFFER_PREALLOC_MB", 16);
+    if (pre > 0) {
+        uint64_t bytes = (uint64_t)pre << 20;
+        if (bytes > s->max_bytes)
+            bytes = s->max_bytes;
+        if (act__slab_prealloc(s, (size_t)bytes) != 0)
+            act_log(ACT_LOG_WARN, "cannot pre-allocate %" PRId64 " MB of trace buffers", pre);
+    }
     if (o.trace_name && !(s->trace_name = strdup(o.trace_name))) {
         act_session_destroy(s);
         return ACT_ENOMEM;
@@ -365,7 +374,8 @@ void act_session_destroy(act_session *s)
         nt = t->next;
         for (act__chunk *c = t->head, *nc; c; c = nc) {
             nc = atomic_load_explicit(&c->next, memory_order_relaxed);
-            free(c);
+            if (c->heap)
+                free(c);
         }
         free(t);
     }
@@ -375,6 +385,7 @@ void act_session_destroy(act_session *s)
         free(s->series[i]->unit);
         free(s->series[i]);
     }
+    act__slabs_free(s);
     free(s->series);
     for (size_t i = 0; i < s->ndevices; i++) {
         act__device *d = &s->devices[i];
