@@ -20,7 +20,8 @@
  *
  * check_done() prints "N passed, M failed" on stdout and returns 0 when no
  * check failed, 1 otherwise (so `return check_done();` gives CTest the
- * right exit status).
+ * right exit status). CHECK_SKIP("no jansson") exits 77, which act_add_test
+ * registers as CTest's "skipped".
  */
 #ifndef ACT_TESTS_CHECK_H
 #define ACT_TESTS_CHECK_H
@@ -201,6 +202,19 @@ static CHECK_UNUSED_ unsigned long check_failures(void)
 {
     return check_failed_;
 }
+
+/** Exit status that CTest reports as "skipped" (SKIP_RETURN_CODE). */
+#define CHECK_SKIP_CODE 77
+
+/** Skip the whole test: print why, exit 77 (CTest shows it as skipped).
+ *  Use only for a missing optional dependency, never to hide a failure;
+ *  a test that already failed a check exits 1 instead. */
+#define CHECK_SKIP(reason)                                                    \
+    do {                                                                      \
+        printf("SKIPPED: %s\n", (reason));                                    \
+        fflush(stdout);                                                       \
+        exit(check_failed_ ? check_done() : CHECK_SKIP_CODE);                 \
+    } while (0)
 
 /** `CHECK_MAIN_END;` as the last statement of main(). */
 #define CHECK_MAIN_END return check_done()
