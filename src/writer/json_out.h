@@ -35,8 +35,8 @@
 #define ACT__FMT_U64_MAX 20
 /** Longest output of act__fmt_i64 ("-9223372036854775808"). */
 #define ACT__FMT_I64_MAX 20
-/** Longest output of act__fmt_ts_us ("-9223372036854.775", 18 bytes). */
-#define ACT__FMT_TS_MAX 18
+/** Longest output of act__fmt_ts_us ("-9223372036854775.808", 21 bytes). */
+#define ACT__FMT_TS_MAX 21
 /** Longest output of act__fmt_double ("-2.2250738585072014e-308" is 24). */
 #define ACT__FMT_DOUBLE_MAX 32
 /**
