@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `actrace check [--strict] [--quiet] FILE`: the built binary on the Kineto
+ * reference trace (exactly one error: the string pid of its last event),
+ * on a trace recorded here through the library API (clean, plain and .gz),
+ * on hand-written broken traces (each with its message and exit status),
+ * on warnings with and without --strict, on the 50-line cap, and on
+ * unreadable input (exit 2).
+ */
+#include "check.h"
+#include "cli_readers/cli_util.h"
+
+/* One broken file: the exit status and a substring of its problem line. */
+static void expect_problem(const char *name, int code, const char *line)
+{
+    char file[1024];
+    snprintf(file, sizeof file, "%s/%s", CLI_DATA, name);
+    cli_result r = cli_run("check '%s'", file);
+    if (!CHECK_INT(r.code, code) || !CHECK(strstr(r.out, line) != NULL))
+        fprintf(stderr, "%s:\n%s%s(want: %s)\n", name, r.out, r.err, line);
+    CHECK_STR(r.err, "");
+    CHECK_INT(cli_count_lines(r.out, ": error: "), 1);
+    char last[1200];
+    snprintf(last, sizeof last, "%s: failed (", file);
+    CHECK(strncmp(cli_last_line(r.out), last, strlen(last)) == 0);
+    cli_free(&r);
+}
+
+static void test_kineto(const char *ref)
+{
+    cli_result r = cli_run("check '%s'", ref);
+    CHECK_INT(r.code, 1);
+    CHECK_STR(r.err, "");
+    /* Exactly one error, the string pid (and tid) of the final instant. */
+    CHECK_INT(cli_count_lines(r.out, ": error: "), 1);
+    char want[1200];
+    snprintf(want, sizeof want,
+             "%s: error: event #1000 (ph=i, name=Record Window End): pid \"\" "
+             "and tid \"\" must be integers in 0..2^32-1",
+             ref);
+    if (!CHECK(strstr(r.out, want) != NULL))
+        fprintf(stderr, "%s", r.out);
+    /* ... and it has no cat: a warning, not an error. */
+    CHECK_INT(cli_count_lines(r.out, ": warning: event #1000 (ph=i, name=Record "
+                                     "Window End): no cat"), 1);
+    snprintf(want, sizeof want, "%s: failed (1001 events, 1 error, 1 warning)", ref);
+    CHECK_STR(cli_last_line(r.out), want);
+    cli_free(&r);
+
+    r = cli_run("check --quiet '%s'", ref);
+    CHECK_INT(r.code, 1);
+    snprintf(want, sizeof want, "%s: failed (1001 events, 1 error, 1 warning)\n", ref);
+    CHECK_STR(r.out, want);
+    cli_free(&r);
+
+    r = cli_run("check --strict --quiet '%s'", ref);
+    CHECK_INT(r.code, 1);
+    snprintf(want, sizeof want, "%s: failed (1001 events, 2 errors, 0 warnings)\n", ref);
+    CHECK_STR(r.out, want);
+    cli_free(&r);
+
+#ifdef CLI_TEST_HAVE_ZLIB
+    const char *gz = cli_tmp("kineto.json.gz");
+    CHECK_OK(cli_gzip(ref, gz, 0));
+    r = cli_run("check --quiet '%s'", gz);
+    CHECK_INT(r.code, 1);
+    snprintf(want, sizeof want, "%s: failed (1001 events, 1 error, 1 warning)\n", gz);
+    CHECK_STR(r.out, want);
+    cli_free(&r);
+    unlink(gz);
+#endif
+}
+
+static void test_recorded(void)
+{
+    char path[1024], want[1200];
+    snprintf(path, sizeof path, "%s/cli_check.json", ACT_TRACE_DIR);
+#ifdef CLI_TEST_HAVE_ZLIB
+    const char *gz = cli_tmp("recorded.json.gz");
+#else
+    const char *gz = NULL;
+#endif
+    record_trace(path, gz);
+    /* The event count, independently: actrace writes one event a line
+     * between "traceEvents":[ and ]. */
+    char *text = cli_slurp(path, NULL);
+    CHECK_FATAL(text != NULL);
+    const char *b = strstr(text, "\"traceEvents\":[\n"), *e = strstr(text, "\n]");
+    CHECK_FATAL(b && e && e > b);
+    int nev = 0;
+    for (const char *p = b + strlen("\"traceEvents\":[\n"); p <= e; p++)
+        nev += *p == '\n';
+    free(text);
+    CHECK(nev > REC_MAIN_EVENTS);
+
+    /* Strict: not even a warning. */
+    cli_result r = cli_run("check --strict '%s'", path);
+    CHECK_INT(r.code, 0);
+    snprintf(want, sizeof want, "%s: ok (%d events)\n", path, nev);
+    if (!CHECK_STR(r.out, want))
+        fprintf(stderr, "%s", r.out);
+    CHECK_STR(r.err, "");
+    cli_free(&r);
+    if (gz) {
+        r = cli_run("check --strict '%s'", gz);
+        CHECK_INT(r.code, 0);
+        snprintf(want, sizeof want, "%s: ok (%d events)\n", gz, nev);
+        CHECK_STR(r.out, want);
+        cli_free(&r);
+        unlink(gz);
+    }
+}
+
+static void test_broken(void)
+{
+    expect_problem("bad_nesting.json", 1,
+                   "error: event #2 (ph=X, name=overlapper): thread 1/2: "
+                   "\"overlapper\" [15.000, 25.000] partially overlaps "
+                   "\"parent\" (#1), which ends at 20.000");
+    expect_problem("string_pid.json", 1,
+                   "error: event #1 (ph=X, name=stringly): pid \"1\" must be "
+                   "an integer in 0..2^32-1");
+    expect_problem("counter_keys.json", 1,
+                   "error: event #2 (ph=C, name=memory): counter \"memory\" "
+                   "series keys changed (heap,rss -> rss)");
+    expect_problem("dangling_flow.json", 1,
+                   "error: event #2 (ph=f, name=ac2g): flow f for "
+                   "ac2g|ac2g|7 has no earlier s");
+
+    cli_result r = cli_run("check '%s'", CLI_DATA "/good.json");
+    CHECK_INT(r.code, 0);
+    CHECK_STR(r.out, CLI_DATA "/good.json: ok (15 events)\n");
+    cli_free(&r);
+
+    /* Not JSON, truncated, missing: exit 2, a positioned message on stderr. */
+    r = cli_run("check '%s'", CLI_DATA "/not_json.json");
+    CHECK_INT(r.code, 2);
+    CHECK_STR(r.out, "");
+    CHECK(strstr(r.err, CLI_DATA "/not_json.json: error: invalid JSON at line 1, "
+                                 "column 4: ") == r.err);
+    cli_free(&r);
+    r = cli_run("check '%s'", CLI_DATA "/truncated.json");
+    CHECK_INT(r.code, 2);
+    CHECK(strstr(r.err, "truncated.json: error: invalid JSON at line 7, column 36: ") != NULL);
+    CHECK(strstr(r.err, "(truncated file?)\n") != NULL);
+    cli_free(&r);
+    r = cli_run("check '%s'", CLI_DATA "/absent.json");
+    CHECK_INT(r.code, 2);
+    CHECK(strstr(r.err, "absent.json: error: cannot open: No such file or directory\n") != NULL);
+    cli_free(&r);
+}
+
+/* Each rule on a small generated trace: file text, status, problem. */
+static void rule(const char *events, int code, const char *msg)
+{
+    const char *f = cli_tmp("rule.json");
+    char text[4096];
+    snprintf(text, sizeof text, "{\"traceEvents\":[%s]}", events);
+    CHECK_OK(cli_write(f, text));
+    cli_result r = cli_run("check '%s'", f);
+    int ok = CHECK_INT(r.code, code);
+    ok &= CHECK(strstr(r.out, msg) != NULL);
+    if (!ok)
+        fprintf(stderr, "events: %s\noutput:\n%s(want: %s)\n", events, r.out, msg);
+    cli_free(&r);
+    unlink(f);
+}
+
+#define EV(ph, extra)                                                         \
+    "{\"ph\":\"" ph "\",\"cat\":\"c\",\"name\":\"n\",\"pid\":1,\"tid\":1" extra "}"
+
+static void test_rules(void)
+{
+    rule("{\"cat\":\"c\",\"name\":\"n\",\"pid\":1,\"tid\":1,\"ts\":1}", 1, "(ph=?, name=n): no ph");
+    rule(EV("Q", ",\"ts\":1"), 0, "warning: event #0 (ph=Q, name=n): phase \"Q\" is not handled");
+    rule(EV("X", ",\"ts\":\"1\",\"dur\":1"), 1, "ts must be a finite number of microseconds (got \"1\")");
+    rule(EV("X", ",\"ts\":1.0001,\"dur\":1"), 0, "warning: event #0 (ph=X, name=n): ts 1.0001 has more than 3 decimals");
+    rule(EV("X", ",\"ts\":1,\"dur\":-1"), 1, "X needs dur >= 0 (got -1)");
+    rule(EV("X", ",\"ts\":1"), 1, "X needs dur >= 0 (got (missing))");
+    rule("{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"n\",\"pid\":-1,\"tid\":1,\"ts\":1,\"dur\":1}", 1,
+         "pid -1 must be an integer in 0..2^32-1");
+    rule("{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"n\",\"pid\":1,\"tid\":4294967296,\"ts\":1,\"dur\":1}", 1,
+         "tid 4294967296 must be an integer in 0..2^32-1");
+    rule("{\"ph\":\"X\",\"name\":\"n\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}", 0,
+         "warning: event #0 (ph=X, name=n): no cat");
+    rule(EV("X", ",\"ts\":1,\"dur\":1,\"args\":[1]"), 1, "args must be an object");
+    rule(EV("i", ",\"ts\":1,\"s\":\"x\""), 1, "instant scope s must be");
+    rule(EV("C", ",\"ts\":1,\"args\":{}"), 1, "counter needs at least one args key");
+    rule(EV("C", ",\"ts\":1,\"args\":{\"v\":\"3\"}"), 1, "counter series \"v\" value must be a number (got \"3\")");
+    rule(EV("s", ",\"ts\":1,\"id\":\"zz\""), 1, "flow id \"zz\": Perfetto parses string flow ids as hex");
+    rule(EV("X", ",\"ts\":1,\"dur\":5") "," EV("s", ",\"ts\":1,\"id\":1") "," EV("f", ",\"ts\":3,\"id\":1,\"bp\":\"x\""),
+         1, "bp must be \"e\" if present");
+    rule(EV("X", ",\"ts\":1,\"dur\":5") "," EV("s", ",\"ts\":9,\"id\":1"), 1,
+         "flow start is not inside a slice on its thread");
+    rule(EV("X", ",\"ts\":1,\"dur\":5") "," EV("s", ",\"ts\":1,\"id\":1"), 0,
+         "warning: event #1 (ph=s, name=n): flow started but never finished");
+    rule("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":5}}", 1,
+         "thread_name needs args.name string (got 5)");
+    rule("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":1.5}}", 1,
+         "process_sort_index needs integer args.sort_index (got 1.5)");
+    rule(EV("B", ",\"ts\":1") "," EV("E", ",\"ts\":2") ",{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":3,\"cat\":\"c\"}", 1,
+         "event #2 (ph=E, name=?): thread 1/1: E without matching B");
+    /* Events in any order: parents after children, threads interleaved. */
+    rule(EV("X", ",\"ts\":2,\"dur\":1") "," EV("X", ",\"ts\":1,\"dur\":5") ","
+         "{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"n\",\"pid\":1,\"tid\":2,\"ts\":3,\"dur\":9}",
+         0, "ok (3 events)");
+    /* Same start: the child first in the file is a warning. */
+    rule(EV("X", ",\"ts\":1,\"dur\":1") "," EV("X", ",\"ts\":1,\"dur\":5"), 0,
+         "warning: event #0 (ph=X, name=n): thread 1/1: \"n\" starts with its parent");
+    rule("[]", 1, "event #0 (ph=?, name=?): event is not an object (got [])");
+
+    const char *f = cli_tmp("dtu.json");
+    CHECK_OK(cli_write(f, "{\"displayTimeUnit\":\"us\",\"traceEvents\":[]}"));
+    cli_result r = cli_run("check '%s'", f);
+    CHECK_INT(r.code, 1);
+    CHECK(strstr(r.out, "dtu.json: error: displayTimeUnit must be \"ms\" or \"ns\"") != NULL);
+    CHECK(strstr(r.out, "dtu.json: warning: no events") != NULL);
+    cli_free(&r);
+    CHECK_OK(cli_write(f, "{\"events\":[]}"));
+    r = cli_run("check '%s'", f);
+    CHECK_INT(r.code, 1);
+    CHECK(strstr(r.out, "dtu.json: error: top level must be an array or an object "
+                        "with a \"traceEvents\" array\n") != NULL);
+    cli_free(&r);
+    unlink(f);
+}
+
+static void test_options(void)
+{
+    /* Warnings alone: ok, exit 0; --strict: errors, exit 1. */
+    const char *f = cli_tmp("warn.json");
+    CHECK_OK(cli_write(f, "[" EV("X", ",\"ts\":1.0001,\"dur\":1") "]"));
+    char want[1200];
+    cli_result r = cli_run("check '%s'", f);
+    CHECK_INT(r.code, 0);
+    snprintf(want, sizeof want, "%s: ok (1 event, 1 warning)", f);
+    CHECK_STR(cli_last_line(r.out), want);
+    cli_free(&r);
+    r = cli_run("check --strict '%s'", f);
+    CHECK_INT(r.code, 1);
+    CHECK_INT(cli_count_lines(r.out, ": error: event #0 (ph=X, name=n): ts 1.0001"), 1);
+    snprintf(want, sizeof want, "%s: failed (1 event, 1 error, 0 warnings)", f);
+    CHECK_STR(cli_last_line(r.out), want);
+    cli_free(&r);
+
+    /* More than 50 problems: 50 lines, then how many were not shown. */
+    char *big = malloc(70 * 128 + 16);
+    CHECK_FATAL(big != NULL);
+    strcpy(big, "[");
+    for (int i = 0; i < 60; i++)
+        sprintf(big + strlen(big), "%s{\"ph\":\"i\",\"cat\":\"c\",\"name\":\"n%d\","
+                                   "\"pid\":\"p\",\"tid\":1,\"ts\":%d}",
+                i ? "," : "", i, i + 1);
+    strcat(big, "]");
+    CHECK_OK(cli_write(f, big));
+    free(big);
+    r = cli_run("check '%s'", f);
+    CHECK_INT(r.code, 1);
+    CHECK_INT(cli_count_lines(r.out, ": error: event #"), 50);
+    CHECK_INT(cli_count_lines(r.out, "event #49 (ph=i, name=n49)"), 1);
+    CHECK_INT(cli_count_lines(r.out, "event #50 "), 0);
+    snprintf(want, sizeof want, "%s: ... and 10 more problems not shown\n", f);
+    CHECK(strstr(r.out, want) != NULL);
+    snprintf(want, sizeof want, "%s: failed (60 events, 60 errors, 0 warnings)", f);
+    CHECK_STR(cli_last_line(r.out), want);
+    cli_free(&r);
+    r = cli_run("check --quiet '%s'", f);
+    CHECK_INT(r.code, 1);
+    snprintf(want, sizeof want, "%s: failed (60 events, 60 errors, 0 warnings)\n", f);
+    CHECK_STR(r.out, want);
+    cli_free(&r);
+    unlink(f);
+
+    /* Standard input. */
+    r = cli_run("check - <'%s'", CLI_DATA "/good.json");
+    CHECK_INT(r.code, 0);
+    CHECK_STR(r.out, "-: ok (15 events)\n");
+    cli_free(&r);
+
+    r = cli_run("check");
+    CHECK_INT(r.code, 2);
+    CHECK(strstr(r.err, "usage: actrace check [--strict] [--quiet] FILE") != NULL);
+    cli_free(&r);
+    r = cli_run("check --nope x");
+    CHECK_INT(r.code, 2);
+    CHECK(strstr(r.err, "unknown option '--nope'") != NULL);
+    cli_free(&r);
+    r = cli_run("check a.json b.json");
+    CHECK_INT(r.code, 2);
+    cli_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        cli_bin = argv[1];
+#ifndef CLI_HAVE_JSON
+    cli_result r = cli_run("check '%s'", CLI_DATA "/good.json");
+    CHECK_INT(r.code, 1);
+    CHECK(strstr(r.err, "built without JSON support (install libjansson-dev") != NULL);
+    cli_free(&r);
+    printf("actrace built without jansson: only the error path is tested\n");
+    return check_done();
+#else
+    const char *ref = ACT_KINETO_REF;
+    if (*ref)
+        test_kineto(ref);
+    else
+        printf("NOTE: Kineto reference trace not found at configure time "
+               "(set ACT_SHARED_DIR): its checks are skipped\n");
+    test_recorded();
+    test_broken();
+    test_rules();
+    test_options();
+    return check_done();
+#endif
+}

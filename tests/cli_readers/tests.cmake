@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: MIT
+# `actrace summary` and `actrace check` (the CLI's trace readers), run as the
+# built binary: `ctest -R 'CliSummary|CliCheck'`.
+#
+# They read the Kineto reference trace from the shared folder, found at
+# configure time: -DACT_SHARED_DIR=..., $ACT_SHARED_DIR, or ../shared beside
+# the source tree. Without it the Kineto checks are skipped (with a note).
+set(_act_kineto_ref "")
+foreach(_dir "${ACT_SHARED_DIR}" "$ENV{ACT_SHARED_DIR}" "${PROJECT_SOURCE_DIR}/../shared")
+  if(_dir AND EXISTS "${_dir}/data/kineto-cpu-ops.json")
+    get_filename_component(_act_kineto_ref "${_dir}/data/kineto-cpu-ops.json" ABSOLUTE)
+    break()
+  endif()
+endforeach()
+if(NOT _act_kineto_ref)
+  list(APPEND ACT_MISSING_TEST_DEPS
+       "shared/data/kineto-cpu-ops.json (CliSummary/CliCheck skip the Kineto checks; set ACT_SHARED_DIR)")
+endif()
+
+set(_act_cli_libs Threads::Threads)
+set(_act_cli_defs ACT_KINETO_REF="${_act_kineto_ref}")
+if(ACT_CLI_HAVE_JANSSON)
+  list(APPEND _act_cli_defs CLI_HAVE_JSON=1)
+endif()
+if(ACT_HAVE_JANSSON)
+  list(APPEND _act_cli_libs PkgConfig::JANSSON)
+  list(APPEND _act_cli_defs CLI_TEST_HAVE_JANSSON=1)
+endif()
+if(ACT_HAVE_ZLIB)
+  list(APPEND _act_cli_libs ZLIB::ZLIB)
+  list(APPEND _act_cli_defs CLI_TEST_HAVE_ZLIB=1)
+endif()
+
+foreach(_t Summary Check)
+  string(TOLOWER ${_t} _lt)
+  act_add_test(Cli${_t} SOURCES tests/cli_readers/test_cli_${_lt}.c
+               LIBS ${_act_cli_libs} LABELS cli
+               ARGS $<TARGET_FILE:actrace_cli>)
+  target_compile_definitions(test_Cli${_t} PRIVATE ${_act_cli_defs})
+  add_dependencies(test_Cli${_t} actrace_cli)
+endforeach()
