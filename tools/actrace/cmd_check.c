@@ -182,7 +182,8 @@ static char *key_set(json_t *args)
         keys[k++] = key;
         len += strlen(key) + 1;
     }
-    qsort(keys, k, sizeof *keys, cmp_str);
+    if (k > 1)
+        qsort(keys, k, sizeof *keys, cmp_str);
     char *out = act_cli_xmalloc(len), *p = out;
     *p = '\0';
     for (size_t i = 0; i < k; i++) {
@@ -454,7 +455,8 @@ static void check_nesting(checker *c, thr *t)
         if (t->v[k].ph != 'X')
             be[nbe++] = t->v[k];
     sl = act_cli_xcalloc(t->n, sizeof *sl);
-    qsort(be, nbe, sizeof *be, cmp_be);
+    if (nbe > 1)
+        qsort(be, nbe, sizeof *be, cmp_be);
     item *stack = act_cli_xcalloc(nbe, sizeof *stack);
     size_t depth = 0;
     for (size_t k = 0; k < nbe; k++) {
@@ -480,7 +482,8 @@ static void check_nesting(checker *c, thr *t)
     for (size_t k = 0; k < t->n; k++)
         if (t->v[k].ph == 'X')
             sl[nsl++] = t->v[k];
-    qsort(sl, nsl, sizeof *sl, cmp_slice);
+    if (nsl > 1)
+        qsort(sl, nsl, sizeof *sl, cmp_slice);
     depth = 0;
     stack = act_cli_xrealloc(stack, (nsl ? nsl : 1) * sizeof *stack);
     for (size_t k = 0; k < nsl; k++) {
@@ -553,7 +556,8 @@ static void check_flows(checker *c)
 {
     act_cli_map started = {0};
     char d[640];
-    qsort(c->fl, c->nf, sizeof *c->fl, cmp_flow);
+    if (c->nf > 1)
+        qsort(c->fl, c->nf, sizeof *c->fl, cmp_flow);
     for (size_t k = 0; k < c->nf; k++) {
         const flow *f = &c->fl[k];
         const thr *t = f->thread == SIZE_MAX ? NULL : &c->t[f->thread];
@@ -714,7 +718,8 @@ int act_cmd_check(int argc, char **argv)
         check_nesting(c, &c->t[k]);
     check_flows(c);
 
-    qsort(c->p, c->np, sizeof *c->p, cmp_problem);
+    if (c->np > 1)
+        qsort(c->p, c->np, sizeof *c->p, cmp_problem);
     size_t nerr = 0, nwarn = 0;
     for (size_t k = 0; k < c->np; k++) {
         if (c->p[k].warn && !strict)

@@ -409,12 +409,14 @@ static json_t *build(const char *file, json_t *root, json_t *events)
         set(o, "time", json_null());
     }
 
-    qsort(S.ph, S.nph, sizeof *S.ph, cmp_tally);
+    if (S.nph > 1)
+        qsort(S.ph, S.nph, sizeof *S.ph, cmp_tally);
     json_t *phs = json_object();
     for (size_t i = 0; i < S.nph; i++)
         set(phs, S.ph[i].key ? S.ph[i].key : "", json_integer((json_int_t)S.ph[i].n));
     set(o, "phases", phs);
-    qsort(S.cat, S.ncat, sizeof *S.cat, cmp_tally);
+    if (S.ncat > 1)
+        qsort(S.cat, S.ncat, sizeof *S.cat, cmp_tally);
     json_t *cats = json_array();
     for (size_t i = 0; i < S.ncat; i++) {
         json_t *c = json_object();
@@ -424,7 +426,8 @@ static json_t *build(const char *file, json_t *root, json_t *events)
     }
     set(o, "categories", cats);
 
-    qsort(S.nm, S.nnm, sizeof *S.nm, cmp_nstat);
+    if (S.nnm > 1)
+        qsort(S.nm, S.nnm, sizeof *S.nm, cmp_nstat);
     set(o, "x_names", json_integer((json_int_t)S.nnm));
     json_t *top = json_array();
     for (size_t i = 0; i < S.nnm && i < TOP_NAMES; i++) {
