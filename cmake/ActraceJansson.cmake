@@ -18,6 +18,6 @@ if(ACT_WITH_JANSSON)
   endif()
   if(NOT ACT_CLI_HAVE_JANSSON)
     list(APPEND _act_missing
-         "jansson (actrace summary/check disabled; apt-get install libjansson-dev pkg-config)")
+         "jansson (actrace summary/check disabled, apt-get install libjansson-dev pkg-config)")
   endif()
 endif()

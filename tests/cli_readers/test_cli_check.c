@@ -301,7 +301,7 @@ int main(int argc, char **argv)
     cli_free(&r);
     printf("actrace built without jansson: only the error path is tested\n");
     return check_done();
-#else
+#endif
     const char *ref = ACT_KINETO_REF;
     if (*ref)
         test_kineto(ref);
@@ -313,5 +313,4 @@ int main(int argc, char **argv)
     test_rules();
     test_options();
     return check_done();
-#endif
 }

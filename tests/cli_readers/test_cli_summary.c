@@ -327,6 +327,14 @@ static void test_errors(void)
     CHECK_OK(cli_write(obj, "{\"traceEvents\": {}}"));
     expect_error(obj, "", 2, "not a trace: the top level must be an array or "
                              "an object with a \"traceEvents\" array");
+    /* gzip's magic, then garbage. */
+    CHECK_OK(cli_write(obj, "\x1f\x8b\x08" "garbage"));
+#ifdef CLI_TEST_HAVE_ZLIB
+    expect_error(obj, "", 2, "gzip data");
+#else
+    expect_error(obj, "", 2, "gzip-compressed input, but actrace was built "
+                             "without zlib");
+#endif
     unlink(obj);
     cli_result r = cli_run("summary");
     CHECK_INT(r.code, 2);
@@ -354,7 +362,7 @@ int main(int argc, char **argv)
     cli_free(&r);
     printf("actrace built without jansson: only the error path is tested\n");
     return check_done();
-#else
+#endif
     const char *ref = ACT_KINETO_REF;
     if (*ref)
         test_kineto(ref);
@@ -365,5 +373,4 @@ int main(int argc, char **argv)
     test_handwritten();
     test_errors();
     return check_done();
-#endif
 }
