@@ -181,6 +181,9 @@ static void test_rules(void)
          "pid -1 must be an integer in 0..2^32-1");
     rule("{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"n\",\"pid\":1,\"tid\":4294967296,\"ts\":1,\"dur\":1}", 1,
          "tid 4294967296 must be an integer in 0..2^32-1");
+    /* Beyond int64: still JSON (read as a double, as JavaScript does). */
+    rule("{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"n\",\"pid\":100000000000000000000,\"tid\":1,\"ts\":1,\"dur\":1}", 1,
+         "pid 1e+20 must be an integer in 0..2^32-1");
     rule("{\"ph\":\"X\",\"name\":\"n\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}", 0,
          "warning: event #0 (ph=X, name=n): no cat");
     rule(EV("X", ",\"ts\":1,\"dur\":1,\"args\":[1]"), 1, "args must be an object");
