@@ -1,10 +1,25 @@
 # SPDX-License-Identifier: MIT
 # Thin wrapper around CMake. The quick start is `make demo` and `make test`.
+#
+#   make [build]     configure (once) and build into $(BUILD)
+#   make demo        build, then run the main job (scripts/demo.sh)
+#   make test        build, then run every test through ctest
+#   make bench       build and run the benchmarks
+#   make asan        ASan+UBSan build in build-asan, run the unit tests
+#   make tsan        TSan build in build-tsan, run the tests labelled tsan
+#   make fuzz        clang + libFuzzer build in build-fuzz (fuzz/fuzz_*)
+#   make validate    check the traces in $(BUILD)/traces with ../shared's validators
+#   make install     cmake --install (PREFIX=/some/where to choose the prefix)
+#   make clean       remove the build directories
+#
+# Variables: BUILD (build dir), JOBS (parallel jobs), CMAKE_FLAGS (extra
+# configure flags, e.g. -DACT_WITH_ZLIB=OFF), CTEST_FLAGS (e.g. -R Types).
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+CTEST_FLAGS ?=
 
-.PHONY: all build demo test bench install clean asan tsan fuzz
+.PHONY: all build demo test bench install clean asan tsan fuzz validate
 
 all: build
 
@@ -18,24 +33,31 @@ demo: build
 	@./scripts/demo.sh $(BUILD)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_FLAGS)
 
 bench: $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS) --target act_bench
-	$(BUILD)/bench/act_bench
+	cmake --build $(BUILD) -j $(JOBS) --target run_bench
 
 asan:
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DACT_SANITIZE=address,undefined -DACT_BUILD_BENCH=OFF
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DACT_SANITIZE=address,undefined -DACT_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS) -LE nosan
+	cd build-asan && ctest --output-on-failure --no-tests=error -j $(JOBS) -LE nosan $(CTEST_FLAGS)
 
 tsan:
-	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACT_SANITIZE=thread -DACT_BUILD_BENCH=OFF
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACT_SANITIZE=thread -DACT_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS)
-	cd build-tsan && ctest --output-on-failure -j $(JOBS) -L tsan
+	cd build-tsan && ctest --output-on-failure --no-tests=ignore -j $(JOBS) -L tsan $(CTEST_FLAGS)
+
+fuzz:
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DACT_FUZZ=ON -DACT_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build build-fuzz -j $(JOBS)
+	@ls build-fuzz/fuzz/fuzz_* 2>/dev/null || echo "no fuzz targets yet (fuzz/fuzz_*.c)"
+
+validate:
+	@sh ./scripts/validate-traces.sh $(BUILD)
 
 install: build
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz
