@@ -232,7 +232,7 @@ static void test_garbage(void)
         "unknown activity type", "not drawable", "unknown device",
         "negative timestamp", "end before start", "NULL name",
         "name longer than", "not valid UTF-8", "ACT_PLUGIN_ARGS_MAX args",
-        "invalid arg", "unknown counter track", "non-finite counter value",
+        "invalid arg (key", "unknown counter track", "non-finite counter value",
         "invalid arguments"};
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
         if (!CHECK_EQ_INT(log_count("'tp_garbage'", "data rejected",
