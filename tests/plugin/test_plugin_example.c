@@ -7,6 +7,9 @@
  * on them, flows from the runtime calls that launched them, the counter
  * track, and the custom type's name as category. The trace is kept in
  * ACT_TRACE_DIR for the CI trace validators.
+ *
+ * With an argument, loads that file instead of the bare name "example"
+ * (tests/plugin/out_of_tree.cmake passes the copies built out of tree).
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -35,17 +38,20 @@ static const char *cat(json_t *ev)
     return c ? c : "(none)";
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    const char *trace = ACT_TRACE_DIR "/plugin_example.json";
+    const char *plugin = argc > 1 ? argv[1] : "example";
+    const char *trace = argc > 1 ? ACT_TRACE_DIR "/plugin_example_oot.json"
+                                 : ACT_TRACE_DIR "/plugin_example.json";
     unsetenv("ACTRACE_PLUGIN_DIR");
     unsetenv("ACTRACE_PLUGINS");
     log_start();
-    const char *list[] = {"example"};
+    const char *list[] = {plugin};
     char cfg[64];
     snprintf(cfg, sizeof cfg, "EXAMPLE_LAUNCHES = %d\n", LAUNCHES);
     CHECK_FATAL(run_session(list, 1, cfg, trace, app_body) == 0);
-    if (!CHECK_EQ_INT(log_count("loaded 'example'", "/plugins/example.so",
+    if (!CHECK_EQ_INT(log_count("loaded 'example'",
+                                argc > 1 ? plugin : "/plugins/example.so",
                                 NULL), 1))
         fprintf(stderr, "log:\n%s", log_buf);
     CHECK_EQ_INT(log_count("rejected", NULL, NULL), 0);

@@ -34,3 +34,23 @@ if(ACT_HAVE_JANSSON)
     add_dependencies(test_PluginExample actrace_plugin_example)
   endif()
 endif()
+
+# The example built out of tree against an installed actrace (nosan: the
+# out-of-tree builds do not carry the sanitizer flags).
+if(ACT_HAVE_JANSSON AND ACT_BUILD_PLUGINS AND NOT ACT_SANITIZE)
+  find_program(ACT_PKG_CONFIG_EXE NAMES pkg-config pkgconf)
+  find_program(ACT_MAKE_EXE NAMES make gmake)
+  add_test(NAME PluginExampleOutOfTree
+           COMMAND ${CMAKE_COMMAND}
+             -DBUILD_DIR=${PROJECT_BINARY_DIR}
+             -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+             -DWORK=${PROJECT_BINARY_DIR}/tests/plugin-oot
+             -DGENERATOR=${CMAKE_GENERATOR}
+             -DLIBDIR=${CMAKE_INSTALL_LIBDIR}
+             -DEXAMPLE_TEST=$<TARGET_FILE:test_PluginExample>
+             -DPKG_CONFIG=${ACT_PKG_CONFIG_EXE}
+             -DMAKE=${ACT_MAKE_EXE}
+             -P ${PROJECT_SOURCE_DIR}/tests/plugin/out_of_tree.cmake)
+  set_tests_properties(PluginExampleOutOfTree PROPERTIES
+    LABELS "unit;install;nosan" TIMEOUT 300 SKIP_RETURN_CODE 77)
+endif()
