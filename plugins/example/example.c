@@ -102,8 +102,8 @@ static void launch(example *ex, int i)
                    "exampleLaunchKernel");
     r->external_id = ext;
     r = add_record(ex, ACT_PLUGIN_RECORD_HOST_SPAN, ACT_RUNTIME,
-                   ACT_PLUGIN_HOST_DEVICE, tid, t1, t1 + 5000, corr_copy,
-                   "exampleMemcpyAsync");
+                   ACT_PLUGIN_HOST_DEVICE, tid, t1 + 1000, t1 + 6000,
+                   corr_copy, "exampleMemcpyAsync");
     r->external_id = ext;
 
     /* Device work on stream 0 (compute) and stream 1 (copy). */
@@ -130,7 +130,7 @@ static void launch(example *ex, int i)
     r->nargs = 2;
 
     r = add_record(ex, ACT_PLUGIN_RECORD_DEVICE_SPAN, ACT_GPU_MEMCPY,
-                   ex->device, 1, t1 + 6000, t1 + 16000, corr_copy,
+                   ex->device, 1, t1 + 7000, t1 + 17000, corr_copy,
                    "Memcpy HtoD");
     r->external_id = ext;
     /* The custom type: drawn on the compute stream after the kernel. */

@@ -127,11 +127,16 @@ static const char *plugin_dir(void)
     if (slash && slash != build &&
         dladdr((void *)(uintptr_t)act__plugins_load, &info) &&
         info.dli_fname) {
+        /* Both sides canonical, so a symlinked build folder still counts. */
+        char root[PATH_MAX];
+        snprintf(root, sizeof root, "%.*s", (int)(slash - build), build);
+        char *rroot = realpath(root, NULL);
         char *self = realpath(info.dli_fname, NULL);
-        size_t root = (size_t)(slash - build);
-        int inside = self && strncmp(self, build, root) == 0 &&
-                     self[root] == '/';
+        const char *r = rroot ? rroot : root;
+        size_t n = strlen(r);
+        int inside = self && strncmp(self, r, n) == 0 && self[n] == '/';
         free(self);
+        free(rroot);
         if (inside)
             return build;
     }
