@@ -248,6 +248,25 @@ static void test_garbage(void)
     CHECK(trace_find(root, "X", "gb_valid_1") != NULL);
     CHECK(trace_find(root, "X", "gb_valid_2") != NULL);
     CHECK(trace_find(root, "X", "tp_kernel_tp_ok") != NULL);
+    /* The rejections are in the trace's stats, per plugin. */
+    json_t *pl = json_object_get(json_object_get(root, "actraceStats"),
+                                 "plugins");
+    size_t i;
+    json_t *p;
+    int seen = 0;
+    json_array_foreach(pl, i, p) {
+        const char *name = ev_str(p, "name");
+        json_int_t rej = ev_int(p, "rejected");
+        if (name && !strcmp(name, "tp_garbage")) {
+            seen |= 1;
+            CHECK(rej > 100);
+            CHECK_EQ_STR(ev_str(p, "path"), tp("tp_garbage"));
+        } else if (name && !strcmp(name, "tp_ok")) {
+            seen |= 2;
+            CHECK_EQ_INT(rej, 0);
+        }
+    }
+    CHECK_EQ_INT(seen, 3);
     json_decref(root);
 }
 
