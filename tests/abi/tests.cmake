@@ -15,6 +15,6 @@ act_warnings(act_abi_v1)
 
 if(ACT_HAVE_JANSSON)
   act_add_test(AbiPluginV1 SOURCES ${PROJECT_SOURCE_DIR}/tests/abi/test_abi_v1.c
-               LIBS PkgConfig::JANSSON Threads::Threads m)
+               LIBS PkgConfig::JANSSON Threads::Threads m LABELS plugin abi tsan)
   add_dependencies(test_AbiPluginV1 act_abi_v1)
 endif()

@@ -22,15 +22,15 @@ foreach(v ${ACT_TP_VARIANTS})
 endforeach()
 
 act_add_test(PluginValidate SOURCES ${PROJECT_SOURCE_DIR}/tests/plugin/test_plugin_validate.c
-             INTERNAL LIBS m)
+             INTERNAL LIBS m LABELS plugin)
 
 if(ACT_HAVE_JANSSON)
   act_add_test(PluginLoader SOURCES ${PROJECT_SOURCE_DIR}/tests/plugin/test_plugin_loader.c
-               LIBS PkgConfig::JANSSON Threads::Threads)
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS plugin tsan)
   add_dependencies(test_PluginLoader ${ACT_TP_TARGETS})
   if(ACT_BUILD_PLUGINS)
     act_add_test(PluginExample SOURCES ${PROJECT_SOURCE_DIR}/tests/plugin/test_plugin_example.c
-                 LIBS PkgConfig::JANSSON Threads::Threads)
+                 LIBS PkgConfig::JANSSON Threads::Threads LABELS plugin tsan)
     add_dependencies(test_PluginExample actrace_plugin_example)
   endif()
 endif()
