@@ -159,6 +159,9 @@ int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
 
 void act__thread_drop(act__thread *t, int type, act__drop_reason why)
 {
+    /* Args that follow a dropped event must not attach to the one before. */
+    if (why != ACT__DROP_ORPHAN_ARG)
+        t->args_ok = 0;
     int slot = act__type_slot(type);
     if (slot >= 0)
         t->dropped_type[slot]++;

@@ -291,12 +291,42 @@ static int next_pos(rpos *p)
     return 0;
 }
 
-/* Write the ARG records following @p at as `,"key":value` pairs. */
-static int put_args(wctx *w, rpos at, int first)
+/* Key bytes of an ARG record. */
+static const char *arg_key(const act__chunk *c, const act__rec *a, uint32_t *len)
+{
+    if (a->name & ACT__REF_LOCAL)
+        return act__chunk_str(c, a->name, len);
+    return act__name_str(a->name, len);
+}
+
+static int key_is(const char *k, uint32_t n, const char *lit0)
+{
+    return strlen(lit0) == n && memcmp(k, lit0, n) == 0;
+}
+
+/* Write the ARG records following @p at as `,"key":value` pairs. JSON
+ * object keys should be unique (RFC 8259) and strict parsers reject
+ * duplicates, so a key given twice keeps its last value, and keys the
+ * writer already wrote (@p reserved, NULL-terminated) are skipped. */
+static int put_args(wctx *w, rpos at, int first, const char *const *reserved)
 {
     rpos p = at;
     while (next_pos(&p) && p.c->recs[p.i].kind == ACT__R_ARG) {
         const act__rec *a = &p.c->recs[p.i];
+        uint32_t klen;
+        const char *key = arg_key(p.c, a, &klen);
+        int skip = 0;
+        for (const char *const *r = reserved; r && *r && !skip; r++)
+            skip = key_is(key, klen, *r);
+        /* A later arg with the same key wins; look ahead a bounded way. */
+        rpos q = p;
+        for (int k = 0; k < 64 && !skip && next_pos(&q) && q.c->recs[q.i].kind == ACT__R_ARG; k++) {
+            uint32_t l2;
+            const char *k2 = arg_key(q.c, &q.c->recs[q.i], &l2);
+            skip = l2 == klen && memcmp(k2, key, klen) == 0;
+        }
+        if (skip)
+            continue;
         if (!first)
             act__out_char(w->o, ',');
         first = 0;
@@ -374,7 +404,8 @@ static void emit_host(wctx *w, const act__thread *t, rpos at)
             lit(o, first ? "\"unfinished\":true" : ",\"unfinished\":true");
             first = 0;
         }
-        put_args(w, at, first);
+        static const char *const host_reserved[] = {"External id", "unfinished", NULL};
+        put_args(w, at, first, host_reserved);
         act__out_char(o, '}');
     }
     lit(o, "},\n");
@@ -427,7 +458,9 @@ static void emit_plugin(wctx *w, rpos at)
     }
     lit(o, "\"backend\":");
     put_str0(o, source < w->s->nsources ? w->s->sources[source].backend : "");
-    put_args(w, ap, 0);
+    static const char *const plugin_reserved[] = {"External id", "correlation", "device",
+                                                  "stream", "backend", NULL};
+    put_args(w, ap, 0, plugin_reserved);
     lit(o, "}},\n");
 
     /* Flow from the API call to the device work it launched ("ac2g"). */
