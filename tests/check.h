@@ -219,4 +219,9 @@ static CHECK_UNUSED_ unsigned long check_failures(void)
 /** `CHECK_MAIN_END;` as the last statement of main(). */
 #define CHECK_MAIN_END return check_done()
 
+/* Short aliases. */
+#define CHECK_INT(a, b) CHECK_EQ_INT(a, b)
+#define CHECK_STR(a, b) CHECK_EQ_STR(a, b)
+static CHECK_UNUSED_ int check_exit(void) { return check_done(); }
+
 #endif /* ACT_TESTS_CHECK_H */

@@ -167,6 +167,20 @@ ACT_API int act_activity_type_registered_count(void);
 ACT_API size_t act_activity_type_aliases(act_activity_type t,
                                          const char **out, size_t cap);
 
+/**
+ * Names of the deprecated enumerators equal to a type ("ACT_CUDA_RUNTIME"):
+ * fills @p out with up to @p cap static strings and returns how many exist.
+ */
+ACT_API size_t act_activity_type_deprecated_enumerators(act_activity_type t,
+                                                        const char **out,
+                                                        size_t cap);
+
+/**
+ * The name a retired code had when it was issued (12 -> "mtia_runtime").
+ * @return static storage, or NULL if @p code is not retired.
+ */
+ACT_API const char *act_activity_type_retired_name(int code);
+
 /** The default set, as an explicit constant array (DESIGN.md). */
 ACT_API extern const act_activity_type act_activity_types_default[];
 /** Number of entries in act_activity_types_default. */

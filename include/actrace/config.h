@@ -47,7 +47,11 @@ typedef struct act_config_parse_opts {
     uint32_t struct_size;
     uint32_t flags;              /**< ACT_CONFIG_* */
     act_parse_error_fn on_error; /**< optional: every error, in order */
-    void *user;                  /**< passed to on_error */
+    void *user;                  /**< passed to on_error and on_warning */
+    /** optional: warnings (unknown keys), each with its position, instead of
+     *  the log callback. err->code is the code the warning would have as an
+     *  error under ACT_CONFIG_STRICT. */
+    act_parse_error_fn on_warning;
     /* end of ABI 0.1 */
 } act_config_parse_opts;
 
@@ -121,8 +125,13 @@ ACT_API int act_config_foreach(const act_config *cfg, act_config_visit_fn fn,
 
 /**
  * Write the effective configuration, one canonical KEY=VALUE per line,
- * sorted by key, every known key included (ACTIVITY_TYPES lists canonical
- * names). Returns the length it needed (like snprintf); @p buf may be NULL
+ * sorted by key: every known key with a value (set or default; keys whose
+ * default is "not set", such as PROFILE_START_ITERATION, and Kineto keys
+ * actrace accepts only for compatibility appear once set), then also the
+ * unknown keys that were set. ACTIVITY_TYPES lists canonical names;
+ * ACTIVITIES_DURATION_SECS is folded into ACTIVITIES_DURATION_MSECS.
+ * Parsing the output gives the same configuration.
+ * Returns the length it needed (like snprintf); @p buf may be NULL
  * when @p cap is 0.
  */
 ACT_API size_t act_config_format(const act_config *cfg, char *buf,

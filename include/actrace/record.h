@@ -82,7 +82,8 @@ ACT_API void act_arg_strn(const char *key, const char *value, size_t len);
  * External correlation: spans begun on this thread while an id is pushed
  * carry it ("External id"), and plugins attach it to the device work
  * launched meanwhile, so kernels link back to the operator. Per thread;
- * stack depth 64 (deeper pushes are ignored and counted).
+ * stack depth 32 (deeper pushes keep counting so pops balance, but
+ * inner ids beyond 32 are not recorded).
  */
 ACT_API void act_correlation_push(uint64_t id);
 ACT_API void act_correlation_pop(void);

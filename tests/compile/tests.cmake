@@ -56,6 +56,8 @@ endif()
 
 file(GLOB _act_compile_more CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cmake)
 list(REMOVE_ITEM _act_compile_more ${CMAKE_CURRENT_LIST_FILE})
+# *_check.cmake files are `cmake -P` scripts run by tests, not includes.
+list(FILTER _act_compile_more EXCLUDE REGEX "_check\\.cmake$")
 list(SORT _act_compile_more)
 foreach(_f ${_act_compile_more})
   include(${_f})

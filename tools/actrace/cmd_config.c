@@ -1,13 +1,156 @@
 /* SPDX-License-Identifier: MIT */
-/* actrace config: not implemented yet. */
+/*
+ * actrace config check [--strict] FILE: parse FILE on top of the defaults.
+ * Valid: print the effective configuration (one canonical KEY=VALUE per
+ * line) and exit 0. Invalid: print every error as
+ * "FILE:LINE:COLUMN: error: MESSAGE" on stderr and exit 2. Unknown keys are
+ * warnings ("FILE:LINE:COLUMN: warning: ...") unless --strict. FILE "-"
+ * reads standard input.
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "actrace/actrace.h"
 #include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: actrace config check [--strict] FILE\n");
+}
+
+static void diag(const char *file, const char *kind, const act_parse_error *e)
+{
+    if (e->line > 0)
+        fprintf(stderr, "%s:%d:%d: %s: %s\n", file, e->line, e->column, kind,
+                e->message);
+    else
+        fprintf(stderr, "%s: %s: %s\n", file, kind, e->message);
+}
+
+static void on_error(void *user, const act_parse_error *e)
+{
+    diag(user, "error", e);
+}
+
+static void on_warning(void *user, const act_parse_error *e)
+{
+    diag(user, "warning", e);
+}
+
+/* Whole file (or stdin for "-") into a heap buffer; NULL and errno set on
+ * failure. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    int err = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4096;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                err = ENOMEM;
+                break;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f))
+                err = errno ? errno : EIO;
+            break;
+        }
+    }
+    if (f != stdin)
+        fclose(f);
+    if (err) {
+        free(buf);
+        errno = err;
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static int config_check(int argc, char **argv)
+{
+    act_config_parse_opts opts;
+    act_config_parse_opts_init(&opts);
+    opts.on_error = on_error;
+    opts.on_warning = on_warning;
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--strict") == 0) {
+            opts.flags |= ACT_CONFIG_STRICT;
+        } else if (strcmp(argv[i], "-h") == 0 ||
+                   strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "actrace config check: unknown option '%s'\n",
+                    argv[i]);
+            usage(stderr);
+            return 2;
+        } else if (file) {
+            fprintf(stderr, "actrace config check: one FILE only\n");
+            usage(stderr);
+            return 2;
+        } else {
+            file = argv[i];
+        }
+    }
+    if (!file) {
+        usage(stderr);
+        return 2;
+    }
+    size_t len = 0;
+    char *text = slurp(file, &len);
+    if (!text) {
+        fprintf(stderr, "%s: error: cannot read: %s\n", file,
+                strerror(errno));
+        return 2;
+    }
+    opts.user = (void *)file;
+    act_config *cfg = NULL;
+    act_parse_error err;
+    int rc = act_config_parse(text, len, &opts, &cfg, &err);
+    free(text);
+    if (rc != 0) {
+        /* Errors were printed by on_error as they were found; only a
+         * failure without a position (out of memory) is left. */
+        if (err.line == 0)
+            diag(file, "error", &err);
+        return 2;
+    }
+    size_t need = act_config_format(cfg, NULL, 0);
+    char *out = malloc(need + 1);
+    if (!out) {
+        act_config_destroy(cfg);
+        fprintf(stderr, "actrace config check: out of memory\n");
+        return 1;
+    }
+    act_config_format(cfg, out, need + 1);
+    fwrite(out, 1, need, stdout);
+    free(out);
+    act_config_destroy(cfg);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
 
 int act_cmd_config(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "actrace config: not implemented yet\n");
-    return 1;
+    if (argc >= 2 && strcmp(argv[1], "check") == 0)
+        return config_check(argc - 1, argv + 1);
+    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
+                      strcmp(argv[1], "--help") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    usage(stderr);
+    return 2;
 }

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * make bench: the recording and writing costs of the engine, each measured
+ * against baselines taken in the same run (a clock read, a large memcpy),
+ * so ratios stay meaningful on a noisy shared machine. The last line of
+ * stdout is one JSON object with every number.
+ *
+ * Each figure is the best of several repetitions: the minimum is the
+ * estimate least disturbed by other load.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actrace/actrace.h"
+
+#define REPS 5
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static act_session *start_session(const char *extra)
+{
+    act_config *cfg = NULL;
+    act_parse_error err;
+    char text[256];
+    snprintf(text, sizeof text, "MAX_BUFFER_SIZE_MB = 4096\nBUFFER_PREALLOC_MB = 160\n%s", extra ? extra : "");
+    if (act_config_parse(text, strlen(text), NULL, &cfg, &err) != 0) {
+        fprintf(stderr, "bench: config: %s\n", err.message);
+        exit(1);
+    }
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.config = cfg;
+    act_session *s;
+    if (act_session_create(&o, &s) != 0 || act_session_start(s) != 0) {
+        fprintf(stderr, "bench: cannot start a session\n");
+        exit(1);
+    }
+    act_config_destroy(cfg);
+    return s;
+}
+
+static volatile int64_t sink;
+
+static double bench_clock(long n)
+{
+    double best = 1e9;
+    for (int r = 0; r < REPS; r++) {
+        double t0 = now_s();
+        int64_t acc = 0;
+        for (long i = 0; i < n; i++)
+            acc += act_now_ns();
+        sink = acc;
+        double dt = (now_s() - t0) / (double)n * 1e9;
+        if (dt < best)
+            best = dt;
+    }
+    return best;
+}
+
+/* ns per event for one of the recording loops; a fresh session per rep so
+ * the buffer never fills. */
+enum kind { SPAN, SUPPLIED, SUPPLIED_ARGS2 };
+
+static double run_loop(enum kind k, long n)
+{
+    act_name_id name = act_name("aten::matmul");
+    static const char str20[] = "12345678901234567890";
+    double t0 = now_s();
+    switch (k) {
+    case SPAN:
+        for (long i = 0; i < n; i++) {
+            act_span_begin_id(ACT_CPU_OP, name);
+            act_span_end();
+        }
+        break;
+    case SUPPLIED:
+        for (long i = 0; i < n; i++)
+            act_span_record_id(ACT_CPU_OP, name, i * 1000, i * 1000 + 500);
+        break;
+    case SUPPLIED_ARGS2:
+        for (long i = 0; i < n; i++) {
+            act_span_record_id(ACT_CPU_OP, name, i * 1000, i * 1000 + 500);
+            act_arg_int("External id", i);
+            act_arg_str("shape", str20);
+        }
+        break;
+    }
+    return (now_s() - t0) / (double)n * 1e9;
+}
+
+static double bench_record(enum kind k, long n)
+{
+    double best = 1e9;
+    for (int r = 0; r < REPS; r++) {
+        act_session *s = start_session(NULL);
+        double dt = run_loop(k, n);
+        act_session_stop(s);
+        act_session_destroy(s);
+        if (dt < best)
+            best = dt;
+    }
+    return best;
+}
+
+typedef struct targ {
+    long n;
+    double ns;
+} targ;
+
+static void *span_thread(void *p)
+{
+    targ *a = p;
+    a->ns = run_loop(SPAN, a->n);
+    return NULL;
+}
+
+static double bench_span_2t(long n)
+{
+    double best = 1e9;
+    for (int r = 0; r < REPS; r++) {
+        act_session *s = start_session(NULL);
+        pthread_t th[2];
+        targ a[2] = {{n, 0}, {n, 0}};
+        for (int i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, span_thread, &a[i]);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        act_session_stop(s);
+        act_session_destroy(s);
+        double dt = (a[0].ns + a[1].ns) / 2;
+        if (dt < best)
+            best = dt;
+    }
+    return best;
+}
+
+static double bench_memcpy(void)
+{
+    size_t n = 256u << 20;
+    char *a = malloc(n), *b = malloc(n);
+    if (!a || !b)
+        return 0;
+    memset(a, 1, n);
+    memset(b, 2, n);
+    double best = 1e9;
+    for (int r = 0; r < REPS; r++) {
+        double t0 = now_s();
+        memcpy(b, a, n);
+        double dt = now_s() - t0;
+        if (dt < best)
+            best = dt;
+    }
+    sink = b[n / 2];
+    free(a);
+    free(b);
+    return (double)n / best / 1e9;
+}
+
+int main(void)
+{
+    const long N = 2000000;
+    const long EVENTS = 1000000;
+    act_log_set_level(ACT_LOG_ERROR);
+    double clock_ns = bench_clock(N);
+    double span_ns = bench_record(SPAN, N);
+    double span2_ns = bench_span_2t(N / 2);
+    double supplied_ns = bench_record(SUPPLIED, N);
+    double args2_ns = bench_record(SUPPLIED_ARGS2, N);
+
+    /* Memory per recorded span, and writing 1,000,000 spans. */
+    double write_best = 1e9, buf_per_event = 0;
+    long long file_bytes = 0;
+    char path[] = "/tmp/act_bench_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        perror("bench: mkstemp");
+        return 1;
+    }
+    close(fd);
+    for (int r = 0; r < 3; r++) {
+        act_session *s = start_session(NULL);
+        run_loop(SUPPLIED, EVENTS);
+        act_session_stop(s);
+        act_session_stats st;
+        memset(&st, 0, sizeof st);
+        st.struct_size = sizeof st;
+        act_session_get_stats(s, &st);
+        buf_per_event = (double)st.bytes / (double)st.recorded;
+        double t0 = now_s();
+        if (act_session_write(s, path) != 0) {
+            fprintf(stderr, "bench: write: %s\n", act_session_errmsg(s));
+            return 1;
+        }
+        double dt = now_s() - t0;
+        if (dt < write_best)
+            write_best = dt;
+        struct stat sb;
+        stat(path, &sb);
+        file_bytes = (long long)sb.st_size;
+        act_session_destroy(s);
+    }
+    unlink(path);
+    double memcpy_gbs = bench_memcpy();
+    double write_ns = write_best / (double)EVENTS * 1e9;
+
+    printf("clock read              %8.2f ns\n", clock_ns);
+    printf("span begin+end (1t)     %8.2f ns  (%.2fx two clock reads)\n", span_ns, span_ns / (2 * clock_ns));
+    printf("span begin+end (2t)     %8.2f ns/event\n", span2_ns);
+    printf("span, supplied times    %8.2f ns\n", supplied_ns);
+    printf("  + int + 20B str args  %8.2f ns\n", args2_ns);
+    printf("write                   %8.2f ns/event, %.1f MB/s\n", write_ns, (double)file_bytes / write_best / 1e6);
+    printf("file                    %8.1f bytes/event\n", (double)file_bytes / EVENTS);
+    printf("buffer                  %8.1f bytes/event\n", buf_per_event);
+    printf("memcpy                  %8.2f GB/s\n", memcpy_gbs);
+    printf("{\"record_span_ns\":%.2f,\"record_span_ns_2t\":%.2f,\"record_supplied_ns\":%.2f,"
+           "\"record_supplied_args2_ns\":%.2f,\"clock_read_ns\":%.2f,\"span_over_2clock\":%.3f,"
+           "\"write_ns_per_event\":%.2f,\"write_mb_s\":%.1f,\"bytes_per_event\":%.1f,"
+           "\"buffer_bytes_per_event\":%.1f,\"memcpy_gb_s\":%.2f,\"events\":%ld}\n",
+           span_ns, span2_ns, supplied_ns, args2_ns, clock_ns, span_ns / (2 * clock_ns), write_ns,
+           (double)file_bytes / write_best / 1e6, (double)file_bytes / EVENTS, buf_per_event,
+           memcpy_gbs, EVENTS);
+    return 0;
+}

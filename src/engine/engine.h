@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recording engine's data structures, shared by the recording fast path
+ * (record.c), the session lifecycle (session.c), the services offered to
+ * plugins (services.c) and the trace writers (src/writer).
+ *
+ * Memory model. Each thread appends fixed-size 32-byte records to the tail
+ * chunk of its own chunk list. Records grow upward from the chunk header,
+ * copied strings grow downward from the chunk end; a record only ever refers
+ * to strings in its own chunk, so a chunk is self-contained. After writing a
+ * record (or a group of records that belong together) the thread publishes
+ * the new count with a release store to chunk->used; readers load it with
+ * acquire and never look past it. No read-modify-write and no lock is taken
+ * per event: a lock and an atomic add happen once per new chunk.
+ *
+ * An open span (act_span_begin) is a committed record whose end time is
+ * filled later by act_span_end() with a relaxed atomic store; the writer
+ * reads it with a relaxed atomic load, so a span still open at write time is
+ * seen as open, never torn.
+ */
+#ifndef ACT_ENGINE_H
+#define ACT_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+/* ---- clock ------------------------------------------------------------- */
+
+static inline int64_t act__clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+typedef enum act__rec_kind {
+    ACT__R_SPAN = 1,      /* host span: t0 start, t1 end (ACT__OPEN if open) */
+    ACT__R_INSTANT = 2,   /* host instant: t0 */
+    ACT__R_COUNTER = 3,   /* t0 ts, t1 double bits, name = series id */
+    ACT__R_ARG = 4,       /* attaches to the preceding event record */
+    ACT__R_EMIT_SPAN = 5, /* plugin span; followed by one ACT__R_AUX_DEV */
+    ACT__R_EMIT_INSTANT = 6,
+    ACT__R_AUX_DEV = 7 /* t0 stream/tid, t1 correlation, x device|src<<32,
+                          flags: act__emit_kind */
+} act__rec_kind;
+
+/* flags of ACT__R_ARG: the value kind (act__vkind). */
+
+#define ACT__OPEN INT64_MIN /* t1 of a span not yet ended */
+
+/* A name reference: an interned id (top bit clear) or, with the top bit
+ * set, the byte offset of a copied string inside the record's own chunk
+ * (stored as a uint32 length followed by the bytes). 0 means "no name". */
+#define ACT__REF_LOCAL 0x80000000u
+
+typedef struct act__rec {
+    int64_t t0;
+    _Atomic int64_t t1;
+    uint64_t x;    /* SPAN/INSTANT: external correlation id; ARG: value;
+                      a string ARG value is a local ref. COUNTER: unused */
+    uint32_t name; /* name ref; ARG: key ref; COUNTER: series id */
+    uint16_t type; /* activity type code (ARG: unused) */
+    uint8_t kind;  /* act__rec_kind */
+    uint8_t flags;
+} act__rec;
+
+_Static_assert(sizeof(act__rec) == 32, "records are 32 bytes");
+
+/* ---- chunks ------------------------------------------------------------- */
+
+#define ACT__CHUNK_SIZE (64u * 1024u)
+
+typedef struct act__chunk {
+    struct act__chunk *_Atomic next; /* next chunk of the same thread */
+    _Atomic uint32_t used;   /* committed records */
+    uint32_t size;           /* bytes, header included */
+    uint32_t heap;           /* 1: malloc'd (oversized), 0: carved from a slab */
+    uint32_t pad_;           /* keeps records 16-byte aligned */
+    act__rec recs[];
+} act__chunk;
+
+/* Bytes of a copied string in the chunk's string area. */
+static inline uint32_t act__str_space(size_t len)
+{
+    return (uint32_t)((4 + len + 3) & ~(size_t)3);
+}
+
+/* Resolve a local string ref inside chunk @p c. */
+static inline const char *act__chunk_str(const act__chunk *c, uint32_t ref,
+                                         uint32_t *len)
+{
+    const char *p = (const char *)c + (ref & ~ACT__REF_LOCAL);
+    memcpy(len, p, 4);
+    return p + 4;
+}
+
+/* ---- per-thread state of one session ------------------------------------ */
+
+#define ACT__MAX_DEPTH 256   /* open spans per thread */
+#define ACT__NTYPE_SLOTS (ACT_ACTIVITY_TYPE_MAX_BUILTIN + 1 + ACT_ACTIVITY_TYPE_MAX_REGISTERED)
+
+/* Why an attempted event was not recorded. */
+typedef enum act__drop_reason {
+    ACT__DROP_BUFFER_FULL = 0,    /* MAX_BUFFER_SIZE_MB reached */
+    ACT__DROP_NOT_SELECTED = 1,   /* type not in ACTIVITY_TYPES */
+    ACT__DROP_BAD_TYPE = 2,       /* not an activity type */
+    ACT__DROP_UNBALANCED = 3,     /* span_end without begin, depth overflow */
+    ACT__DROP_ORPHAN_ARG = 4,     /* arg with no event right before it */
+    ACT__DROP_NONFINITE = 5,      /* counter value NaN or infinite */
+    ACT__DROP_BAD_TIMES = 6,      /* end before start */
+    ACT__DROP_NREASONS = 7
+} act__drop_reason;
+
+typedef struct act__thread {
+    struct act__thread *next; /* session's thread list */
+    act_session *session;
+    int32_t pid, tid;
+    act__chunk *head, *tail;
+    /* Cursor into the tail chunk: records go to rec, strings end at str. */
+    act__rec *rec;
+    char *str;
+    uint32_t used; /* records written in the tail chunk */
+    uint8_t args_ok; /* the last record was an event args may attach to */
+    uint8_t full;    /* buffer limit reached: drop without trying */
+    uint32_t depth;  /* open spans, including ones that were not recorded */
+    act__rec *open[ACT__MAX_DEPTH]; /* NULL for a span that was dropped */
+    uint64_t dropped_type[ACT__NTYPE_SLOTS];
+    uint64_t dropped_reason[ACT__DROP_NREASONS];
+    uint64_t dropped_other; /* args and counters: events without a type */
+    /* Small cache for act_counter: (track, series) pointers -> series id. */
+    struct {
+        const char *track, *series;
+        const struct act__series *sp;
+        uint32_t id;
+    } ccache[16];
+} act__thread;
+
+/* ---- counter series and devices ---------------------------------------- */
+
+typedef struct act__series {
+    char *track, *series, *unit;
+    uint32_t device; /* or ACT__HOST_DEVICE */
+    uint16_t source;
+} act__series;
+
+typedef struct act__device {
+    char *name, *vendor;
+    uint16_t source;
+    act__arg *props; /* deep copies */
+    size_t nprops, capprops;
+    struct {
+        uint64_t id;
+        char *name;
+    } *streams;
+    size_t nstreams, capstreams;
+} act__device;
+
+typedef struct act__source {
+    char *name, *backend;
+} act__source;
+
+/* ---- session ----------------------------------------------------------- */
+
+typedef enum act__state {
+    ACT__S_CREATED = 0,
+    ACT__S_ARMED = 1,      /* started, waiting for the window to open */
+    ACT__S_COLLECTING = 2, /* recording calls go to this session */
+    ACT__S_DONE = 3,       /* window closed, not yet stopped */
+    ACT__S_STOPPED = 4
+} act__state;
+
+struct act__plugins;
+
+struct act_session {
+    uint64_t gen; /* unique per session: validates thread-local caches */
+    act_config *config;
+    act_activity_set types;
+    uint64_t builtin_mask; /* types 0..63 selected, for the fast path */
+    int categories_generic;
+    char *trace_name;
+
+    pthread_mutex_t lock; /* threads, series, devices, sources, state */
+    _Atomic int state;
+    act__thread *threads;
+    _Atomic uint64_t bytes;
+    uint64_t max_bytes;
+    /* Standard chunks are carved from large mmap'd slabs (huge pages where
+     * the kernel allows) so recording rarely page-faults; the first slab is
+     * pre-faulted at create (BUFFER_PREALLOC_MB). Under lock. */
+    struct act__slab *slabs;
+    char *slab_cur, *slab_end;
+
+    act__series **series; /* each allocated once: pointers stay valid */
+    size_t nseries, capseries;
+    act__device *devices;
+    size_t ndevices, capdevices;
+    act__source sources[256];
+    size_t nsources;
+
+    /* Windows (DESIGN.md section 4). */
+    int64_t warmup_ns, duration_ns; /* < 0: not configured */
+    int64_t start_iter, iterations; /* < 0: not configured */
+    _Atomic int64_t steps;
+    pthread_t timer;
+    int timer_running;
+    pthread_cond_t timer_cond;
+
+    int64_t start_mono_ns, stop_mono_ns;
+    int64_t mono_to_unix_ns; /* add to a monotonic time to get Unix time */
+
+    struct act__plugins *plugins;
+    char errmsg[512];
+};
+
+/* Global recording target: the collecting session, or NULL. */
+extern _Atomic(act_session *) act__recording;
+
+/* Slot of a type in the per-type drop counters; -1 if not a type code. */
+static inline int act__type_slot(int type)
+{
+    if ((unsigned)type <= ACT_ACTIVITY_TYPE_MAX_BUILTIN)
+        return type;
+    if (type >= ACT_ACTIVITY_TYPE_FIRST_CUSTOM &&
+        type < ACT_ACTIVITY_TYPE_FIRST_CUSTOM + ACT_ACTIVITY_TYPE_MAX_REGISTERED)
+        return ACT_ACTIVITY_TYPE_MAX_BUILTIN + 1 + (type - ACT_ACTIVITY_TYPE_FIRST_CUSTOM);
+    return -1;
+}
+
+/* ---- engine internals used across files ---------------------------------- */
+
+/* The calling thread's buffer for @p s (attached on first use), or NULL if
+ * it cannot be allocated. */
+act__thread *act__thread_get(act_session *s);
+/* Like act__thread_get, through the calling thread's cache. */
+act__thread *act__thread_for(act_session *s);
+/* Make room for @p nrec records and @p strbytes of strings in the tail
+ * chunk, moving to a new chunk if needed. 0, or -1 when the buffer limit
+ * refuses a new chunk. */
+int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes);
+/* Copy a string into the tail chunk's string area (space reserved). */
+static inline uint32_t act__thread_put_str(act__thread *t, const char *s,
+                                           uint32_t len)
+{
+    t->str -= act__str_space(len);
+    uint32_t l32 = len;
+    memcpy(t->str, &l32, 4);
+    if (len)
+        memcpy(t->str + 4, s, len);
+    return (uint32_t)(t->str - (char *)t->tail) | ACT__REF_LOCAL;
+}
+static inline void act__thread_commit(act__thread *t)
+{
+    atomic_store_explicit(&t->tail->used, t->used, memory_order_release);
+}
+void act__thread_drop(act__thread *t, int type, act__drop_reason why);
+
+/* String table (interned names), process-wide. */
+const char *act__name_str(act_name_id id, uint32_t *len);
+void act__strtab_atfork_prepare(void);
+void act__strtab_atfork_parent(void);
+void act__strtab_atfork_child(void);
+
+/* Thread and process names, process-wide. */
+const char *act__thread_name_lookup(int32_t tid, char *buf, size_t cap);
+const char *act__process_name(char *buf, size_t cap);
+
+/* Counter series lookup for act_counter (slow path, takes the lock). */
+int act__series_find(act_session *s, uint16_t source, uint32_t device,
+                     const char *track, const char *series, const char *unit,
+                     uint32_t *out, act__series **sp);
+
+/* Slabs: pre-fault @p bytes of chunks; unmap everything at destroy. */
+int act__slab_prealloc(act_session *s, size_t bytes);
+void act__slabs_free(act_session *s);
+
+/* Writers. */
+int act__write_chrome(act_session *s, const char *path);
+
+/* Window control. */
+void act__session_open_window(act_session *s);
+void act__session_close_window(act_session *s);
+
+void act__session_seterr(act_session *s, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#endif /* ACT_ENGINE_H */

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Thread and process names (act_thread_name, act_process_name). They are
+ * process-wide and outlive sessions, so a thread named once keeps its name
+ * in every later trace. Threads never named get the kernel's name for them
+ * (/proc/self/task/TID/comm, as set by pthread_setname_np) at write time.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+
+typedef struct tname {
+    int32_t tid;
+    char *name;
+} tname;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static tname *names;
+static size_t nnames, capnames;
+static char *process_name;
+
+void act_thread_name(const char *name)
+{
+    if (!name)
+        return;
+    int32_t tid = (int32_t)syscall(SYS_gettid);
+    char *copy = strdup(name);
+    if (!copy)
+        return;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nnames; i++) {
+        if (names[i].tid == tid) {
+            free(names[i].name);
+            names[i].name = copy;
+            copy = NULL;
+            break;
+        }
+    }
+    if (copy) {
+        if (nnames == capnames) {
+            size_t ncap = capnames ? capnames * 2 : 16;
+            tname *nn = realloc(names, ncap * sizeof *nn);
+            if (!nn) {
+                free(copy);
+                pthread_mutex_unlock(&lock);
+                return;
+            }
+            names = nn;
+            capnames = ncap;
+        }
+        names[nnames].tid = tid;
+        names[nnames].name = copy;
+        nnames++;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void act_process_name(const char *name)
+{
+    if (!name)
+        return;
+    char *copy = strdup(name);
+    if (!copy)
+        return;
+    pthread_mutex_lock(&lock);
+    free(process_name);
+    process_name = copy;
+    pthread_mutex_unlock(&lock);
+}
+
+static const char *read_comm(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
+        n--;
+    buf[n] = '\0';
+    return n ? buf : NULL;
+}
+
+const char *act__thread_name_lookup(int32_t tid, char *buf, size_t cap)
+{
+    const char *found = NULL;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nnames; i++) {
+        if (names[i].tid == tid) {
+            snprintf(buf, cap, "%s", names[i].name);
+            found = buf;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    if (found)
+        return found;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    return read_comm(path, buf, cap);
+}
+
+const char *act__process_name(char *buf, size_t cap)
+{
+    const char *found = NULL;
+    pthread_mutex_lock(&lock);
+    if (process_name) {
+        snprintf(buf, cap, "%s", process_name);
+        found = buf;
+    }
+    pthread_mutex_unlock(&lock);
+    return found ? found : read_comm("/proc/self/comm", buf, cap);
+}

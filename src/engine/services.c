@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Engine services for the plugin host (src/internal.h): sources, devices,
+ * streams, record emission and counter series. These are not the hot path
+ * of the application's own recording, but emission still writes straight
+ * into the calling thread's chunk with no lock.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+static char *dupn(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (p) {
+        if (n)
+            memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+static char *dup0(const char *s)
+{
+    return s ? dupn(s, strlen(s)) : NULL;
+}
+
+int act__source_add(act_session *s, const char *name, const char *backend,
+                    uint16_t *out)
+{
+    int rc = 0;
+    pthread_mutex_lock(&s->lock);
+    if (s->nsources >= ACT_ARRAY_SIZE(s->sources)) {
+        rc = ACT_ELIMIT;
+    } else {
+        act__source *src = &s->sources[s->nsources];
+        src->name = dup0(name ? name : "");
+        src->backend = dup0(backend ? backend : "");
+        if (!src->name || !src->backend) {
+            free(src->name);
+            free(src->backend);
+            rc = ACT_ENOMEM;
+        } else {
+            *out = (uint16_t)s->nsources++;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int act__device_add(act_session *s, uint16_t source, const char *name,
+                    const char *vendor, uint32_t *out)
+{
+    int rc = 0;
+    pthread_mutex_lock(&s->lock);
+    if (s->ndevices >= 65536) {
+        rc = ACT_ELIMIT;
+    } else if (s->ndevices == s->capdevices) {
+        size_t ncap = s->capdevices ? s->capdevices * 2 : 8;
+        act__device *nd = realloc(s->devices, ncap * sizeof *nd);
+        if (!nd)
+            rc = ACT_ENOMEM;
+        else {
+            s->devices = nd;
+            s->capdevices = ncap;
+        }
+    }
+    if (rc == 0) {
+        act__device *d = &s->devices[s->ndevices];
+        memset(d, 0, sizeof *d);
+        d->source = source;
+        d->name = dup0(name ? name : "");
+        d->vendor = dup0(vendor ? vendor : "");
+        if (!d->name || !d->vendor) {
+            free(d->name);
+            free(d->vendor);
+            rc = ACT_ENOMEM;
+        } else {
+            *out = (uint32_t)s->ndevices++;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int act__device_prop(act_session *s, uint32_t device, const act__arg *prop)
+{
+    int rc = 0;
+    pthread_mutex_lock(&s->lock);
+    if (device >= s->ndevices) {
+        rc = ACT_EINVAL;
+        goto out;
+    }
+    act__device *d = &s->devices[device];
+    if (d->nprops == d->capprops) {
+        size_t ncap = d->capprops ? d->capprops * 2 : 8;
+        act__arg *np = realloc(d->props, ncap * sizeof *np);
+        if (!np) {
+            rc = ACT_ENOMEM;
+            goto out;
+        }
+        d->props = np;
+        d->capprops = ncap;
+    }
+    act__arg a = *prop;
+    a.key = dupn(prop->key, prop->key_len);
+    if (!a.key) {
+        rc = ACT_ENOMEM;
+        goto out;
+    }
+    if (a.kind == ACT__V_STR) {
+        a.v.s.p = dupn(prop->v.s.p, prop->v.s.n);
+        if (!a.v.s.p) {
+            free((char *)a.key);
+            rc = ACT_ENOMEM;
+            goto out;
+        }
+    }
+    d->props[d->nprops++] = a;
+out:
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int act__stream_name(act_session *s, uint32_t device, uint64_t stream,
+                     const char *name, size_t len)
+{
+    int rc = 0;
+    pthread_mutex_lock(&s->lock);
+    if (device >= s->ndevices) {
+        rc = ACT_EINVAL;
+        goto out;
+    }
+    act__device *d = &s->devices[device];
+    char *copy = dupn(name, len);
+    if (!copy) {
+        rc = ACT_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < d->nstreams; i++) {
+        if (d->streams[i].id == stream) {
+            free(d->streams[i].name);
+            d->streams[i].name = copy;
+            goto out;
+        }
+    }
+    if (d->nstreams == d->capstreams) {
+        size_t ncap = d->capstreams ? d->capstreams * 2 : 8;
+        void *ns = realloc(d->streams, ncap * sizeof *d->streams);
+        if (!ns) {
+            free(copy);
+            rc = ACT_ENOMEM;
+            goto out;
+        }
+        d->streams = ns;
+        d->capstreams = ncap;
+    }
+    d->streams[d->nstreams].id = stream;
+    d->streams[d->nstreams].name = copy;
+    d->nstreams++;
+out:
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+uint32_t act__device_count(const act_session *s)
+{
+    act_session *ms = (act_session *)s;
+    pthread_mutex_lock(&ms->lock);
+    uint32_t n = (uint32_t)s->ndevices;
+    pthread_mutex_unlock(&ms->lock);
+    return n;
+}
+
+const act_activity_set *act__session_types(const act_session *s)
+{
+    return &s->types;
+}
+
+int act__session_collecting(const act_session *s)
+{
+    int st = atomic_load(&s->state);
+    return st == ACT__S_COLLECTING || st == ACT__S_DONE;
+}
+
+/* ---- emission ------------------------------------------------------------- */
+
+static uint32_t cap32(size_t n, uint32_t max)
+{
+    return n > max ? max : (uint32_t)n;
+}
+
+int act__emit(act_session *s, const act__emit_record *r)
+{
+    if (!act__session_collecting(s))
+        return ACT_ESTATE;
+    act__thread *t = act__thread_for(s);
+    if (!t)
+        return ACT_ENOMEM;
+    /* Size the whole group (event, device info, args and their strings) so
+     * it lands in one chunk and is published at once. */
+    uint32_t nlen = cap32(r->name_len, 1u << 20);
+    uint32_t strbytes = act__str_space(nlen);
+    for (size_t i = 0; i < r->nargs; i++) {
+        strbytes += act__str_space(cap32(r->args[i].key_len, 65535));
+        if (r->args[i].kind == ACT__V_STR)
+            strbytes += act__str_space(cap32(r->args[i].v.s.n, 1u << 20));
+    }
+    uint32_t nrec = 2 + (uint32_t)r->nargs;
+    if ((size_t)(t->str - (char *)t->rec) < (size_t)nrec * sizeof(act__rec) + strbytes &&
+        act__thread_reserve(t, nrec, strbytes) != 0) {
+        act__thread_drop(t, r->type, ACT__DROP_BUFFER_FULL);
+        return ACT_ELIMIT;
+    }
+    act__rec *e = t->rec;
+    e->t0 = r->start_ns;
+    atomic_store_explicit(&e->t1, r->kind == ACT__EMIT_INSTANT ? r->start_ns : r->end_ns,
+                          memory_order_relaxed);
+    e->x = r->external_id;
+    e->name = act__thread_put_str(t, r->name, nlen);
+    e->type = (uint16_t)r->type;
+    e->kind = r->kind == ACT__EMIT_INSTANT ? ACT__R_EMIT_INSTANT : ACT__R_EMIT_SPAN;
+    e->flags = 0;
+    act__rec *aux = e + 1;
+    aux->t0 = (int64_t)r->stream;
+    atomic_store_explicit(&aux->t1, (int64_t)r->correlation, memory_order_relaxed);
+    aux->x = (uint64_t)r->device | ((uint64_t)r->source << 32);
+    aux->name = 0;
+    aux->type = 0;
+    aux->kind = ACT__R_AUX_DEV;
+    aux->flags = (uint8_t)r->kind;
+    act__rec *a = aux + 1;
+    for (size_t i = 0; i < r->nargs; i++, a++) {
+        const act__arg *in = &r->args[i];
+        a->t0 = 0;
+        atomic_store_explicit(&a->t1, 0, memory_order_relaxed);
+        a->name = act__thread_put_str(t, in->key, cap32(in->key_len, 65535));
+        a->type = 0;
+        a->kind = ACT__R_ARG;
+        a->flags = (uint8_t)in->kind;
+        switch (in->kind) {
+        case ACT__V_INT: a->x = (uint64_t)in->v.i; break;
+        case ACT__V_UINT: a->x = in->v.u; break;
+        case ACT__V_DOUBLE: memcpy(&a->x, &in->v.d, 8); break;
+        case ACT__V_BOOL: a->x = in->v.b != 0; break;
+        case ACT__V_STR:
+            a->x = act__thread_put_str(t, in->v.s.p, cap32(in->v.s.n, 1u << 20));
+            break;
+        }
+    }
+    t->rec = a;
+    t->used += nrec;
+    /* The app's own act_arg_* must not attach to a plugin's record. */
+    t->args_ok = 0;
+    act__thread_commit(t);
+    return 0;
+}
+
+/* ---- counters ------------------------------------------------------------- */
+
+static int streq(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+int act__series_find(act_session *s, uint16_t source, uint32_t device,
+                     const char *track, const char *series, const char *unit,
+                     uint32_t *out, act__series **sp)
+{
+    int rc = 0;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->nseries; i++) {
+        act__series *e = s->series[i];
+        if (e->device == device && e->source == source && streq(e->track, track) &&
+            streq(e->series, series)) {
+            if (unit && !e->unit)
+                e->unit = dup0(unit);
+            *out = (uint32_t)i;
+            if (sp)
+                *sp = e;
+            goto out;
+        }
+    }
+    if (s->nseries >= (1u << 24)) {
+        rc = ACT_ELIMIT;
+        goto out;
+    }
+    if (s->nseries == s->capseries) {
+        size_t ncap = s->capseries ? s->capseries * 2 : 16;
+        act__series **ns = realloc(s->series, ncap * sizeof *ns);
+        if (!ns) {
+            rc = ACT_ENOMEM;
+            goto out;
+        }
+        s->series = ns;
+        s->capseries = ncap;
+    }
+    act__series *e = calloc(1, sizeof *e);
+    if (!e || !(e->track = dup0(track ? track : "")) ||
+        !(e->series = dup0(series ? series : ""))) {
+        if (e)
+            free(e->track);
+        free(e);
+        rc = ACT_ENOMEM;
+        goto out;
+    }
+    e->unit = unit ? dup0(unit) : NULL;
+    e->device = device;
+    e->source = source;
+    s->series[s->nseries] = e;
+    *out = (uint32_t)s->nseries++;
+    if (sp)
+        *sp = e;
+out:
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int act__counter_series(act_session *s, uint16_t source, uint32_t device,
+                        const char *track, const char *series,
+                        const char *unit, uint32_t *out)
+{
+    return act__series_find(s, source, device, track, series, unit, out, NULL);
+}
+
+int act__counter_sample(act_session *s, uint32_t series, int64_t ts_ns,
+                        double value)
+{
+    if (!act__session_collecting(s))
+        return ACT_ESTATE;
+    if (!isfinite(value))
+        return ACT_EINVAL;
+    act__thread *t = act__thread_for(s);
+    if (!t)
+        return ACT_ENOMEM;
+    if ((char *)(t->rec + 1) > t->str && act__thread_reserve(t, 1, 0) != 0) {
+        act__thread_drop(t, -1, ACT__DROP_BUFFER_FULL);
+        return ACT_ELIMIT;
+    }
+    act__rec *r = t->rec;
+    r->t0 = ts_ns;
+    int64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    atomic_store_explicit(&r->t1, bits, memory_order_relaxed);
+    r->x = 0;
+    r->name = series;
+    r->type = 0;
+    r->kind = ACT__R_COUNTER;
+    r->flags = 0;
+    t->rec = r + 1;
+    t->used++;
+    t->args_ok = 0;
+    act__thread_commit(t);
+    return 0;
+}

@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Session lifecycle (DESIGN.md section 4): create, start, the collection
+ * window (time- or iteration-driven, or simply start to stop), stop, write,
+ * destroy; the process-wide started session; fork handling; and the
+ * auto-started session that `actrace record` uses.
+ *
+ * States: CREATED -> ARMED (started, window not yet open) -> COLLECTING
+ * (act__recording points here) -> DONE (window closed) -> STOPPED.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "plugin/loader.h"
+
+void act__record_atfork_child(void);
+
+static _Atomic(act_session *) started; /* the process's started session */
+static _Atomic uint64_t next_gen = 1;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+void act__session_seterr(act_session *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- fork ----------------------------------------------------------------- */
+
+static void atfork_child(void)
+{
+    /* The child owns a copy of the parent's memory: it must neither record
+     * into the parent's session nor write it at exit. Start clean. */
+    atomic_store_explicit(&act__recording, NULL, memory_order_relaxed);
+    atomic_store_explicit(&started, NULL, memory_order_relaxed);
+    act__record_atfork_child();
+    act__strtab_atfork_child();
+}
+
+static void install_atfork(void)
+{
+    pthread_atfork(act__strtab_atfork_prepare, act__strtab_atfork_parent,
+                   atfork_child);
+}
+
+/* ---- options -------------------------------------------------------------- */
+
+void act_session_opts_init(act_session_opts *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+}
+
+/* Copy the caller's opts, reading only the fields its struct_size covers
+ * and refusing a larger struct whose unknown tail is not zero. */
+static int read_opts(const act_session_opts *in, act_session_opts *out)
+{
+    act_session_opts_init(out);
+    if (!in)
+        return 0;
+    size_t n = in->struct_size;
+    if (n < offsetof(act_session_opts, config))
+        return ACT_EINVAL;
+    if (n > sizeof *out) {
+        const unsigned char *tail = (const unsigned char *)in + sizeof *out;
+        for (size_t i = 0; i < n - sizeof *out; i++)
+            if (tail[i])
+                return ACT_EINVAL;
+        n = sizeof *out;
+    }
+    memcpy(out, in, n);
+    out->struct_size = sizeof *out;
+    return 0;
+}
+
+/* Which window keys were set explicitly (not defaults). */
+typedef struct explicit_keys {
+    int warmup, duration, iterations, start_iter;
+} explicit_keys;
+
+static int visit_key(void *user, const char *key, const char *value)
+{
+    explicit_keys *e = user;
+    (void)value;
+    if (strcmp(key, "ACTIVITIES_WARMUP_PERIOD_SECS") == 0)
+        e->warmup = 1;
+    else if (strcmp(key, "ACTIVITIES_DURATION_SECS") == 0 ||
+             strcmp(key, "ACTIVITIES_DURATION_MSECS") == 0)
+        e->duration = 1;
+    else if (strcmp(key, "ACTIVITIES_ITERATIONS") == 0)
+        e->iterations = 1;
+    else if (strcmp(key, "PROFILE_START_ITERATION") == 0)
+        e->start_iter = 1;
+    return 0;
+}
+
+static int64_t cfg_int(const act_config *c, const char *key, int64_t dflt)
+{
+    int64_t v;
+    return act_config_get_int(c, key, &v) == 0 ? v : dflt;
+}
+
+static int apply_config(act_session *s)
+{
+    act_config_activity_types(s->config, &s->types);
+    s->builtin_mask = 0;
+    for (int t = 0; t <= ACT_ACTIVITY_TYPE_MAX_BUILTIN; t++)
+        if (act_activity_set_has(&s->types, (act_activity_type)t))
+            s->builtin_mask |= (uint64_t)1 << t;
+    int64_t mb = cfg_int(s->config, "MAX_BUFFER_SIZE_MB", 256);
+    if (mb < 1)
+        mb = 1;
+    s->max_bytes = (uint64_t)mb << 20;
+    const char *cat = act_config_get_str(s->config, "TRACE_CATEGORIES");
+    s->categories_generic = cat && strcmp(cat, "generic") == 0;
+
+    explicit_keys e = {0, 0, 0, 0};
+    act_config_foreach(s->config, visit_key, &e);
+    s->warmup_ns = s->duration_ns = -1;
+    s->start_iter = s->iterations = -1;
+    if (e.iterations || e.start_iter) {
+        s->iterations = cfg_int(s->config, "ACTIVITIES_ITERATIONS", 1);
+        if (s->iterations < 1)
+            s->iterations = 1;
+        if (e.start_iter) {
+            int64_t start = cfg_int(s->config, "PROFILE_START_ITERATION", 0);
+            int64_t round = cfg_int(s->config, "PROFILE_START_ITERATION_ROUNDUP", 1);
+            if (round > 1)
+                start = (start + round - 1) / round * round;
+            s->start_iter = start;
+        } else {
+            /* Relative to the step count at start: resolved in start(). */
+            s->start_iter = -2 - cfg_int(s->config, "ACTIVITIES_WARMUP_ITERATIONS", 0);
+        }
+    } else if (e.warmup || e.duration) {
+        s->warmup_ns = e.warmup ? cfg_int(s->config, "ACTIVITIES_WARMUP_PERIOD_SECS", 0) * 1000000000 : 0;
+        s->duration_ns = e.duration ? cfg_int(s->config, "ACTIVITIES_DURATION_MSECS", 500) * 1000000 : -1;
+    }
+    return 0;
+}
+
+int act_session_create(const act_session_opts *opts_in, act_session **out)
+{
+    if (!out)
+        return ACT_EINVAL;
+    *out = NULL;
+    act_session_opts o;
+    int rc = read_opts(opts_in, &o);
+    if (rc)
+        return rc;
+    pthread_once(&atfork_once, install_atfork);
+
+    act_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return ACT_ENOMEM;
+    s->gen = atomic_fetch_add(&next_gen, 1);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->timer_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_init(&s->state, ACT__S_CREATED);
+
+    act_parse_error err;
+    memset(&err, 0, sizeof err);
+    if (o.config)
+        rc = act_config_dup(o.config, &s->config);
+    else
+        rc = act_config_load_env(NULL, &s->config, &err);
+    if (rc == 0 && o.config_text)
+        rc = act_config_parse(o.config_text, o.config_text_len, NULL,
+                              &s->config, &err);
+    if (rc != 0) {
+        if (err.code)
+            act_log(ACT_LOG_ERROR, "config: line %d, column %d: %s",
+                    err.line, err.column, err.message);
+        act_session_destroy(s);
+        return rc == ACT_ENOMEM ? ACT_ENOMEM : ACT_EINVAL;
+    }
+    apply_config(s);
+    /* Pre-fault the first buffers so that recording does not page-fault. */
+    int64_t pre = cfg_int(s->config, "BUFFER_PREALLOC_MB", 16);
+    if (pre > 0) {
+        uint64_t bytes = (uint64_t)pre << 20;
+        if (bytes > s->max_bytes)
+            bytes = s->max_bytes;
+        if (act__slab_prealloc(s, (size_t)bytes) != 0)
+            act_log(ACT_LOG_WARN, "cannot pre-allocate %" PRId64 " MB of trace buffers", pre);
+    }
+    if (o.trace_name && !(s->trace_name = strdup(o.trace_name))) {
+        act_session_destroy(s);
+        return ACT_ENOMEM;
+    }
+    s->sources[0].name = strdup("host");
+    s->sources[0].backend = strdup("");
+    s->nsources = 1;
+    rc = act__plugins_load(s, s->config, o.plugins, o.plugin_count, &s->plugins);
+    if (rc != 0) {
+        act_session_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+/* ---- window --------------------------------------------------------------- */
+
+static void sample_clock_offset(act_session *s)
+{
+    /* Bracket the realtime read with two monotonic reads and take the
+     * midpoint, so the offset error is at most half the bracket. */
+    struct timespec rt;
+    int64_t m0 = act__clock_ns();
+    clock_gettime(CLOCK_REALTIME, &rt);
+    int64_t m1 = act__clock_ns();
+    int64_t unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+    s->mono_to_unix_ns = unix_ns - (m0 + (m1 - m0) / 2);
+}
+
+void act__session_open_window(act_session *s)
+{
+    int expected = ACT__S_ARMED;
+    pthread_mutex_lock(&s->lock);
+    int ok = atomic_compare_exchange_strong(&s->state, &expected, ACT__S_COLLECTING);
+    if (ok) {
+        s->start_mono_ns = act__clock_ns();
+        atomic_store_explicit(&act__recording, s, memory_order_release);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (ok)
+        act__plugins_start(s->plugins);
+}
+
+void act__session_close_window(act_session *s)
+{
+    int expected = ACT__S_COLLECTING;
+    pthread_mutex_lock(&s->lock);
+    int ok = atomic_compare_exchange_strong(&s->state, &expected, ACT__S_DONE);
+    if (ok) {
+        act_session *me = s;
+        atomic_compare_exchange_strong(&act__recording, &me, NULL);
+        s->stop_mono_ns = act__clock_ns();
+    }
+    pthread_mutex_unlock(&s->lock);
+    /* Outside the lock: a plugin's flush emits records, which may attach
+     * its thread to the session. The session still accepts them (DONE is
+     * not STOPPED). */
+    if (ok)
+        act__plugins_stop(s->plugins);
+}
+
+static int wait_until(act_session *s, int64_t deadline_ns)
+{
+    struct timespec ts = {(time_t)(deadline_ns / 1000000000), (long)(deadline_ns % 1000000000)};
+    pthread_mutex_lock(&s->lock);
+    int stopping = 0;
+    while (!(stopping = atomic_load(&s->state) >= ACT__S_STOPPED || !s->timer_running)) {
+        if (pthread_cond_timedwait(&s->timer_cond, &s->lock, &ts) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return stopping;
+}
+
+static void *timer_main(void *arg)
+{
+    act_session *s = arg;
+    int64_t t0 = act__clock_ns();
+    if (s->warmup_ns > 0 && wait_until(s, t0 + s->warmup_ns))
+        return NULL;
+    act__session_open_window(s);
+    if (s->duration_ns >= 0 && !wait_until(s, act__clock_ns() + s->duration_ns))
+        act__session_close_window(s);
+    return NULL;
+}
+
+int act_session_start(act_session *s)
+{
+    if (!s)
+        return ACT_EINVAL;
+    if (atomic_load(&s->state) != ACT__S_CREATED)
+        return ACT_ESTATE;
+    act_session *none = NULL;
+    if (!atomic_compare_exchange_strong(&started, &none, s))
+        return ACT_EBUSY;
+    sample_clock_offset(s);
+    s->start_mono_ns = act__clock_ns();
+    atomic_store(&s->state, ACT__S_ARMED);
+    if (s->start_iter <= -2) /* warmup iterations counted from now */
+        s->start_iter = atomic_load(&s->steps) + (-2 - s->start_iter);
+    if (s->warmup_ns >= 0 || s->duration_ns >= 0) {
+        s->timer_running = 1;
+        if (pthread_create(&s->timer, NULL, timer_main, s) != 0) {
+            s->timer_running = 0;
+            act_log(ACT_LOG_WARN, "cannot start the window timer; collecting until stop");
+            act__session_open_window(s);
+        }
+    } else if (s->start_iter < 0 || atomic_load(&s->steps) >= s->start_iter) {
+        act__session_open_window(s);
+    }
+    return 0;
+}
+
+void act_step(void)
+{
+    act_session *s = atomic_load_explicit(&started, memory_order_acquire);
+    if (!s)
+        return;
+    int64_t n = atomic_fetch_add(&s->steps, 1) + 1;
+    if (s->start_iter < 0)
+        return;
+    int st = atomic_load(&s->state);
+    if (st == ACT__S_ARMED && n >= s->start_iter)
+        act__session_open_window(s);
+    else if (st == ACT__S_COLLECTING && n >= s->start_iter + s->iterations)
+        act__session_close_window(s);
+}
+
+int act_session_stop(act_session *s)
+{
+    if (!s)
+        return ACT_EINVAL;
+    int st = atomic_load(&s->state);
+    if (st == ACT__S_CREATED || st == ACT__S_STOPPED)
+        return ACT_ESTATE;
+    if (s->timer_running) {
+        pthread_mutex_lock(&s->lock);
+        s->timer_running = 0;
+        pthread_cond_broadcast(&s->timer_cond);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(s->timer, NULL);
+    }
+    act__session_close_window(s);
+    if (st == ACT__S_ARMED || !s->stop_mono_ns)
+        s->stop_mono_ns = act__clock_ns();
+    atomic_store(&s->state, ACT__S_STOPPED);
+    act_session *me = s;
+    atomic_compare_exchange_strong(&started, &me, NULL);
+    return 0;
+}
+
+int act_session_write(act_session *s, const char *path)
+{
+    if (!s || !path || !*path)
+        return ACT_EINVAL;
+    int st = atomic_load(&s->state);
+    if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
+        act_session_stop(s);
+    s->errmsg[0] = '\0';
+    return act__write_chrome(s, path);
+}
+
+void act_session_destroy(act_session *s)
+{
+    if (!s)
+        return;
+    int st = atomic_load(&s->state);
+    if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
+        act_session_stop(s);
+    act__plugins_destroy(s->plugins);
+    for (act__thread *t = s->threads, *nt; t; t = nt) {
+        nt = t->next;
+        for (act__chunk *c = t->head, *nc; c; c = nc) {
+            nc = atomic_load_explicit(&c->next, memory_order_relaxed);
+            if (c->heap)
+                free(c);
+        }
+        free(t);
+    }
+    for (size_t i = 0; i < s->nseries; i++) {
+        free(s->series[i]->track);
+        free(s->series[i]->series);
+        free(s->series[i]->unit);
+        free(s->series[i]);
+    }
+    act__slabs_free(s);
+    free(s->series);
+    for (size_t i = 0; i < s->ndevices; i++) {
+        act__device *d = &s->devices[i];
+        free(d->name);
+        free(d->vendor);
+        for (size_t j = 0; j < d->nprops; j++) {
+            free((char *)d->props[j].key);
+            if (d->props[j].kind == ACT__V_STR)
+                free((char *)d->props[j].v.s.p);
+        }
+        free(d->props);
+        for (size_t j = 0; j < d->nstreams; j++)
+            free(d->streams[j].name);
+        free(d->streams);
+    }
+    free(s->devices);
+    for (size_t i = 0; i < s->nsources; i++) {
+        free(s->sources[i].name);
+        free(s->sources[i].backend);
+    }
+    act_config_destroy(s->config);
+    free(s->trace_name);
+    pthread_cond_destroy(&s->timer_cond);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+const char *act_session_errmsg(const act_session *s)
+{
+    return s ? s->errmsg : "";
+}
+
+const act_config *act_session_config(const act_session *s)
+{
+    return s ? s->config : NULL;
+}
+
+act_session *act_session_active(void)
+{
+    return atomic_load(&started);
+}
+
+int act_session_get_stats(const act_session *s, act_session_stats *out)
+{
+    if (!s || !out)
+        return ACT_EINVAL;
+    act_session_stats st;
+    memset(&st, 0, sizeof st);
+    act_session *ms = (act_session *)s;
+    pthread_mutex_lock(&ms->lock);
+    for (act__thread *t = s->threads; t; t = t->next) {
+        for (act__chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
+            uint32_t n = atomic_load_explicit(&c->used, memory_order_acquire);
+            for (uint32_t i = 0; i < n; i++)
+                st.recorded += c->recs[i].kind != ACT__R_AUX_DEV;
+        }
+        for (int r = 0; r < ACT__DROP_NREASONS; r++)
+            st.dropped += t->dropped_reason[r];
+    }
+    pthread_mutex_unlock(&ms->lock);
+    st.bytes = atomic_load(&s->bytes);
+    size_t n = out->struct_size && out->struct_size < sizeof st ? out->struct_size : sizeof st;
+    st.struct_size = (uint32_t)n;
+    memcpy(out, &st, n);
+    return 0;
+}

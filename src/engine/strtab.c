@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Interned names (act_name), process-wide and outliving sessions. Lookups
+ * by content go through a hash table under a mutex (act_name is the slow,
+ * once-per-name call); resolving an id to its string is lock-free: ids
+ * index a two-level table whose pages never move, published with release
+ * stores.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+#define PAGE_BITS 12
+#define PAGE_SIZE (1u << PAGE_BITS)
+#define MAX_PAGES 4096 /* 16M names */
+#define NAME_MAX_LEN 65536
+
+typedef struct entry {
+    uint32_t len;
+    char s[]; /* NUL-terminated too */
+} entry;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static entry *_Atomic *_Atomic pages[MAX_PAGES];
+static uint32_t count; /* ids 1..count are used; under lock */
+static uint32_t *hash; /* open addressing over ids; under lock */
+static uint32_t hash_cap;
+
+static uint64_t fnv(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return h;
+}
+
+static entry *get(uint32_t id)
+{
+    entry *_Atomic *page = atomic_load_explicit(&pages[id >> PAGE_BITS], memory_order_acquire);
+    return page ? atomic_load_explicit(&page[id & (PAGE_SIZE - 1)], memory_order_acquire) : NULL;
+}
+
+static int grow(void)
+{
+    uint32_t ncap = hash_cap ? hash_cap * 2 : 1024;
+    uint32_t *nh = calloc(ncap, sizeof *nh);
+    if (!nh)
+        return -1;
+    for (uint32_t i = 0; i < hash_cap; i++) {
+        uint32_t id = hash[i];
+        if (!id)
+            continue;
+        entry *e = get(id);
+        uint64_t j = fnv(e->s, e->len) & (ncap - 1);
+        while (nh[j])
+            j = (j + 1) & (ncap - 1);
+        nh[j] = id;
+    }
+    free(hash);
+    hash = nh;
+    hash_cap = ncap;
+    return 0;
+}
+
+act_name_id act_name(const char *name)
+{
+    if (!name)
+        return 0;
+    size_t n = strnlen(name, NAME_MAX_LEN);
+    uint64_t h = fnv(name, n);
+    act_name_id id = 0;
+    pthread_mutex_lock(&lock);
+    if ((count + 1) * 2 > hash_cap && grow() != 0)
+        goto out;
+    uint64_t j = h & (hash_cap - 1);
+    for (; hash[j]; j = (j + 1) & (hash_cap - 1)) {
+        entry *e = get(hash[j]);
+        if (e->len == n && memcmp(e->s, name, n) == 0) {
+            id = hash[j];
+            goto out;
+        }
+    }
+    uint32_t nid = count + 1;
+    if ((nid >> PAGE_BITS) >= MAX_PAGES || nid >= ACT__REF_LOCAL)
+        goto out;
+    entry *_Atomic *page = atomic_load_explicit(&pages[nid >> PAGE_BITS], memory_order_relaxed);
+    if (!page) {
+        page = calloc(PAGE_SIZE, sizeof *page);
+        if (!page)
+            goto out;
+        atomic_store_explicit(&pages[nid >> PAGE_BITS], page, memory_order_release);
+    }
+    entry *e = malloc(sizeof *e + n + 1);
+    if (!e)
+        goto out;
+    e->len = (uint32_t)n;
+    memcpy(e->s, name, n);
+    e->s[n] = '\0';
+    atomic_store_explicit(&page[nid & (PAGE_SIZE - 1)], e, memory_order_release);
+    hash[j] = nid;
+    count = nid;
+    id = nid;
+out:
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+const char *act__name_str(act_name_id id, uint32_t *len)
+{
+    entry *e = id ? get(id) : NULL;
+    if (!e) {
+        *len = 0;
+        return "";
+    }
+    *len = e->len;
+    return e->s;
+}
+
+void act__strtab_atfork_prepare(void) { pthread_mutex_lock(&lock); }
+void act__strtab_atfork_parent(void) { pthread_mutex_unlock(&lock); }
+void act__strtab_atfork_child(void) { pthread_mutex_unlock(&lock); }

@@ -1,0 +1,1010 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Chrome Trace Event JSON writer (DESIGN.md section 6), in Kineto's
+ * layout: schemaVersion, deviceProperties, metadata keys, displayTimeUnit,
+ * baseTimeNanoseconds, traceEvents, distributedInfo, actraceStats,
+ * traceName. Compact, one event per line.
+ *
+ * It streams: events are formatted straight from the session's chunks into
+ * the sink, so memory stays flat however large the trace. Extra memory is
+ * taken only for what needs a global view: the escaped-name cache, the
+ * correlation ids of plugin records (to pair flows), counter samples (to
+ * give every sample of a track the same series), and an order index for a
+ * thread whose events were recorded out of start order.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "plugin/loader.h"
+#include "writer/json_out.h"
+
+/* Device processes get pids above any Linux pid (pid_max <= 2^22). */
+#define DEVICE_PID_BASE 0x40000000u
+/* Strings longer than this are streamed instead of reserved at once. */
+#define SMALL_STR 4096u
+
+typedef struct name_ent {
+    char *json; /* quoted, escaped */
+    uint32_t len;
+} name_ent;
+
+/* A set of 64-bit keys (flow correlation ids), open addressing, 0 = empty. */
+typedef struct keyset {
+    uint64_t *slot;
+    size_t cap, n;
+} keyset;
+
+typedef struct wctx {
+    act_session *s;
+    act__out *o;
+    int64_t base_unix_ns; /* baseTimeNanoseconds */
+    int64_t to_rel_ns;    /* add to a monotonic time: ns since base */
+    int32_t pid;
+    name_ent *names;
+    size_t nnames;
+    keyset host_corr, dev_corr;
+    int oom;
+} wctx;
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static uint64_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdu;
+    k ^= k >> 33;
+    return k;
+}
+
+static int keyset_add(keyset *ks, uint64_t k)
+{
+    if (!k)
+        k = 1;
+    if ((ks->n + 1) * 2 > ks->cap) {
+        size_t ncap = ks->cap ? ks->cap * 2 : 1024;
+        uint64_t *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return -1;
+        for (size_t i = 0; i < ks->cap; i++) {
+            if (!ks->slot[i])
+                continue;
+            size_t j = mix(ks->slot[i]) & (ncap - 1);
+            while (ns[j])
+                j = (j + 1) & (ncap - 1);
+            ns[j] = ks->slot[i];
+        }
+        free(ks->slot);
+        ks->slot = ns;
+        ks->cap = ncap;
+    }
+    size_t j = mix(k) & (ks->cap - 1);
+    while (ks->slot[j] && ks->slot[j] != k)
+        j = (j + 1) & (ks->cap - 1);
+    if (!ks->slot[j]) {
+        ks->slot[j] = k;
+        ks->n++;
+    }
+    return 0;
+}
+
+static int keyset_has(const keyset *ks, uint64_t k)
+{
+    if (!ks->cap)
+        return 0;
+    if (!k)
+        k = 1;
+    size_t j = mix(k) & (ks->cap - 1);
+    while (ks->slot[j]) {
+        if (ks->slot[j] == k)
+            return 1;
+        j = (j + 1) & (ks->cap - 1);
+    }
+    return 0;
+}
+
+/* Flow id: unique across sources, exact in a double (< 2^53). */
+static uint64_t flow_id(uint16_t source, uint64_t corr)
+{
+    return ((uint64_t)source << 44) | (corr & ((UINT64_C(1) << 44) - 1));
+}
+
+static void lit(act__out *o, const char *s)
+{
+    act__out_write(o, s, strlen(s));
+}
+
+static void put_i64(act__out *o, int64_t v)
+{
+    char *p = act__out_reserve(o, ACT__FMT_I64_MAX);
+    act__out_commit(o, act__fmt_i64(p, v));
+}
+
+static void put_u64(act__out *o, uint64_t v)
+{
+    char *p = act__out_reserve(o, ACT__FMT_U64_MAX);
+    act__out_commit(o, act__fmt_u64(p, v));
+}
+
+static void put_double(act__out *o, double v)
+{
+    char *p = act__out_reserve(o, ACT__FMT_DOUBLE_MAX);
+    act__out_commit(o, act__fmt_double(p, v));
+}
+
+static void put_str0(act__out *o, const char *s)
+{
+    act__out_str(o, s, strlen(s));
+}
+
+static inline char *cpy(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+#define CPY(p, lit) cpy((p), (lit), sizeof(lit) - 1)
+
+/* ---- names ----------------------------------------------------------------- */
+
+/* The escaped JSON of an interned name, cached per write. */
+static const name_ent *interned(wctx *w, act_name_id id)
+{
+    static const name_ent empty = {"\"\"", 2};
+    if (id >= w->nnames) {
+        size_t ncap = w->nnames ? w->nnames : 256;
+        while (ncap <= id)
+            ncap *= 2;
+        name_ent *nn = realloc(w->names, ncap * sizeof *nn);
+        if (!nn) {
+            w->oom = 1;
+            return &empty;
+        }
+        memset(nn + w->nnames, 0, (ncap - w->nnames) * sizeof *nn);
+        w->names = nn;
+        w->nnames = ncap;
+    }
+    name_ent *e = &w->names[id];
+    if (!e->json) {
+        uint32_t len;
+        const char *s = act__name_str(id, &len);
+        size_t bound = ACT__JSON_STR_MAX(len);
+        e->json = malloc(bound);
+        if (!e->json) {
+            w->oom = 1;
+            return &empty;
+        }
+        e->len = (uint32_t)(act__json_str(e->json, s, len) - e->json);
+    }
+    return e;
+}
+
+/* Write a name ref (interned or local to chunk @p c) as a JSON string. */
+static void put_ref(wctx *w, const act__chunk *c, uint32_t ref)
+{
+    if (ref & ACT__REF_LOCAL) {
+        uint32_t len;
+        const char *s = act__chunk_str(c, ref, &len);
+        if (len <= SMALL_STR) {
+            char *p = act__out_reserve(w->o, ACT__JSON_STR_MAX(len));
+            act__out_commit(w->o, act__json_str(p, s, len));
+        } else {
+            act__out_str(w->o, s, len);
+        }
+    } else {
+        const name_ent *e = interned(w, ref);
+        act__out_write(w->o, e->json, e->len);
+    }
+}
+
+/* ---- categories ---------------------------------------------------------- */
+
+/* Kineto's category for a runtime/driver event of a known backend. */
+static const char *kineto_cat(const char *backend, int type)
+{
+    static const struct {
+        const char *backend, *runtime, *driver;
+    } map[] = {
+        {"cuda", "cuda_runtime", "cuda_driver"},
+        {"xpu", "xpu_runtime", "xpu_driver"},
+        {"mtia", "mtia_runtime", NULL},
+        {"glow", "glow_runtime", NULL},
+        {"hpu", "hpu_op", NULL},
+        {"privateuse1", "privateuse1_runtime", "privateuse1_driver"},
+    };
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(map); i++) {
+        if (strcmp(backend, map[i].backend) == 0)
+            return type == ACT_RUNTIME ? map[i].runtime : type == ACT_DRIVER ? map[i].driver : NULL;
+    }
+    return NULL;
+}
+
+static const char *category(const wctx *w, uint16_t source, int type)
+{
+    const char *name = act_activity_type_name((act_activity_type)type);
+    if (!name)
+        name = "unknown";
+    if (!w->s->categories_generic && source && source < w->s->nsources &&
+        (type == ACT_RUNTIME || type == ACT_DRIVER)) {
+        const char *k = kineto_cat(w->s->sources[source].backend, type);
+        if (k)
+            return k;
+    }
+    return name;
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+static int64_t end_of(const wctx *w, const act__rec *r)
+{
+    int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+    if (t1 == ACT__OPEN) {
+        t1 = w->s->stop_mono_ns;
+        if (t1 < r->t0)
+            t1 = r->t0;
+    }
+    return t1;
+}
+
+static void put_value(wctx *w, const act__chunk *c, const act__rec *a)
+{
+    act__out *o = w->o;
+    switch (a->flags) {
+    case ACT__V_INT: put_i64(o, (int64_t)a->x); break;
+    case ACT__V_UINT: put_u64(o, a->x); break;
+    case ACT__V_DOUBLE: {
+        double d;
+        memcpy(&d, &a->x, sizeof d);
+        put_double(o, d); /* non-finite becomes null: never NaN in the file */
+        break;
+    }
+    case ACT__V_BOOL: lit(o, a->x ? "true" : "false"); break;
+    case ACT__V_STR: put_ref(w, c, (uint32_t)a->x); break;
+    default: lit(o, "null"); break;
+    }
+}
+
+/* Position of a record: its chunk and index. */
+typedef struct rpos {
+    const act__chunk *c;
+    uint32_t i;
+    uint64_t seq; /* order of recording, for a total order when sorting */
+} rpos;
+
+/* Step to the record after @p p; 0 at the end of what was committed. */
+static int next_pos(rpos *p)
+{
+    if (p->i + 1 < atomic_load_explicit(&((act__chunk *)p->c)->used, memory_order_acquire)) {
+        p->i++;
+        return 1;
+    }
+    for (const act__chunk *c = atomic_load_explicit(&((act__chunk *)p->c)->next, memory_order_acquire);
+         c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+        if (atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire)) {
+            p->c = c;
+            p->i = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Write the ARG records following @p at as `,"key":value` pairs. */
+static int put_args(wctx *w, rpos at, int first)
+{
+    rpos p = at;
+    while (next_pos(&p) && p.c->recs[p.i].kind == ACT__R_ARG) {
+        const act__rec *a = &p.c->recs[p.i];
+        if (!first)
+            act__out_char(w->o, ',');
+        first = 0;
+        put_ref(w, p.c, a->name);
+        act__out_char(w->o, ':');
+        put_value(w, p.c, a);
+    }
+    return first;
+}
+
+static void put_ts(act__out *o, const char *key, size_t keylen, int64_t rel_ns)
+{
+    char *p = act__out_reserve(o, keylen + ACT__FMT_TS_MAX);
+    p = cpy(p, key, keylen);
+    act__out_commit(o, act__fmt_ts_us(p, rel_ns));
+}
+
+/* pid/tid of a device stream or a host thread named by a plugin. */
+static void emit_ids(const wctx *w, const act__rec *aux, int32_t *pid, uint32_t *tid,
+                     uint16_t *source, uint32_t *device, uint64_t *corr)
+{
+    *device = (uint32_t)aux->x;
+    *source = (uint16_t)(aux->x >> 32);
+    *corr = (uint64_t)atomic_load_explicit(&((act__rec *)aux)->t1, memory_order_relaxed);
+    uint64_t stream = (uint64_t)aux->t0;
+    if (*device == ACT__HOST_DEVICE) {
+        *pid = w->pid;
+        *tid = (uint32_t)stream & 0x7fffffffu;
+    } else {
+        *pid = (int32_t)(DEVICE_PID_BASE + *device);
+        *tid = (uint32_t)stream & 0x7fffffffu;
+    }
+}
+
+/* One host event (span or instant) of thread @p t. */
+static void emit_host(wctx *w, const act__thread *t, rpos at)
+{
+    const act__rec *r = &at.c->recs[at.i];
+    act__out *o = w->o;
+    const char *cat = category(w, 0, r->type);
+    size_t catlen = strlen(cat);
+    char *p = act__out_reserve(o, 64 + catlen + 2 * ACT__FMT_I64_MAX);
+    p = r->kind == ACT__R_SPAN ? CPY(p, "{\"ph\":\"X\",\"cat\":\"") : CPY(p, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"");
+    p = cpy(p, cat, catlen);
+    p = CPY(p, "\",\"name\":");
+    act__out_commit(o, p);
+    put_ref(w, at.c, r->name);
+    p = act__out_reserve(o, 32 + 2 * ACT__FMT_I64_MAX + 2 * ACT__FMT_TS_MAX);
+    p = CPY(p, ",\"pid\":");
+    p = act__fmt_i64(p, t->pid);
+    p = CPY(p, ",\"tid\":");
+    p = act__fmt_i64(p, t->tid);
+    p = CPY(p, ",\"ts\":");
+    p = act__fmt_ts_us(p, r->t0 + w->to_rel_ns);
+    int open = 0;
+    if (r->kind == ACT__R_SPAN) {
+        int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+        open = t1 == ACT__OPEN;
+        p = CPY(p, ",\"dur\":");
+        p = act__fmt_ts_us(p, end_of(w, r) - r->t0);
+    }
+    act__out_commit(o, p);
+    /* Args: the external correlation first (Kineto's "External id"). */
+    rpos look = at;
+    int has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
+    if (r->x || open || has_args) {
+        lit(o, ",\"args\":{");
+        int first = 1;
+        if (r->x) {
+            lit(o, "\"External id\":");
+            put_u64(o, r->x);
+            first = 0;
+        }
+        if (open) {
+            lit(o, first ? "\"unfinished\":true" : ",\"unfinished\":true");
+            first = 0;
+        }
+        put_args(w, at, first);
+        act__out_char(o, '}');
+    }
+    lit(o, "},\n");
+}
+
+/* One plugin record (with its AUX_DEV record right after it). */
+static void emit_plugin(wctx *w, rpos at)
+{
+    const act__rec *r = &at.c->recs[at.i];
+    rpos ap = at;
+    if (!next_pos(&ap) || ap.c->recs[ap.i].kind != ACT__R_AUX_DEV)
+        return; /* torn group: cannot happen for committed records */
+    const act__rec *aux = &ap.c->recs[ap.i];
+    int32_t pid;
+    uint32_t tid, device;
+    uint16_t source;
+    uint64_t corr;
+    emit_ids(w, aux, &pid, &tid, &source, &device, &corr);
+    act__emit_kind kind = (act__emit_kind)aux->flags;
+    act__out *o = w->o;
+    const char *cat = category(w, source, r->type);
+    lit(o, r->kind == ACT__R_EMIT_SPAN ? "{\"ph\":\"X\",\"cat\":" : "{\"ph\":\"i\",\"s\":\"t\",\"cat\":");
+    put_str0(o, cat);
+    lit(o, ",\"name\":");
+    put_ref(w, at.c, r->name);
+    lit(o, ",\"pid\":");
+    put_i64(o, pid);
+    lit(o, ",\"tid\":");
+    put_u64(o, tid);
+    put_ts(o, ",\"ts\":", 6, r->t0 + w->to_rel_ns);
+    if (r->kind == ACT__R_EMIT_SPAN)
+        put_ts(o, ",\"dur\":", 7, end_of(w, r) - r->t0);
+    lit(o, ",\"args\":{");
+    if (r->x) {
+        lit(o, "\"External id\":");
+        put_u64(o, r->x);
+        act__out_char(o, ',');
+    }
+    if (corr) {
+        lit(o, "\"correlation\":");
+        put_u64(o, corr);
+        act__out_char(o, ',');
+    }
+    if (device != ACT__HOST_DEVICE) {
+        lit(o, "\"device\":");
+        put_u64(o, device);
+        lit(o, ",\"stream\":");
+        put_u64(o, (uint64_t)aux->t0);
+        act__out_char(o, ',');
+    }
+    lit(o, "\"backend\":");
+    put_str0(o, source < w->s->nsources ? w->s->sources[source].backend : "");
+    put_args(w, ap, 0);
+    lit(o, "}},\n");
+
+    /* Flow from the API call to the device work it launched ("ac2g"). */
+    if (!corr || r->kind != ACT__R_EMIT_SPAN)
+        return;
+    uint64_t key = flow_id(source, corr);
+    int host_side = kind == ACT__EMIT_HOST_SPAN;
+    if (host_side ? keyset_has(&w->dev_corr, key) : keyset_has(&w->host_corr, key)) {
+        lit(o, host_side ? "{\"ph\":\"s\",\"id\":" : "{\"ph\":\"f\",\"bp\":\"e\",\"id\":");
+        put_u64(o, key);
+        lit(o, ",\"pid\":");
+        put_i64(o, pid);
+        lit(o, ",\"tid\":");
+        put_u64(o, tid);
+        put_ts(o, ",\"ts\":", 6, r->t0 + w->to_rel_ns);
+        lit(o, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"},\n");
+    }
+}
+
+static void emit_at(wctx *w, const act__thread *t, rpos at)
+{
+    switch (at.c->recs[at.i].kind) {
+    case ACT__R_SPAN:
+    case ACT__R_INSTANT: emit_host(w, t, at); break;
+    case ACT__R_EMIT_SPAN:
+    case ACT__R_EMIT_INSTANT: emit_plugin(w, at); break;
+    default: break;
+    }
+}
+
+static int is_event(uint8_t kind)
+{
+    return kind == ACT__R_SPAN || kind == ACT__R_INSTANT || kind == ACT__R_EMIT_SPAN ||
+           kind == ACT__R_EMIT_INSTANT;
+}
+
+/* ---- per-thread passes ------------------------------------------------------ */
+
+typedef struct tscan {
+    uint64_t recorded;
+    uint64_t events;
+    int sorted;
+    int64_t min_t0;
+} tscan;
+
+static int cmp_pos(const void *a, const void *b)
+{
+    const rpos *x = a, *y = b;
+    const act__rec *rx = &x->c->recs[x->i], *ry = &y->c->recs[y->i];
+    if (rx->t0 != ry->t0)
+        return rx->t0 < ry->t0 ? -1 : 1;
+    /* Same start: the longer (the parent) first. */
+    int64_t dx = atomic_load_explicit(&((act__rec *)rx)->t1, memory_order_relaxed);
+    int64_t dy = atomic_load_explicit(&((act__rec *)ry)->t1, memory_order_relaxed);
+    if (dx == ACT__OPEN)
+        dx = INT64_MAX;
+    if (dy == ACT__OPEN)
+        dy = INT64_MAX;
+    if (dx != dy)
+        return dx > dy ? -1 : 1;
+    /* Keep recording order otherwise (qsort is not stable). */
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void scan_thread(wctx *w, const act__thread *t, tscan *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->sorted = 1;
+    sc->min_t0 = INT64_MAX;
+    int64_t prev_t0 = INT64_MIN, prev_t1 = INT64_MAX;
+    for (const act__chunk *c = t->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+        uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+        for (uint32_t i = 0; i < n; i++) {
+            const act__rec *r = &c->recs[i];
+            if (r->kind == ACT__R_AUX_DEV) {
+                uint64_t corr = (uint64_t)atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+                if (corr && i > 0 && c->recs[i - 1].kind == ACT__R_EMIT_SPAN) {
+                    uint64_t key = flow_id((uint16_t)(r->x >> 32), corr);
+                    if (keyset_add(r->flags == ACT__EMIT_HOST_SPAN ? &w->host_corr : &w->dev_corr, key))
+                        w->oom = 1;
+                }
+                continue;
+            }
+            sc->recorded++;
+            if (!is_event(r->kind))
+                continue;
+            sc->events++;
+            if (r->t0 < sc->min_t0)
+                sc->min_t0 = r->t0;
+            int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+            if (t1 == ACT__OPEN)
+                t1 = INT64_MAX;
+            if (r->t0 < prev_t0 || (r->t0 == prev_t0 && t1 > prev_t1))
+                sc->sorted = 0;
+            prev_t0 = r->t0;
+            prev_t1 = t1;
+        }
+    }
+}
+
+static void emit_thread(wctx *w, const act__thread *t, const tscan *sc)
+{
+    if (!sc->sorted) {
+        /* Recorded out of start order (caller-supplied times): sort this
+         * thread's events so that parents precede children. */
+        rpos *idx = malloc(sc->events * sizeof *idx);
+        if (idx) {
+            size_t k = 0;
+            for (const act__chunk *c = t->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+                uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+                for (uint32_t i = 0; i < n && k < sc->events; i++)
+                    if (is_event(c->recs[i].kind)) {
+                        idx[k] = (rpos){c, i, k};
+                        k++;
+                    }
+            }
+            qsort(idx, k, sizeof *idx, cmp_pos);
+            for (size_t i = 0; i < k; i++)
+                emit_at(w, t, idx[i]);
+            free(idx);
+            return;
+        }
+        w->oom = 1; /* fall through: unsorted but complete */
+    }
+    for (const act__chunk *c = t->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+        uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+        for (uint32_t i = 0; i < n; i++)
+            if (is_event(c->recs[i].kind))
+                emit_at(w, t, (rpos){c, i, 0});
+    }
+}
+
+/* ---- counters --------------------------------------------------------------- */
+
+typedef struct csample {
+    uint32_t track; /* track index: series sharing device+source+track name */
+    uint32_t series;
+    int64_t ts;
+    double v;
+} csample;
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const csample *x = a, *y = b;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->series < y->series ? -1 : x->series > y->series;
+}
+
+/* Every sample of a counter track carries the same set of series (the
+ * track's), each with its latest value: Chrome counters describe the whole
+ * state of the track at a time. A series not yet sampled takes its first
+ * value. */
+static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
+{
+    act_session *s = w->s;
+    size_t ns = s->nseries, n = 0, cap = 0;
+    if (!ns)
+        return;
+    uint32_t *track_of = calloc(ns, sizeof *track_of);
+    double *cur = calloc(ns, sizeof *cur);
+    uint8_t *seen = calloc(ns, 1);
+    csample *v = NULL;
+    if (!track_of || !cur || !seen)
+        goto oom;
+    for (size_t i = 0; i < ns; i++) {
+        track_of[i] = (uint32_t)i;
+        for (size_t j = 0; j < i; j++) {
+            const act__series *a = s->series[i], *b = s->series[j];
+            if (a->device == b->device && a->source == b->source && strcmp(a->track, b->track) == 0) {
+                track_of[i] = track_of[j];
+                break;
+            }
+        }
+    }
+    for (size_t k = 0; k < nthreads; k++) {
+        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+            uint32_t cnt = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+            for (uint32_t i = 0; i < cnt; i++) {
+                const act__rec *r = &c->recs[i];
+                if (r->kind != ACT__R_COUNTER || r->name >= ns)
+                    continue;
+                if (n == cap) {
+                    size_t ncap = cap ? cap * 2 : 1024;
+                    csample *nv = realloc(v, ncap * sizeof *nv);
+                    if (!nv)
+                        goto oom;
+                    v = nv;
+                    cap = ncap;
+                }
+                int64_t bits = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+                v[n].track = track_of[r->name];
+                v[n].series = r->name;
+                v[n].ts = r->t0;
+                memcpy(&v[n].v, &bits, sizeof bits);
+                n++;
+            }
+        }
+    }
+    qsort(v, n, sizeof *v, cmp_sample);
+    act__out *o = w->o;
+    for (size_t i = 0; i < n;) {
+        uint32_t track = v[i].track;
+        size_t end = i;
+        while (end < n && v[end].track == track)
+            end++;
+        /* First values, so every event of the track has every series. */
+        for (size_t j = end; j-- > i;) {
+            cur[v[j].series] = v[j].v;
+            seen[v[j].series] = 1;
+        }
+        const act__series *head = s->series[track];
+        int32_t pid = head->device == ACT__HOST_DEVICE ? w->pid : (int32_t)(DEVICE_PID_BASE + head->device);
+        for (size_t j = i; j < end;) {
+            int64_t ts = v[j].ts;
+            for (; j < end && v[j].ts == ts; j++)
+                cur[v[j].series] = v[j].v;
+            lit(o, "{\"ph\":\"C\",\"cat\":\"");
+            lit(o, head->device == ACT__HOST_DEVICE ? "host_counter" : "gpu_pm_counter");
+            lit(o, "\",\"name\":");
+            put_str0(o, head->track);
+            lit(o, ",\"pid\":");
+            put_i64(o, pid);
+            lit(o, ",\"tid\":0");
+            put_ts(o, ",\"ts\":", 6, ts + w->to_rel_ns);
+            lit(o, ",\"args\":{");
+            int first = 1;
+            for (size_t k = 0; k < ns; k++) {
+                if (track_of[k] != track || !seen[k])
+                    continue;
+                if (!first)
+                    act__out_char(o, ',');
+                first = 0;
+                /* An empty key breaks viewers: name it "value". */
+                put_str0(o, s->series[k]->series[0] ? s->series[k]->series : "value");
+                act__out_char(o, ':');
+                put_double(o, cur[k]);
+            }
+            lit(o, "}},\n");
+        }
+        i = end;
+    }
+    free(v);
+    free(track_of);
+    free(cur);
+    free(seen);
+    return;
+oom:
+    w->oom = 1;
+    free(v);
+    free(track_of);
+    free(cur);
+    free(seen);
+}
+
+/* ---- metadata ----------------------------------------------------------------- */
+
+static void meta(act__out *o, const char *what, int64_t pid, int64_t tid, const char *key,
+                 const char *sval, int64_t ival)
+{
+    lit(o, "{\"ph\":\"M\",\"name\":\"");
+    lit(o, what);
+    lit(o, "\",\"pid\":");
+    put_i64(o, pid);
+    lit(o, ",\"tid\":");
+    put_i64(o, tid);
+    lit(o, ",\"args\":{\"");
+    lit(o, key);
+    lit(o, "\":");
+    if (sval)
+        put_str0(o, sval);
+    else
+        put_i64(o, ival);
+    lit(o, "}},\n");
+}
+
+static void emit_metadata(wctx *w, act__thread **threads, size_t nthreads)
+{
+    act__out *o = w->o;
+    act_session *s = w->s;
+    char buf[256];
+    const char *pname = act__process_name(buf, sizeof buf);
+    meta(o, "process_name", w->pid, 0, "name", pname ? pname : "host", 0);
+    meta(o, "process_sort_index", w->pid, 0, "sort_index", NULL, 0);
+    for (size_t i = 0; i < nthreads; i++) {
+        const char *tn = act__thread_name_lookup(threads[i]->tid, buf, sizeof buf);
+        if (tn)
+            meta(o, "thread_name", threads[i]->pid, threads[i]->tid, "name", tn, 0);
+    }
+    for (size_t d = 0; d < s->ndevices; d++) {
+        const act__device *dev = &s->devices[d];
+        int64_t pid = DEVICE_PID_BASE + d;
+        char label[320];
+        if (dev->name[0])
+            snprintf(label, sizeof label, "%s (device %zu)", dev->name, d);
+        else
+            snprintf(label, sizeof label, "device %zu", d);
+        meta(o, "process_name", pid, 0, "name", label, 0);
+        meta(o, "process_sort_index", pid, 0, "sort_index", NULL, (int64_t)(100 + d));
+        for (size_t k = 0; k < dev->nstreams; k++)
+            meta(o, "thread_name", pid, (int64_t)(dev->streams[k].id & 0x7fffffffu), "name",
+                 dev->streams[k].name, 0);
+    }
+}
+
+static void put_arg_value(act__out *o, const act__arg *a)
+{
+    switch (a->kind) {
+    case ACT__V_INT: put_i64(o, a->v.i); break;
+    case ACT__V_UINT: put_u64(o, a->v.u); break;
+    case ACT__V_DOUBLE: put_double(o, a->v.d); break;
+    case ACT__V_BOOL: lit(o, a->v.b ? "true" : "false"); break;
+    case ACT__V_STR: act__out_str(o, a->v.s.p, a->v.s.n); break;
+    }
+}
+
+static void emit_header(wctx *w)
+{
+    act__out *o = w->o;
+    act_session *s = w->s;
+    lit(o, "{\"schemaVersion\":1,\"deviceProperties\":[");
+    for (size_t d = 0; d < s->ndevices; d++) {
+        const act__device *dev = &s->devices[d];
+        lit(o, d ? ",\n{\"id\":" : "\n{\"id\":");
+        put_u64(o, d);
+        lit(o, ",\"name\":");
+        put_str0(o, dev->name);
+        lit(o, ",\"vendor\":");
+        put_str0(o, dev->vendor);
+        lit(o, ",\"backend\":");
+        put_str0(o, dev->source < s->nsources ? s->sources[dev->source].backend : "");
+        for (size_t k = 0; k < dev->nprops; k++) {
+            act__out_char(o, ',');
+            act__out_str(o, dev->props[k].key, dev->props[k].key_len);
+            act__out_char(o, ':');
+            put_arg_value(o, &dev->props[k]);
+        }
+        act__out_char(o, '}');
+    }
+    lit(o, "],\n");
+    const char *trace_id = act_config_get_str(s->config, "REQUEST_TRACE_ID");
+    if (trace_id && *trace_id) {
+        lit(o, "\"trace_id\":");
+        put_str0(o, trace_id);
+        lit(o, ",\n");
+    }
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "unknown");
+    host[sizeof host - 1] = '\0';
+    lit(o, "\"host_name\":");
+    put_str0(o, host);
+    lit(o, ",\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
+    put_i64(o, w->base_unix_ns);
+    lit(o, ",\n\"traceEvents\":[\n");
+}
+
+static int env_int(const char *const *names, int64_t *out)
+{
+    for (; *names; names++) {
+        const char *e = getenv(*names);
+        if (e && *e) {
+            char *end;
+            long long v = strtoll(e, &end, 10);
+            if (*end == '\0' && v >= 0) {
+                *out = v;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static void emit_footer(wctx *w, const uint64_t *recorded, const char *path)
+{
+    act__out *o = w->o;
+    act_session *s = w->s;
+    /* Close the event array with a metadata event, so the last real event's
+     * trailing comma stays valid JSON. */
+    lit(o, "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":");
+    put_i64(o, w->pid);
+    lit(o, ",\"tid\":0,\"args\":{\"labels\":\"actrace ");
+    lit(o, ACT_VERSION_STRING);
+    lit(o, "\"}}\n]");
+
+    static const char *const rank_env[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", NULL};
+    static const char *const world_env[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL};
+    static const char *const local_env[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL};
+    int64_t rank, world, local;
+    int has_rank = env_int(rank_env, &rank), has_world = env_int(world_env, &world),
+        has_local = env_int(local_env, &local);
+    if (has_rank || has_world || has_local) {
+        lit(o, ",\n\"distributedInfo\":{");
+        const char *sep = "";
+        if (has_rank) {
+            lit(o, "\"rank\":");
+            put_i64(o, rank);
+            sep = ",";
+        }
+        if (has_world) {
+            lit(o, sep);
+            lit(o, "\"world_size\":");
+            put_i64(o, world);
+            sep = ",";
+        }
+        if (has_local) {
+            lit(o, sep);
+            lit(o, "\"local_rank\":");
+            put_i64(o, local);
+        }
+        act__out_char(o, '}');
+    }
+
+    /* Statistics: recorded + dropped == attempted. */
+    uint64_t by_reason[ACT__DROP_NREASONS] = {0};
+    uint64_t by_type[ACT__NTYPE_SLOTS] = {0};
+    uint64_t dropped = 0;
+    for (const act__thread *t = s->threads; t; t = t->next) {
+        for (int r = 0; r < ACT__DROP_NREASONS; r++) {
+            by_reason[r] += t->dropped_reason[r];
+            dropped += t->dropped_reason[r];
+        }
+        for (int k = 0; k < ACT__NTYPE_SLOTS; k++)
+            by_type[k] += t->dropped_type[k];
+    }
+    static const char *const reasons[ACT__DROP_NREASONS] = {
+        "buffer_full", "type_not_selected", "bad_type", "unbalanced",
+        "orphan_arg", "non_finite", "bad_times"};
+    lit(o, ",\n\"actraceStats\":{\"recorded\":");
+    put_u64(o, *recorded);
+    lit(o, ",\"dropped\":");
+    put_u64(o, dropped);
+    lit(o, ",\"dropped_by_reason\":{");
+    for (int r = 0; r < ACT__DROP_NREASONS; r++) {
+        lit(o, r ? ",\"" : "\"");
+        lit(o, reasons[r]);
+        lit(o, "\":");
+        put_u64(o, by_reason[r]);
+    }
+    lit(o, "},\"dropped_by_type\":{");
+    int first = 1;
+    for (int k = 0; k < ACT__NTYPE_SLOTS; k++) {
+        if (!by_type[k])
+            continue;
+        int code = k <= ACT_ACTIVITY_TYPE_MAX_BUILTIN ? k : ACT_ACTIVITY_TYPE_FIRST_CUSTOM + (k - ACT_ACTIVITY_TYPE_MAX_BUILTIN - 1);
+        const char *name = act_activity_type_name((act_activity_type)code);
+        if (!first)
+            act__out_char(o, ',');
+        first = 0;
+        if (name) {
+            put_str0(o, name);
+        } else {
+            char num[24];
+            snprintf(num, sizeof num, "%d", code);
+            put_str0(o, num);
+        }
+        act__out_char(o, ':');
+        put_u64(o, by_type[k]);
+    }
+    lit(o, "},\"buffer_bytes\":");
+    put_u64(o, atomic_load(&s->bytes));
+    lit(o, ",\"buffer_limit_bytes\":");
+    put_u64(o, s->max_bytes);
+    size_t np = act__plugins_count(s->plugins);
+    lit(o, ",\"plugins\":[");
+    for (size_t i = 0; i < np; i++) {
+        lit(o, i ? ",{\"name\":" : "{\"name\":");
+        put_str0(o, act__plugins_name(s->plugins, i));
+        lit(o, ",\"path\":");
+        put_str0(o, act__plugins_path(s->plugins, i));
+        lit(o, ",\"rejected\":");
+        put_u64(o, act__plugins_rejected(s->plugins, i));
+        act__out_char(o, '}');
+    }
+    lit(o, "]");
+    if (s->nseries) {
+        lit(o, ",\"counters\":[");
+        for (size_t i = 0; i < s->nseries; i++) {
+            const act__series *e = s->series[i];
+            lit(o, i ? ",{\"track\":" : "{\"track\":");
+            put_str0(o, e->track);
+            lit(o, ",\"series\":");
+            put_str0(o, e->series);
+            lit(o, ",\"unit\":");
+            put_str0(o, e->unit ? e->unit : "");
+            if (e->device != ACT__HOST_DEVICE) {
+                lit(o, ",\"device\":");
+                put_u64(o, e->device);
+            }
+            act__out_char(o, '}');
+        }
+        act__out_char(o, ']');
+    }
+    lit(o, "},\n\"traceName\":");
+    const char *name = s->trace_name;
+    if (!name) {
+        name = strrchr(path, '/');
+        name = name ? name + 1 : path;
+    }
+    put_str0(o, name);
+    lit(o, "}\n");
+}
+
+/* ---- entry ------------------------------------------------------------------- */
+
+int act__write_chrome(act_session *s, const char *path)
+{
+    act__out out;
+    int rc = act__out_open(&out, path, NULL, 0);
+    if (rc) {
+        act__session_seterr(s, "%s", act__out_errmsg(&out));
+        return rc;
+    }
+    wctx w;
+    memset(&w, 0, sizeof w);
+    w.s = s;
+    w.o = &out;
+    w.pid = (int32_t)getpid();
+
+    /* Snapshot the thread list in attach order. */
+    pthread_mutex_lock(&s->lock);
+    size_t nthreads = 0;
+    for (act__thread *t = s->threads; t; t = t->next)
+        nthreads++;
+    act__thread **threads = malloc((nthreads ? nthreads : 1) * sizeof *threads);
+    tscan *scans = calloc(nthreads ? nthreads : 1, sizeof *scans);
+    if (threads) {
+        size_t i = nthreads;
+        for (act__thread *t = s->threads; t; t = t->next)
+            threads[--i] = t;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (!threads || !scans) {
+        free(threads);
+        free(scans);
+        act__out_abort(&out);
+        act__session_seterr(s, "%s: out of memory", path);
+        return ACT_ENOMEM;
+    }
+
+    uint64_t recorded = 0;
+    int64_t min_t0 = s->start_mono_ns ? s->start_mono_ns : act__clock_ns();
+    for (size_t i = 0; i < nthreads; i++) {
+        scan_thread(&w, threads[i], &scans[i]);
+        recorded += scans[i].recorded;
+        if (scans[i].events && scans[i].min_t0 < min_t0)
+            min_t0 = scans[i].min_t0;
+    }
+    /* Base: a whole second at least one second before the earliest event,
+     * so every ts is positive and never 0 (as in Kineto's traces). */
+    int64_t first_unix = min_t0 + s->mono_to_unix_ns;
+    w.base_unix_ns = (first_unix / 1000000000 - 1) * 1000000000;
+    w.to_rel_ns = s->mono_to_unix_ns - w.base_unix_ns;
+
+    emit_header(&w);
+    emit_metadata(&w, threads, nthreads);
+    for (size_t i = 0; i < nthreads; i++)
+        emit_thread(&w, threads[i], &scans[i]);
+    emit_counters(&w, threads, nthreads);
+    emit_footer(&w, &recorded, path);
+
+    for (size_t i = 0; i < w.nnames; i++)
+        free(w.names[i].json);
+    free(w.names);
+    free(w.host_corr.slot);
+    free(w.dev_corr.slot);
+    free(threads);
+    free(scans);
+    if (w.oom && !act__out_error(&out)) {
+        act__out_abort(&out);
+        act__session_seterr(s, "%s: out of memory while writing the trace", path);
+        return ACT_ENOMEM;
+    }
+    rc = act__out_finish(&out);
+    if (rc)
+        act__session_seterr(s, "%s", act__out_errmsg(&out));
+    return rc;
+}

@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: MIT
+# The recording engine and the Chrome writer: `ctest -R 'Record|Writer'`.
+if(ACT_HAVE_JANSSON)
+  act_add_test(RecordApi SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_record.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan)
+endif()
+if(ACT_HAVE_JANSSON)
+  act_add_test(RecordStress SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_stress.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300)
+  act_add_test(RecordFork SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_fork.c
+               LIBS PkgConfig::JANSSON LABELS engine)
+  act_add_test(WriterFailure SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_write_failure.c
+               LIBS PkgConfig::JANSSON LABELS engine writer)
+  if(ACT_HAVE_ZLIB)
+    act_add_test(WriterHostileInput SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_writer_json.c
+                 LIBS PkgConfig::JANSSON ZLIB::ZLIB LABELS engine writer)
+  endif()
+endif()
