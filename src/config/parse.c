@@ -322,7 +322,7 @@ static int key_char(unsigned char ch)
 static int parse_line(pctx *c, int line, const char *p, size_t len)
 {
     /* '#' starts a comment anywhere, as in Kineto. */
-    const char *hash = memchr(p, '#', len);
+    const char *hash = len ? memchr(p, '#', len) : NULL;
     if (hash)
         len = (size_t)(hash - p);
     const char *nul = memchr(p, '\0', len);

@@ -56,12 +56,15 @@ void act__record_atfork_child(void)
 #define ACT_NOINLINE
 #endif
 
-/* The one check every public recording call makes first: a relaxed load
- * and a branch. The work for an active session lives in separate
+/* The one check every public recording call makes first: one load and a
+ * branch. The load is an acquire (it pairs with the release store that
+ * published the session, so the session's fields are seen initialised);
+ * on x86-64 and for the compiler that is the same single plain load as a
+ * relaxed one. The work for an active session lives in separate
  * non-inlined functions so that the inactive path saves no registers and
  * sets up no frame. */
 #define IF_RECORDING(s) \
-    act_session *s = atomic_load_explicit(&act__recording, memory_order_relaxed); \
+    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire); \
     if (ACT_LIKELY(s == NULL)) \
         return;
 
@@ -78,8 +81,6 @@ static ACT_NOINLINE act__thread *attach(act_session *s)
 /* The calling thread's buffer for the (non-NULL) recording session. */
 static inline act__thread *thread_of(act_session *s)
 {
-    /* Pairs with the release store that published the session. */
-    atomic_thread_fence(memory_order_acquire);
     if (ACT_LIKELY(tl_gen == s->gen))
         return tl_thread;
     return attach(s);

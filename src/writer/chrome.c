@@ -199,6 +199,21 @@ static void put_ref(wctx *w, const act__chunk *c, uint32_t ref)
     }
 }
 
+/* An event's name: viewers treat "" as a missing name, so an empty one is
+ * written as "(unnamed)". */
+static void put_name(wctx *w, const act__chunk *c, uint32_t ref)
+{
+    uint32_t len = 0;
+    if (ref & ACT__REF_LOCAL)
+        act__chunk_str(c, ref, &len);
+    else if (ref)
+        act__name_str(ref, &len);
+    if (len == 0)
+        lit(w->o, "\"(unnamed)\"");
+    else
+        put_ref(w, c, ref);
+}
+
 /* ---- categories ---------------------------------------------------------- */
 
 /* Kineto's category for a runtime/driver event of a known backend. */
@@ -373,7 +388,7 @@ static void emit_host(wctx *w, const act__thread *t, rpos at)
     p = cpy(p, cat, catlen);
     p = CPY(p, "\",\"name\":");
     act__out_commit(o, p);
-    put_ref(w, at.c, r->name);
+    put_name(w, at.c, r->name);
     p = act__out_reserve(o, 32 + 2 * ACT__FMT_I64_MAX + 2 * ACT__FMT_TS_MAX);
     p = CPY(p, ",\"pid\":");
     p = act__fmt_i64(p, t->pid);
@@ -430,7 +445,7 @@ static void emit_plugin(wctx *w, rpos at)
     lit(o, r->kind == ACT__R_EMIT_SPAN ? "{\"ph\":\"X\",\"cat\":" : "{\"ph\":\"i\",\"s\":\"t\",\"cat\":");
     put_str0(o, cat);
     lit(o, ",\"name\":");
-    put_ref(w, at.c, r->name);
+    put_name(w, at.c, r->name);
     lit(o, ",\"pid\":");
     put_i64(o, pid);
     lit(o, ",\"tid\":");
@@ -683,7 +698,7 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             lit(o, "{\"ph\":\"C\",\"cat\":\"");
             lit(o, head->device == ACT__HOST_DEVICE ? "host_counter" : "gpu_pm_counter");
             lit(o, "\",\"name\":");
-            put_str0(o, head->track);
+            put_str0(o, head->track[0] ? head->track : "(unnamed)");
             lit(o, ",\"pid\":");
             put_i64(o, pid);
             lit(o, ",\"tid\":0");
