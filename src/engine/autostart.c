@@ -55,7 +55,18 @@ static void auto_start(void)
     const char *out = getenv("ACTRACE_RECORD_OUTPUT");
     if (!out || !*out)
         return;
-    auto_path = strdup(out);
+    /* Kineto's placeholder: ACTIVITIES_LOG_FILE = /tmp/trace_%pid%.json. */
+    const char *at = strstr(out, "%pid%");
+    if (at) {
+        char pid[24];
+        snprintf(pid, sizeof pid, "%d", (int)getpid());
+        size_t n = strlen(out) - 5 + strlen(pid) + 1;
+        auto_path = malloc(n);
+        if (auto_path)
+            snprintf(auto_path, n, "%.*s%s%s", (int)(at - out), out, pid, at + 5);
+    } else {
+        auto_path = strdup(out);
+    }
     unsetenv("ACTRACE_RECORD_OUTPUT");
     if (!auto_path)
         return;

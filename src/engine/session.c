@@ -150,6 +150,8 @@ static int apply_config(act_session *s)
     return 0;
 }
 
+static void sample_clock_offset(act_session *s);
+
 int act_session_create(const act_session_opts *opts_in, act_session **out)
 {
     if (!out)
@@ -172,6 +174,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     pthread_cond_init(&s->timer_cond, &ca);
     pthread_condattr_destroy(&ca);
     atomic_init(&s->state, ACT__S_CREATED);
+    sample_clock_offset(s); /* again at start; this serves a never-started write */
 
     act_parse_error err;
     memset(&err, 0, sizeof err);

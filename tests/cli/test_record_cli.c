@@ -106,6 +106,31 @@ int main(void)
     CHECK_EQ_INT(tu_count(root, "X", "ProfilerStep"), 20);
     json_decref(root);
 
+    /* Kineto's ACTIVITIES_LOG_FILE with %pid% names the output without -o. */
+    f = fopen(tmp("logfile.cfg"), "w");
+    CHECK_FATAL(f != NULL);
+    fprintf(f, "ACTIVITIES_LOG_FILE = %s/kineto_%%pid%%.json\n", tmpdir);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s record -c %s -- %s/tests/act_term_self 2>%s", ACTRACE,
+             tmp("logfile.cfg"), ACT_BINARY_DIR, tmp("err2.txt"));
+    CHECK_EQ_INT(run(cmd), 128 + 15);
+    err = tu_slurp(tmp("err2.txt"), NULL);
+    CHECK(err && strstr(err, "wrote ") && strstr(err, "/kineto_"));
+    if (err) {
+        /* "actrace record: wrote DIR/kineto_PID.json" */
+        char *w = strstr(err, "wrote ");
+        char *nl = w ? strchr(w, '\n') : NULL;
+        if (nl)
+            *nl = '\0';
+        CHECK(w && !strstr(w, "%pid%"));
+        if (w) {
+            json_t *kr = tu_load(w + 6);
+            CHECK_EQ_INT(tu_count(kr, "X", "before the signal"), 1);
+            json_decref(kr);
+        }
+    }
+    free(err);
+
     /* No such command; usage errors. */
     snprintf(cmd, sizeof cmd, "%s record -o %s -- /nonexistent/cmd 2>/dev/null", ACTRACE,
              tmp("x.json"));

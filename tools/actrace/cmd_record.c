@@ -25,7 +25,9 @@
 static void record_usage(FILE *f)
 {
     fprintf(f, "usage: actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... -- CMD [ARGS]\n"
-               "  -o FILE         trace to write (default actrace-PID.json; .gz compresses)\n"
+               "  -o FILE         trace to write; %%pid%% is replaced by the program's pid\n"
+               "                  (default: the config's ACTIVITIES_LOG_FILE, else\n"
+               "                  actrace-%%pid%%.json; a .gz name compresses)\n"
                "  -c CONFIG       config file (Kineto syntax; see docs/config.md)\n"
                "  --plugin PATH   load a plugin: a path, or a bare name from the plugin\n"
                "                  directory (example, host, ...); repeatable\n");
@@ -41,6 +43,23 @@ static int library_path(char *buf, size_t cap)
         snprintf(buf, cap, "%s", info.dli_fname);
     }
     return 0;
+}
+
+static int find_log_file(void *user, const char *key, const char *value)
+{
+    if (strcmp(key, "ACTIVITIES_LOG_FILE") == 0)
+        snprintf(user, PATH_MAX, "%s", value);
+    return 0;
+}
+
+/* @p pattern with "%pid%" replaced by @p pid. */
+static void expand_pid(char *out, size_t cap, const char *pattern, int pid)
+{
+    const char *at = strstr(pattern, "%pid%");
+    if (at)
+        snprintf(out, cap, "%.*s%d%s", (int)(at - pattern), pattern, pid, at + 5);
+    else
+        snprintf(out, cap, "%s", pattern);
 }
 
 static int append_env(const char *name, const char *value, char sep)
@@ -101,6 +120,7 @@ int act_cmd_record(int argc, char **argv)
         return 2;
     }
 
+    char log_file[PATH_MAX] = "";
     if (cfg) {
         act_config *c = NULL;
         act_parse_error err;
@@ -112,6 +132,8 @@ int act_cmd_record(int argc, char **argv)
                 fprintf(stderr, "actrace record: %s\n", err.message);
             return 2;
         }
+        /* Kineto's ACTIVITIES_LOG_FILE names the output when -o does not. */
+        act_config_foreach(c, find_log_file, log_file);
         act_config_destroy(c);
         char abs[PATH_MAX];
         if (!realpath(cfg, abs) || setenv("ACTRACE_CONFIG", abs, 1) != 0) {
@@ -129,11 +151,8 @@ int act_cmd_record(int argc, char **argv)
     if (append_env("LD_PRELOAD", lib, ':') != 0)
         return 1;
 
-    char outbuf[PATH_MAX + 32];
-    if (!out) {
-        snprintf(outbuf, sizeof outbuf, "actrace-%d.json", (int)getpid());
-        out = outbuf;
-    }
+    if (!out)
+        out = log_file[0] ? log_file : "actrace-%pid%.json";
     /* The trace must be written where the user said, whatever directory
      * the program changes to. */
     char abs_out[PATH_MAX * 2 + 2];
@@ -151,22 +170,41 @@ int act_cmd_record(int argc, char **argv)
     } else {
         snprintf(abs_out, sizeof abs_out, "%s", out);
     }
-    struct stat before;
-    int existed = stat(abs_out, &before) == 0;
     setenv("ACTRACE_RECORD_OUTPUT", abs_out, 1);
     const char *slash = strrchr(out, '/');
-    setenv("ACTRACE_RECORD_NAME", slash ? slash + 1 : out, 1);
-
+    if (!strstr(out, "%pid%"))
+        setenv("ACTRACE_RECORD_NAME", slash ? slash + 1 : out, 1);
+    /* The child's pid names the file when the path holds %pid%: stat
+     * before and after needs the same name, so block the child until the
+     * parent has looked. */
+    int gate[2];
+    if (pipe(gate) != 0) {
+        fprintf(stderr, "actrace record: pipe: %s\n", strerror(errno));
+        return 1;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "actrace record: fork: %s\n", strerror(errno));
         return 1;
     }
     if (pid == 0) {
+        char c;
+        close(gate[1]);
+        while (read(gate[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        close(gate[0]);
         execvp(argv[i], argv + i);
         fprintf(stderr, "actrace record: cannot run '%s': %s\n", argv[i], strerror(errno));
         _exit(127);
     }
+    close(gate[0]);
+    char final_out[sizeof abs_out + 32];
+    expand_pid(final_out, sizeof final_out, abs_out, (int)pid);
+    char shown[PATH_MAX + 32];
+    expand_pid(shown, sizeof shown, out, (int)pid);
+    struct stat before;
+    int existed = stat(final_out, &before) == 0;
+    close(gate[1]); /* let the child run */
     /* Ctrl-C reaches the whole foreground group: let the program handle it
      * (its trace is written by its own handler) and report its status. */
     signal(SIGINT, SIG_IGN);
@@ -182,16 +220,16 @@ int act_cmd_record(int argc, char **argv)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
         return 127;
     struct stat after;
-    if (stat(abs_out, &after) != 0 ||
+    if (stat(final_out, &after) != 0 ||
         (existed && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
          after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_ino == before.st_ino)) {
         if (WIFSIGNALED(status))
             fprintf(stderr, "actrace record: no trace written: '%s' was killed by signal %d\n",
                     argv[i], WTERMSIG(status));
         else
-            fprintf(stderr, "actrace record: no trace written to %s\n", out);
+            fprintf(stderr, "actrace record: no trace written to %s\n", shown);
         return rc ? rc : 1;
     }
-    fprintf(stderr, "actrace record: wrote %s\n", out);
+    fprintf(stderr, "actrace record: wrote %s\n", shown);
     return rc;
 }
