@@ -35,8 +35,8 @@
 #define ACT__FMT_U64_MAX 20
 /** Longest output of act__fmt_i64 ("-9223372036854775808"). */
 #define ACT__FMT_I64_MAX 20
-/** Longest output of act__fmt_ts_us ("-9223372036854.775", 18 bytes). */
-#define ACT__FMT_TS_MAX 18
+/** Longest output of act__fmt_ts_us ("-9223372036854775.808", 21 bytes). */
+#define ACT__FMT_TS_MAX 21
 /** Longest output of act__fmt_double ("-2.2250738585072014e-308" is 24). */
 #define ACT__FMT_DOUBLE_MAX 32
 /**
@@ -82,7 +82,7 @@ char *act__fmt_double(char *p, double v);
 /**
  * @p n bytes of @p s (any bytes, NULs included) as a quoted JSON string
  * (RFC 8259): '"' and '\\' are escaped, control characters become \n \t \r
- * \b \f or \u00XX, DEL passes through, well-formed UTF-8 is copied
+ * \b \f or \u00xx (lowercase hex), DEL passes through, well-formed UTF-8 is copied
  * verbatim, and each maximal ill-formed subpart (Unicode 15, section 3.9,
  * "U+FFFD substitution of maximal subparts") becomes one U+FFFD, written as
  * the three bytes EF BF BD. The output is always well-formed UTF-8 with no
