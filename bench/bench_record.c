@@ -196,6 +196,9 @@ int main(void)
         st.struct_size = sizeof st;
         act_session_get_stats(s, &st);
         buf_per_event = (double)st.bytes / (double)st.recorded;
+        /* Time the write, not the kernel freeing the previous file's pages
+         * (which a rename over it would do inside the timed region). */
+        unlink(path);
         double t0 = now_s();
         if (act_session_write(s, path) != 0) {
             fprintf(stderr, "bench: write: %s\n", act_session_errmsg(s));

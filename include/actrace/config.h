@@ -103,7 +103,8 @@ ACT_API int act_config_get_int(const act_config *cfg, const char *key,
 ACT_API int act_config_get_bool(const act_config *cfg, const char *key,
                                 int *out);
 
-/** Raw (trimmed) value of a key, set or default; NULL if neither.
+/** Raw (trimmed) value of a key, set or default; NULL if neither. For
+ *  TRACE_CATEGORIES it is the lower-case word ("kineto", "generic").
  *  Valid until the config is modified or destroyed. */
 ACT_API const char *act_config_get_str(const act_config *cfg,
                                        const char *key);

@@ -95,6 +95,48 @@ ACT_API uint64_t act_correlation_current(void);
 ACT_API void act_thread_name(const char *name);
 ACT_API void act_process_name(const char *name);
 
+/*
+ * Devices described by the application itself (a runtime that knows its
+ * own device timings, or a test); plugins have their own calls in
+ * plugin.h. Devices belong to the started session (act_session_active()):
+ * describe them after act_session_start(). Each device is drawn as its own
+ * process (a pid above any OS pid) with its streams as threads, and listed
+ * in the trace's "deviceProperties".
+ */
+
+/**
+ * Describe a device of the started session.
+ * @param name   shown as the device's process name (copied; any bytes)
+ * @param vendor copied; may be NULL
+ * @param out    receives the device index used by the calls below
+ * @return 0, ACT_ESTATE without a started session, ACT_ELIMIT, ACT_ENOMEM.
+ */
+ACT_API int act_device_add(const char *name, const char *vendor, uint32_t *out);
+/** Typed properties of a device, written in "deviceProperties" (key and
+ *  value copied). ACT_EINVAL for an unknown device or a NULL key, and for a
+ *  non-finite double. */
+ACT_API int act_device_prop_int(uint32_t device, const char *key, int64_t value);
+ACT_API int act_device_prop_str(uint32_t device, const char *key, const char *value);
+ACT_API int act_device_prop_double(uint32_t device, const char *key, double value);
+/** Name a stream (queue) of a device: the thread name of its track. */
+ACT_API int act_stream_name(uint32_t device, uint64_t stream, const char *name);
+
+/**
+ * Device activity (a kernel, a copy...) on @p device / @p stream with
+ * times on the act_now_ns() clock. The calling thread's external
+ * correlation id is attached ("External id"). Counted and dropped like
+ * every recording call: unknown device, end before start, type not
+ * selected.
+ */
+ACT_API void act_device_span_record(act_activity_type type, uint32_t device,
+                                    uint64_t stream, const char *name,
+                                    int64_t start_ns, int64_t end_ns);
+
+/** One sample of a counter series on a device's track, at @p ts_ns. */
+ACT_API void act_device_counter(uint32_t device, const char *track,
+                                const char *series, const char *unit,
+                                int64_t ts_ns, double value);
+
 #ifdef __cplusplus
 }
 #endif

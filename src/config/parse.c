@@ -58,6 +58,15 @@ static void quote(char *dst, size_t cap, const char *s, size_t n)
     dst[o] = '\0';
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PRINTF_LIKE(f, a)
+#endif
+
+static void fill(act_parse_error *e, int code, int line, int col,
+                 const char *key, size_t keylen, const char *fmt, va_list ap)
+    PRINTF_LIKE(7, 0);
 static void fill(act_parse_error *e, int code, int line, int col,
                  const char *key, size_t keylen, const char *fmt, va_list ap)
 {
@@ -72,12 +81,6 @@ static void fill(act_parse_error *e, int code, int line, int col,
     }
     vsnprintf(e->message, sizeof e->message, fmt, ap);
 }
-
-#if defined(__GNUC__) || defined(__clang__)
-#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
-#else
-#define PRINTF_LIKE(f, a)
-#endif
 
 static void report(pctx *c, int code, int line, int col, const char *key,
                    size_t keylen, const char *fmt, ...) PRINTF_LIKE(7, 8);
@@ -319,7 +322,7 @@ static int key_char(unsigned char ch)
 static int parse_line(pctx *c, int line, const char *p, size_t len)
 {
     /* '#' starts a comment anywhere, as in Kineto. */
-    const char *hash = memchr(p, '#', len);
+    const char *hash = len ? memchr(p, '#', len) : NULL;
     if (hash)
         len = (size_t)(hash - p);
     const char *nul = memchr(p, '\0', len);
@@ -480,6 +483,8 @@ int act_config_parse(const char *text, size_t len,
         return rc;
     }
     c.err = err;
+    if (!text)
+        text = ""; /* len is 0: memchr() and friends want a real pointer */
 
     int line = 1;
     size_t start = 0;

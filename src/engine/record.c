@@ -50,15 +50,26 @@ void act__record_atfork_child(void)
     tl_corr_depth = 0;
 }
 
-static inline act__thread *current(void)
+#if defined(__GNUC__) || defined(__clang__)
+#define ACT_NOINLINE __attribute__((noinline))
+#else
+#define ACT_NOINLINE
+#endif
+
+/* The one check every public recording call makes first: one load and a
+ * branch. The load is an acquire (it pairs with the release store that
+ * published the session, so the session's fields are seen initialised);
+ * on x86-64 and for the compiler that is the same single plain load as a
+ * relaxed one. The work for an active session lives in separate
+ * non-inlined functions so that the inactive path saves no registers and
+ * sets up no frame. */
+#define IF_RECORDING(s) \
+    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire); \
+    if (ACT_LIKELY(s == NULL)) \
+        return;
+
+static ACT_NOINLINE act__thread *attach(act_session *s)
 {
-    act_session *s = atomic_load_explicit(&act__recording, memory_order_relaxed);
-    if (ACT_LIKELY(s == NULL))
-        return NULL;
-    /* Pairs with the release store that published the session. */
-    atomic_thread_fence(memory_order_acquire);
-    if (ACT_LIKELY(tl_gen == s->gen))
-        return tl_thread;
     act__thread *t = act__thread_get(s);
     if (t) {
         tl_gen = s->gen;
@@ -66,6 +77,15 @@ static inline act__thread *current(void)
     }
     return t;
 }
+
+/* The calling thread's buffer for the (non-NULL) recording session. */
+static inline act__thread *thread_of(act_session *s)
+{
+    if (ACT_LIKELY(tl_gen == s->gen))
+        return tl_thread;
+    return attach(s);
+}
+
 
 static inline uint64_t corr_current(void)
 {
@@ -134,10 +154,10 @@ static inline act__rec *event(act__thread *t, int type, uint8_t kind,
     return r;
 }
 
-static inline void span_begin(act_activity_type type, act_name_id id,
-                              const char *name)
+static ACT_NOINLINE void span_begin(act_session *s, act_activity_type type,
+                                    act_name_id id, const char *name)
 {
-    act__thread *t = current();
+    act__thread *t = thread_of(s);
     if (!t)
         return;
     uint32_t d = t->depth++;
@@ -156,17 +176,19 @@ static inline void span_begin(act_activity_type type, act_name_id id,
 
 void act_span_begin(act_activity_type type, const char *name)
 {
-    span_begin(type, 0, name ? name : "");
+    IF_RECORDING(s)
+    span_begin(s, type, 0, name ? name : "");
 }
 
 void act_span_begin_id(act_activity_type type, act_name_id name)
 {
-    span_begin(type, name, NULL);
+    IF_RECORDING(s)
+    span_begin(s, type, name, NULL);
 }
 
-void act_span_end(void)
+static ACT_NOINLINE void span_end(act_session *s)
 {
-    act__thread *t = current();
+    act__thread *t = thread_of(s);
     if (!t)
         return;
     if (ACT_UNLIKELY(t->depth == 0)) {
@@ -179,10 +201,17 @@ void act_span_end(void)
                               memory_order_relaxed);
 }
 
-static inline void span_record(act_activity_type type, act_name_id id,
-                               const char *name, int64_t start, int64_t end)
+void act_span_end(void)
 {
-    act__thread *t = current();
+    IF_RECORDING(s)
+    span_end(s);
+}
+
+static ACT_NOINLINE void span_record(act_session *s, act_activity_type type,
+                                     act_name_id id, const char *name,
+                                     int64_t start, int64_t end)
+{
+    act__thread *t = thread_of(s);
     if (!t || !admit(t, type))
         return;
     if (ACT_UNLIKELY(end < start)) {
@@ -200,19 +229,21 @@ static inline void span_record(act_activity_type type, act_name_id id,
 void act_span_record(act_activity_type type, const char *name,
                      int64_t start_ns, int64_t end_ns)
 {
-    span_record(type, 0, name ? name : "", start_ns, end_ns);
+    IF_RECORDING(s)
+    span_record(s, type, 0, name ? name : "", start_ns, end_ns);
 }
 
 void act_span_record_id(act_activity_type type, act_name_id name,
                         int64_t start_ns, int64_t end_ns)
 {
-    span_record(type, name, NULL, start_ns, end_ns);
+    IF_RECORDING(s)
+    span_record(s, type, name, NULL, start_ns, end_ns);
 }
 
-static inline void instant(act_activity_type type, act_name_id id,
-                           const char *name)
+static ACT_NOINLINE void instant(act_session *s, act_activity_type type,
+                                 act_name_id id, const char *name)
 {
-    act__thread *t = current();
+    act__thread *t = thread_of(s);
     if (!t || !admit(t, type))
         return;
     act__rec *r = event(t, type, ACT__R_INSTANT, id, name);
@@ -225,18 +256,21 @@ static inline void instant(act_activity_type type, act_name_id id,
 
 void act_instant(act_activity_type type, const char *name)
 {
-    instant(type, 0, name ? name : "");
+    IF_RECORDING(s)
+    instant(s, type, 0, name ? name : "");
 }
 
 void act_instant_id(act_activity_type type, act_name_id name)
 {
-    instant(type, name, NULL);
+    IF_RECORDING(s)
+    instant(s, type, name, NULL);
 }
 
-void act_counter_unit(const char *track, const char *series, const char *unit,
-                      double value)
+static ACT_NOINLINE void counter(act_session *s, const char *track,
+                                 const char *series, const char *unit,
+                                 double value)
 {
-    act__thread *t = current();
+    act__thread *t = thread_of(s);
     if (!t)
         return;
     if (!track || !series) {
@@ -284,6 +318,13 @@ void act_counter_unit(const char *track, const char *series, const char *unit,
     push(t, r, 0);
 }
 
+void act_counter_unit(const char *track, const char *series, const char *unit,
+                      double value)
+{
+    IF_RECORDING(s)
+    counter(s, track, series, unit, value);
+}
+
 void act_counter(const char *track, const char *series, double value)
 {
     act_counter_unit(track, series, NULL, value);
@@ -315,9 +356,10 @@ static inline act__rec *arg_slot(act__thread *t, const char *key,
     return r;
 }
 
-static inline void arg_scalar(const char *key, act__vkind kind, uint64_t bits)
+static ACT_NOINLINE void arg_scalar(act_session *s, const char *key,
+                                    act__vkind kind, uint64_t bits)
 {
-    act__thread *t = current();
+    act__thread *t = thread_of(s);
     if (!t)
         return;
     act__rec *r = arg_slot(t, key, 0);
@@ -330,29 +372,34 @@ static inline void arg_scalar(const char *key, act__vkind kind, uint64_t bits)
 
 void act_arg_int(const char *key, int64_t value)
 {
-    arg_scalar(key, ACT__V_INT, (uint64_t)value);
+    IF_RECORDING(s)
+    arg_scalar(s, key, ACT__V_INT, (uint64_t)value);
 }
 
 void act_arg_uint(const char *key, uint64_t value)
 {
-    arg_scalar(key, ACT__V_UINT, value);
+    IF_RECORDING(s)
+    arg_scalar(s, key, ACT__V_UINT, value);
 }
 
 void act_arg_double(const char *key, double value)
 {
+    IF_RECORDING(s)
     uint64_t bits;
     memcpy(&bits, &value, sizeof bits);
-    arg_scalar(key, ACT__V_DOUBLE, bits);
+    arg_scalar(s, key, ACT__V_DOUBLE, bits);
 }
 
 void act_arg_bool(const char *key, int value)
 {
-    arg_scalar(key, ACT__V_BOOL, value != 0);
+    IF_RECORDING(s)
+    arg_scalar(s, key, ACT__V_BOOL, value != 0);
 }
 
-void act_arg_strn(const char *key, const char *value, size_t len)
+static ACT_NOINLINE void arg_strn(act_session *s, const char *key,
+                                  const char *value, size_t len)
 {
-    act__thread *t = current();
+    act__thread *t = thread_of(s);
     if (!t)
         return;
     if (!value) {
@@ -366,6 +413,12 @@ void act_arg_strn(const char *key, const char *value, size_t len)
     r->flags = ACT__V_STR;
     r->x = act__thread_put_str(t, value, vlen);
     push(t, r, 1);
+}
+
+void act_arg_strn(const char *key, const char *value, size_t len)
+{
+    IF_RECORDING(s)
+    arg_strn(s, key, value, len);
 }
 
 void act_arg_str(const char *key, const char *value)

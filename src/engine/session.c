@@ -150,6 +150,8 @@ static int apply_config(act_session *s)
     return 0;
 }
 
+static void sample_clock_offset(act_session *s);
+
 int act_session_create(const act_session_opts *opts_in, act_session **out)
 {
     if (!out)
@@ -172,6 +174,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     pthread_cond_init(&s->timer_cond, &ca);
     pthread_condattr_destroy(&ca);
     atomic_init(&s->state, ACT__S_CREATED);
+    sample_clock_offset(s); /* again at start; this serves a never-started write */
 
     act_parse_error err;
     memset(&err, 0, sizeof err);
@@ -278,9 +281,11 @@ static void *timer_main(void *arg)
 {
     act_session *s = arg;
     int64_t t0 = act__clock_ns();
-    if (s->warmup_ns > 0 && wait_until(s, t0 + s->warmup_ns))
-        return NULL;
-    act__session_open_window(s);
+    if (s->warmup_ns > 0) {
+        if (wait_until(s, t0 + s->warmup_ns))
+            return NULL;
+        act__session_open_window(s);
+    }
     if (s->duration_ns >= 0 && !wait_until(s, act__clock_ns() + s->duration_ns))
         act__session_close_window(s);
     return NULL;
@@ -301,6 +306,10 @@ int act_session_start(act_session *s)
     if (s->start_iter <= -2) /* warmup iterations counted from now */
         s->start_iter = atomic_load(&s->steps) + (-2 - s->start_iter);
     if (s->warmup_ns >= 0 || s->duration_ns >= 0) {
+        /* Without a warmup the window opens now, not when the timer thread
+         * gets to run, so nothing recorded right after start is lost. */
+        if (s->warmup_ns <= 0)
+            act__session_open_window(s);
         s->timer_running = 1;
         if (pthread_create(&s->timer, NULL, timer_main, s) != 0) {
             s->timer_running = 0;

@@ -1,29 +1,563 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until the plugin ABI lands: loads nothing. */
+/*
+ * The plugin loader: turns the explicit list of plugins (config PLUGINS,
+ * $ACTRACE_PLUGINS, the session options / --plugin) into loaded,
+ * initialised plugins, and drives their lifecycle for the session.
+ *
+ * Nothing is searched for: an entry with a '/' must be an absolute path;
+ * a bare name ("example") means <plugindir>/<name>.so, where <plugindir>
+ * is $ACTRACE_PLUGIN_DIR if set (absolute), else the build tree's plugin
+ * folder when libactrace itself lies in the build tree, else the installed
+ * <libdir>/actrace/plugins. Every refusal is logged naming the file and the
+ * reason, and never stops the session or the other plugins.
+ */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "actrace/log.h"
+#include "plugin/host.h"
 #include "plugin/loader.h"
 
+#ifndef ACT_PLUGIN_INSTALL_DIR
+#define ACT_PLUGIN_INSTALL_DIR "/usr/local/lib/actrace/plugins"
+#endif
+#ifndef ACT_PLUGIN_BUILD_DIR
+#define ACT_PLUGIN_BUILD_DIR ""
+#endif
+
+#define MAX_PLUGINS 64
+#define WHY_MAX 512
+
 struct act__plugins {
-    int unused;
+    size_t n;
+    struct act_plugin_ctx *v[MAX_PLUGINS];
 };
+
+/* ---- the list of requested plugins ------------------------------------ */
+
+typedef struct name_list {
+    char *v[MAX_PLUGINS * 2];
+    size_t n;
+    int overflow;
+} name_list;
+
+static int list_add(name_list *l, const char *s, size_t len)
+{
+    while (len && isspace((unsigned char)*s)) {
+        s++;
+        len--;
+    }
+    while (len && isspace((unsigned char)s[len - 1]))
+        len--;
+    if (!len)
+        return 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (strlen(l->v[i]) == len && memcmp(l->v[i], s, len) == 0)
+            return 0; /* the same text twice: once */
+    if (l->n == ACT_ARRAY_SIZE(l->v)) {
+        l->overflow = 1;
+        return 0;
+    }
+    char *d = strndup(s, len);
+    if (!d)
+        return ACT_ENOMEM;
+    l->v[l->n++] = d;
+    return 0;
+}
+
+static int list_split(name_list *l, const char *text, char sep)
+{
+    if (!text)
+        return 0;
+    for (;;) {
+        const char *e = strchr(text, sep);
+        size_t len = e ? (size_t)(e - text) : strlen(text);
+        int rc = list_add(l, text, len);
+        if (rc)
+            return rc;
+        if (!e)
+            return 0;
+        text = e + 1;
+    }
+}
+
+static void list_free(name_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+}
+
+/* ---- resolving a name to a file --------------------------------------- */
+
+static int is_bare_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
+            return 0;
+    return 1;
+}
+
+/* The folder bare names resolve in. The build tree wins when libactrace
+ * (this very code, found with dladdr) lies below the build directory. */
+static const char *plugin_dir(void)
+{
+    const char *env = getenv("ACTRACE_PLUGIN_DIR");
+    if (env && *env) {
+        if (env[0] == '/')
+            return env;
+        act_log(ACT_LOG_WARN,
+                "ACTRACE_PLUGIN_DIR='%s' ignored: not an absolute path", env);
+    }
+    const char *build = ACT_PLUGIN_BUILD_DIR;
+    const char *slash = strrchr(build, '/');
+    Dl_info info;
+    if (slash && slash != build &&
+        dladdr((void *)(uintptr_t)act__plugins_load, &info) &&
+        info.dli_fname) {
+        /* Both sides canonical, so a symlinked build folder still counts. */
+        char root[PATH_MAX];
+        snprintf(root, sizeof root, "%.*s", (int)(slash - build), build);
+        char *rroot = realpath(root, NULL);
+        char *self = realpath(info.dli_fname, NULL);
+        const char *r = rroot ? rroot : root;
+        size_t n = strlen(r);
+        int inside = self && strncmp(self, r, n) == 0 && self[n] == '/';
+        free(self);
+        free(rroot);
+        if (inside)
+            return build;
+    }
+    return ACT_PLUGIN_INSTALL_DIR;
+}
+
+/* ---- safety of the file and of every directory above it ---------------- */
+
+static int owner_ok(const struct stat *st)
+{
+    return st->st_uid == 0 || st->st_uid == geteuid();
+}
+
+static int check_node(const char *path, const struct stat *st,
+                      const char *what, char *why)
+{
+    if (!owner_ok(st)) {
+        snprintf(why, WHY_MAX, "%s %.400s is owned by uid %u, neither root nor "
+                 "the current user", what, path, (unsigned)st->st_uid);
+        return ACT_EUNSAFE;
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, WHY_MAX, "%s %.400s is writable by group or others "
+                 "(mode %04o)", what, path, (unsigned)(st->st_mode & 07777));
+        return ACT_EUNSAFE;
+    }
+    return 0;
+}
+
+/* @p real is canonical (realpath), so no component is a symlink. */
+static int check_safe(const char *real, char *why)
+{
+    struct stat st;
+    if (stat(real, &st) != 0) {
+        snprintf(why, WHY_MAX, "cannot stat: %s", strerror(errno));
+        return ACT_ENOENT;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, WHY_MAX, "not a regular file");
+        return ACT_EPLUGIN;
+    }
+    int rc = check_node(real, &st, "file", why);
+    if (rc)
+        return rc;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", real);
+    for (;;) {
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            return 0;
+        if (slash == dir)
+            slash[1] = '\0'; /* "/" itself */
+        else
+            *slash = '\0';
+        if (stat(dir, &st) != 0) {
+            snprintf(why, WHY_MAX, "cannot stat directory %.400s: %s", dir,
+                     strerror(errno));
+            return ACT_EUNSAFE;
+        }
+        rc = check_node(dir, &st, "directory", why);
+        if (rc)
+            return rc;
+        if (slash == dir)
+            return 0;
+    }
+}
+
+/* Checks the ELF header: an ELF shared object of this machine's class and
+ * byte order. dlopen() would fail on anything else too, but with a message
+ * that does not say what is wrong. */
+static int check_elf(const char *real, char *why)
+{
+    int fd = open(real, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, WHY_MAX, "cannot open: %s", strerror(errno));
+        return ACT_EIO;
+    }
+    unsigned char h[EI_NIDENT + 4];
+    ssize_t got = read(fd, h, sizeof h);
+    close(fd);
+    if (got < (ssize_t)sizeof h || memcmp(h, ELFMAG, SELFMAG) != 0) {
+        snprintf(why, WHY_MAX, "not a shared object (no ELF header)");
+        return ACT_EPLUGIN;
+    }
+    unsigned want_class = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+    if (h[EI_CLASS] != want_class) {
+        snprintf(why, WHY_MAX, "not a shared object for this process "
+                 "(ELF class %u, expected %u)", h[EI_CLASS], want_class);
+        return ACT_EPLUGIN;
+    }
+    const uint16_t one = 1;
+    unsigned want_data =
+        *(const unsigned char *)&one == 1 ? ELFDATA2LSB : ELFDATA2MSB;
+    if (h[EI_DATA] != want_data) {
+        snprintf(why, WHY_MAX, "not a shared object for this process "
+                 "(wrong byte order)");
+        return ACT_EPLUGIN;
+    }
+    /* e_type follows e_ident in both classes. */
+    unsigned type = want_data == ELFDATA2LSB
+                        ? (unsigned)(h[EI_NIDENT] | h[EI_NIDENT + 1] << 8)
+                        : (unsigned)(h[EI_NIDENT] << 8 | h[EI_NIDENT + 1]);
+    if (type != ET_DYN) {
+        snprintf(why, WHY_MAX, "not a shared object (ELF type %u, expected "
+                 "ET_DYN)", type);
+        return ACT_EPLUGIN;
+    }
+    return 0;
+}
+
+/* ---- loading one plugin ------------------------------------------------ */
+
+static int types_explicit_visit(void *user, const char *key,
+                                const char *value)
+{
+    (void)value;
+    if (strcasecmp(key, "ACTIVITY_TYPES") == 0)
+        *(int *)user = 1;
+    return 0;
+}
+
+static int valid_plugin_name(const char *s)
+{
+    if (!s)
+        return 0;
+    size_t n = strnlen(s, 65);
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) ||
+              s[i] == '_' || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
+static void ctx_free(struct act_plugin_ctx *c)
+{
+    if (!c)
+        return;
+    if (c->dl)
+        dlclose(c->dl);
+    pthread_mutex_destroy(&c->lock);
+    free(c->track_map);
+    free(c->path);
+    free(c);
+}
+
+/* Replaces bytes that could garble a log line (controls, non-ASCII) in a
+ * plugin-supplied reason. */
+static void sanitize(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+            *s = '?';
+}
+
+/* Loads @p real. Returns 0 and the plugin, or a negative code with the
+ * reason in @p why. */
+static int load_one(act_session *s, const act_config *cfg,
+                    const act__plugins *set, const char *real,
+                    struct act_plugin_ctx **out, char *why)
+{
+    int rc = check_safe(real, why);
+    if (!rc)
+        rc = check_elf(real, why);
+    if (rc)
+        return rc;
+
+    struct act_plugin_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return ACT_ENOMEM;
+    c->magic = ACT__PLUGIN_MAGIC;
+    c->session = s;
+    c->cfg = cfg;
+    pthread_mutex_init(&c->lock, NULL);
+    c->path = strdup(real);
+    c->track_map = calloc(ACT_PLUGIN_TRACKS_MAX, sizeof *c->track_map);
+    snprintf(c->name, sizeof c->name, "?");
+    if (!c->path || !c->track_map) {
+        ctx_free(c);
+        return ACT_ENOMEM;
+    }
+    if (cfg)
+        act_config_foreach(cfg, types_explicit_visit, &c->types_explicit);
+    act__phost_init(c);
+
+    dlerror();
+    c->dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+    if (!c->dl) {
+        const char *e = dlerror();
+        snprintf(why, WHY_MAX, "dlopen failed: %s", e ? e : "unknown error");
+        ctx_free(c);
+        return ACT_EPLUGIN;
+    }
+    act_plugin_entry_fn entry;
+    void *sym = dlsym(c->dl, ACT_PLUGIN_ENTRY_SYMBOL);
+    if (!sym) {
+        snprintf(why, WHY_MAX, "missing entry symbol %s",
+                 ACT_PLUGIN_ENTRY_SYMBOL);
+        ctx_free(c);
+        return ACT_EPLUGIN;
+    }
+    /* POSIX guarantees a dlsym result converts to a function pointer. */
+    memcpy(&entry, &sym, sizeof entry);
+
+    const act_plugin *t =
+        entry(&c->host, ACT_PLUGIN_ABI_MAJOR, ACT_PLUGIN_ABI_MINOR);
+    if (!t) {
+        snprintf(why, WHY_MAX, "declined: %s returned NULL",
+                 ACT_PLUGIN_ENTRY_SYMBOL);
+        ctx_free(c);
+        return ACT_EDECLINED;
+    }
+    /* The major is read only when the struct holds it. */
+    if (t->struct_size >= 8 && t->abi_major != ACT_PLUGIN_ABI_MAJOR) {
+        snprintf(why, WHY_MAX, "unsupported plugin ABI %u.%u (this host "
+                 "speaks %d.0 to %d.%d)", t->abi_major, t->abi_minor,
+                 ACT_PLUGIN_ABI_MAJOR, ACT_PLUGIN_ABI_MAJOR,
+                 ACT_PLUGIN_ABI_MINOR);
+        ctx_free(c);
+        return ACT_EABI;
+    }
+    if (t->struct_size < ACT_PLUGIN_SIZE_1_0) {
+        snprintf(why, WHY_MAX, "plugin table struct_size %u is smaller than "
+                 "ABI 1.0's (%u)", t->struct_size, ACT_PLUGIN_SIZE_1_0);
+        ctx_free(c);
+        return ACT_EABI;
+    }
+    /* Read only what the plugin's size covers; the rest stays zero. */
+    memcpy(&c->table, t,
+           t->struct_size < sizeof c->table ? t->struct_size
+                                            : sizeof c->table);
+    if (!valid_plugin_name(c->table.name)) {
+        snprintf(why, WHY_MAX, "invalid plugin name (want [a-z0-9_-]{1,64})");
+        ctx_free(c);
+        return ACT_EPLUGIN;
+    }
+    snprintf(c->name, sizeof c->name, "%s", c->table.name);
+    const char *backend = c->table.backend ? c->table.backend : c->name;
+    if (!valid_plugin_name(backend)) {
+        snprintf(why, WHY_MAX, "invalid backend name (want [a-z0-9_-]{1,64})");
+        ctx_free(c);
+        return ACT_EPLUGIN;
+    }
+    for (size_t i = 0; i < set->n; i++)
+        if (strcmp(set->v[i]->name, c->name) == 0) {
+            snprintf(why, WHY_MAX, "a plugin named '%s' is already loaded "
+                     "from %.300s", c->name, set->v[i]->path);
+            ctx_free(c);
+            return ACT_EEXIST;
+        }
+    rc = act__source_add(s, c->name, backend, &c->source);
+    if (rc) {
+        snprintf(why, WHY_MAX, "no record source left: %s", act_strerror(rc));
+        ctx_free(c);
+        return rc;
+    }
+    if (c->table.init) {
+        char reason[256] = {0};
+        int32_t r = c->table.init(&c->host, &c->state, reason, sizeof reason);
+        reason[sizeof reason - 1] = '\0';
+        sanitize(reason);
+        if (r != ACT_PLUGIN_OK) {
+            if (r == ACT_PLUGIN_DECLINE)
+                snprintf(why, WHY_MAX, "init declined: %s",
+                         *reason ? reason : "(no reason given)");
+            else
+                snprintf(why, WHY_MAX, "init failed (%d): %s", (int)r,
+                         *reason ? reason : "(no reason given)");
+            ctx_free(c);
+            return r == ACT_PLUGIN_DECLINE ? ACT_EDECLINED : ACT_EPLUGIN;
+        }
+    }
+    c->initialised = 1;
+    *out = c;
+    return 0;
+}
+
+/* ---- the set ----------------------------------------------------------- */
+
+static void load_entry(act_session *s, const act_config *cfg,
+                       act__plugins *set, const char *entry,
+                       const char *dir)
+{
+    char why[WHY_MAX] = "";
+    char given[PATH_MAX];
+    if (strchr(entry, '/')) {
+        if (entry[0] != '/') {
+            act_log(ACT_LOG_WARN,
+                    "plugin %s: refused: relative path (give an absolute "
+                    "path, or a bare name for the plugin directory %s)",
+                    entry, dir);
+            return;
+        }
+        snprintf(given, sizeof given, "%s", entry);
+    } else if (is_bare_name(entry)) {
+        snprintf(given, sizeof given, "%s/%s.so", dir, entry);
+    } else {
+        act_log(ACT_LOG_WARN,
+                "plugin %s: refused: neither an absolute path nor a bare "
+                "name ([A-Za-z0-9_-]{1,64})", entry);
+        return;
+    }
+    char *real = realpath(given, NULL);
+    if (!real) {
+        act_log(ACT_LOG_WARN, "plugin %s: refused: %s: %s", entry, given,
+                strerror(errno));
+        return;
+    }
+    for (size_t i = 0; i < set->n; i++)
+        if (strcmp(set->v[i]->path, real) == 0) {
+            free(real); /* listed twice: loaded once */
+            return;
+        }
+    if (set->n == MAX_PLUGINS) {
+        act_log(ACT_LOG_WARN, "plugin %s: refused: more than %d plugins",
+                real, MAX_PLUGINS);
+        free(real);
+        return;
+    }
+    struct act_plugin_ctx *c = NULL;
+    int rc = load_one(s, cfg, set, real, &c, why);
+    if (rc) {
+        act_log(ACT_LOG_WARN, "plugin %s: refused: %s", real,
+                *why ? why : act_strerror(rc));
+    } else {
+        set->v[set->n++] = c;
+        act_log(ACT_LOG_INFO, "plugin %s: loaded '%s' %s", real, c->name,
+                c->table.version ? c->table.version : "");
+    }
+    free(real);
+}
 
 int act__plugins_load(act_session *s, const act_config *cfg,
                       const char *const *extra, size_t nextra,
                       act__plugins **out)
 {
-    (void)s;
-    (void)cfg;
-    (void)extra;
-    (void)nextra;
-    *out = calloc(1, sizeof **out);
-    return *out ? 0 : ACT_ENOMEM;
+    *out = NULL;
+    act__plugins *set = calloc(1, sizeof *set);
+    if (!set)
+        return ACT_ENOMEM;
+    name_list l = {0};
+    int rc = 0;
+    if (cfg)
+        rc = list_split(&l, act_config_get_str(cfg, "PLUGINS"), ',');
+    if (!rc)
+        rc = list_split(&l, getenv("ACTRACE_PLUGINS"), ':');
+    for (size_t i = 0; !rc && i < nextra; i++)
+        if (extra[i])
+            rc = list_add(&l, extra[i], strlen(extra[i]));
+    if (rc) {
+        list_free(&l);
+        free(set);
+        return rc;
+    }
+    if (l.overflow)
+        act_log(ACT_LOG_WARN, "plugins: more than %zu entries listed; the "
+                "rest are ignored", l.n);
+    if (l.n) {
+        const char *dir = plugin_dir();
+        for (size_t i = 0; i < l.n; i++)
+            load_entry(s, cfg, set, l.v[i], dir);
+    }
+    list_free(&l);
+    *out = set;
+    return 0;
 }
 
-void act__plugins_start(act__plugins *p) { (void)p; }
-void act__plugins_stop(act__plugins *p) { (void)p; }
-void act__plugins_destroy(act__plugins *p) { free(p); }
-size_t act__plugins_count(const act__plugins *p) { (void)p; return 0; }
-const char *act__plugins_name(const act__plugins *p, size_t i) { (void)p; (void)i; return ""; }
-const char *act__plugins_path(const act__plugins *p, size_t i) { (void)p; (void)i; return ""; }
-uint64_t act__plugins_rejected(const act__plugins *p, size_t i) { (void)p; (void)i; return 0; }
+void act__plugins_start(act__plugins *p)
+{
+    for (size_t i = 0; p && i < p->n; i++)
+        if (p->v[i]->table.start)
+            p->v[i]->table.start(p->v[i]->state);
+}
+
+void act__plugins_stop(act__plugins *p)
+{
+    /* All stop first, then all flush: no plugin produces while another
+     * one drains. */
+    for (size_t i = 0; p && i < p->n; i++)
+        if (p->v[i]->table.stop)
+            p->v[i]->table.stop(p->v[i]->state);
+    for (size_t i = 0; p && i < p->n; i++)
+        if (p->v[i]->table.flush)
+            p->v[i]->table.flush(p->v[i]->state);
+}
+
+void act__plugins_destroy(act__plugins *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
+        struct act_plugin_ctx *c = p->v[i];
+        if (c->table.finalize)
+            c->table.finalize(c->state);
+        uint64_t rej = act__phost_rejected(c);
+        if (rej)
+            act_log(ACT_LOG_WARN, "plugin '%s' (%s): %llu records or calls "
+                    "rejected in total", c->name, c->path,
+                    (unsigned long long)rej);
+        ctx_free(c);
+    }
+    free(p);
+}
+
+size_t act__plugins_count(const act__plugins *p)
+{
+    return p ? p->n : 0;
+}
+
+const char *act__plugins_name(const act__plugins *p, size_t i)
+{
+    return p && i < p->n ? p->v[i]->name : "";
+}
+
+const char *act__plugins_path(const act__plugins *p, size_t i)
+{
+    return p && i < p->n ? p->v[i]->path : "";
+}
+
+uint64_t act__plugins_rejected(const act__plugins *p, size_t i)
+{
+    return p && i < p->n ? act__phost_rejected(p->v[i]) : 0;
+}

@@ -2,6 +2,15 @@
 /* act_strerror() and act_err_name(), generated from ACT_ERROR_LIST. */
 #include "actrace/errors.h"
 
+/* Every code lies in [ACT__ERROR_MIN, 0]: a new code at the end of the list
+ * must move ACT__ERROR_MIN with it. (Duplicate values are caught by the
+ * switch statements below.) */
+#define X(name, value, msg)                                                   \
+    _Static_assert((value) <= 0 && (value) >= ACT__ERROR_MIN,                 \
+                   "ACT_" #name ": outside [ACT__ERROR_MIN, 0]");
+ACT_ERROR_LIST(X)
+#undef X
+
 const char *act_strerror(int err)
 {
     switch (err) {

@@ -47,6 +47,10 @@ typedef struct wctx {
     name_ent *names;
     size_t nnames;
     keyset host_corr, dev_corr;
+    name_ent prefix[ACT__NTYPE_SLOTS + 1][2]; /* host event starts, by type and kind */
+    name_ent unnamed;                         /* "(unnamed)" */
+    char pidtid[64]; /* ,"pid":P,"tid":T,"ts":  of the thread being written */
+    uint32_t pidtid_len;
     int oom;
 } wctx;
 
@@ -199,6 +203,21 @@ static void put_ref(wctx *w, const act__chunk *c, uint32_t ref)
     }
 }
 
+/* An event's name: viewers treat "" as a missing name, so an empty one is
+ * written as "(unnamed)". */
+static void put_name(wctx *w, const act__chunk *c, uint32_t ref)
+{
+    uint32_t len = 0;
+    if (ref & ACT__REF_LOCAL)
+        act__chunk_str(c, ref, &len);
+    else if (ref)
+        act__name_str(ref, &len);
+    if (len == 0)
+        lit(w->o, "\"(unnamed)\"");
+    else
+        put_ref(w, c, ref);
+}
+
 /* ---- categories ---------------------------------------------------------- */
 
 /* Kineto's category for a runtime/driver event of a known backend. */
@@ -291,12 +310,42 @@ static int next_pos(rpos *p)
     return 0;
 }
 
-/* Write the ARG records following @p at as `,"key":value` pairs. */
-static int put_args(wctx *w, rpos at, int first)
+/* Key bytes of an ARG record. */
+static const char *arg_key(const act__chunk *c, const act__rec *a, uint32_t *len)
+{
+    if (a->name & ACT__REF_LOCAL)
+        return act__chunk_str(c, a->name, len);
+    return act__name_str(a->name, len);
+}
+
+static int key_is(const char *k, uint32_t n, const char *lit0)
+{
+    return strlen(lit0) == n && memcmp(k, lit0, n) == 0;
+}
+
+/* Write the ARG records following @p at as `,"key":value` pairs. JSON
+ * object keys should be unique (RFC 8259) and strict parsers reject
+ * duplicates, so a key given twice keeps its last value, and keys the
+ * writer already wrote (@p reserved, NULL-terminated) are skipped. */
+static int put_args(wctx *w, rpos at, int first, const char *const *reserved)
 {
     rpos p = at;
     while (next_pos(&p) && p.c->recs[p.i].kind == ACT__R_ARG) {
         const act__rec *a = &p.c->recs[p.i];
+        uint32_t klen;
+        const char *key = arg_key(p.c, a, &klen);
+        int skip = 0;
+        for (const char *const *r = reserved; r && *r && !skip; r++)
+            skip = key_is(key, klen, *r);
+        /* A later arg with the same key wins; look ahead a bounded way. */
+        rpos q = p;
+        for (int k = 0; k < 64 && !skip && next_pos(&q) && q.c->recs[q.i].kind == ACT__R_ARG; k++) {
+            uint32_t l2;
+            const char *k2 = arg_key(q.c, &q.c->recs[q.i], &l2);
+            skip = l2 == klen && memcmp(k2, key, klen) == 0;
+        }
+        if (skip)
+            continue;
         if (!first)
             act__out_char(w->o, ',');
         first = 0;
@@ -332,24 +381,58 @@ static void emit_ids(const wctx *w, const act__rec *aux, int32_t *pid, uint32_t 
 }
 
 /* One host event (span or instant) of thread @p t. */
-static void emit_host(wctx *w, const act__thread *t, rpos at)
+/* The constant start of a host event of @p type and @p kind:
+ * {"ph":"X","cat":"cpu_op","name":  (cached per write). */
+static const name_ent *host_prefix(wctx *w, int type, uint8_t kind)
+{
+    static const name_ent none = {"", 0};
+    int slot = act__type_slot(type);
+    if (slot < 0)
+        slot = ACT__NTYPE_SLOTS; /* not a type: cannot be recorded, but be safe */
+    name_ent *e = &w->prefix[slot][kind == ACT__R_SPAN];
+    if (!e->json) {
+        const char *cat = category(w, 0, type);
+        size_t n = strlen(cat) * 6 + 64;
+        e->json = malloc(n);
+        if (!e->json) {
+            w->oom = 1;
+            return &none;
+        }
+        char *p = e->json;
+        p = kind == ACT__R_SPAN ? CPY(p, "{\"ph\":\"X\",\"cat\":")
+                                : CPY(p, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":");
+        p = act__json_str(p, cat, strlen(cat));
+        p = CPY(p, ",\"name\":");
+        e->len = (uint32_t)(p - e->json);
+    }
+    return e;
+}
+
+/* One host event (span or instant) of the thread whose ids are in
+ * w->pidtid. The common case (interned or short name, no args) is one
+ * reservation and a handful of copies. */
+static void emit_host(wctx *w, rpos at)
 {
     const act__rec *r = &at.c->recs[at.i];
     act__out *o = w->o;
-    const char *cat = category(w, 0, r->type);
-    size_t catlen = strlen(cat);
-    char *p = act__out_reserve(o, 64 + catlen + 2 * ACT__FMT_I64_MAX);
-    p = r->kind == ACT__R_SPAN ? CPY(p, "{\"ph\":\"X\",\"cat\":\"") : CPY(p, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"");
-    p = cpy(p, cat, catlen);
-    p = CPY(p, "\",\"name\":");
-    act__out_commit(o, p);
-    put_ref(w, at.c, r->name);
-    p = act__out_reserve(o, 32 + 2 * ACT__FMT_I64_MAX + 2 * ACT__FMT_TS_MAX);
-    p = CPY(p, ",\"pid\":");
-    p = act__fmt_i64(p, t->pid);
-    p = CPY(p, ",\"tid\":");
-    p = act__fmt_i64(p, t->tid);
-    p = CPY(p, ",\"ts\":");
+    const name_ent *pre = host_prefix(w, r->type, r->kind);
+    const name_ent *nm = NULL;
+    if (!(r->name & ACT__REF_LOCAL)) {
+        nm = interned(w, r->name);
+        if (nm->len <= 2)
+            nm = &w->unnamed;
+    }
+    size_t name_max = nm ? nm->len : 0;
+    char *p = act__out_reserve(o, pre->len + name_max + w->pidtid_len + 2 * ACT__FMT_TS_MAX + 16);
+    p = cpy(p, pre->json, pre->len);
+    if (nm) {
+        p = cpy(p, nm->json, nm->len);
+    } else {
+        act__out_commit(o, p);
+        put_name(w, at.c, r->name);
+        p = act__out_reserve(o, w->pidtid_len + 2 * ACT__FMT_TS_MAX + 16);
+    }
+    p = cpy(p, w->pidtid, w->pidtid_len);
     p = act__fmt_ts_us(p, r->t0 + w->to_rel_ns);
     int open = 0;
     if (r->kind == ACT__R_SPAN) {
@@ -358,26 +441,29 @@ static void emit_host(wctx *w, const act__thread *t, rpos at)
         p = CPY(p, ",\"dur\":");
         p = act__fmt_ts_us(p, end_of(w, r) - r->t0);
     }
-    act__out_commit(o, p);
-    /* Args: the external correlation first (Kineto's "External id"). */
     rpos look = at;
     int has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
-    if (r->x || open || has_args) {
-        lit(o, ",\"args\":{");
-        int first = 1;
-        if (r->x) {
-            lit(o, "\"External id\":");
-            put_u64(o, r->x);
-            first = 0;
-        }
-        if (open) {
-            lit(o, first ? "\"unfinished\":true" : ",\"unfinished\":true");
-            first = 0;
-        }
-        put_args(w, at, first);
-        act__out_char(o, '}');
+    if (!(r->x || open || has_args)) {
+        p = CPY(p, "},\n");
+        act__out_commit(o, p);
+        return;
     }
-    lit(o, "},\n");
+    act__out_commit(o, p);
+    /* Args: the external correlation first (Kineto's "External id"). */
+    lit(o, ",\"args\":{");
+    int first = 1;
+    if (r->x) {
+        lit(o, "\"External id\":");
+        put_u64(o, r->x);
+        first = 0;
+    }
+    if (open) {
+        lit(o, first ? "\"unfinished\":true" : ",\"unfinished\":true");
+        first = 0;
+    }
+    static const char *const host_reserved[] = {"External id", "unfinished", NULL};
+    put_args(w, at, first, host_reserved);
+    lit(o, "}},\n");
 }
 
 /* One plugin record (with its AUX_DEV record right after it). */
@@ -399,7 +485,7 @@ static void emit_plugin(wctx *w, rpos at)
     lit(o, r->kind == ACT__R_EMIT_SPAN ? "{\"ph\":\"X\",\"cat\":" : "{\"ph\":\"i\",\"s\":\"t\",\"cat\":");
     put_str0(o, cat);
     lit(o, ",\"name\":");
-    put_ref(w, at.c, r->name);
+    put_name(w, at.c, r->name);
     lit(o, ",\"pid\":");
     put_i64(o, pid);
     lit(o, ",\"tid\":");
@@ -427,7 +513,9 @@ static void emit_plugin(wctx *w, rpos at)
     }
     lit(o, "\"backend\":");
     put_str0(o, source < w->s->nsources ? w->s->sources[source].backend : "");
-    put_args(w, ap, 0);
+    static const char *const plugin_reserved[] = {"External id", "correlation", "device",
+                                                  "stream", "backend", NULL};
+    put_args(w, ap, 0, plugin_reserved);
     lit(o, "}},\n");
 
     /* Flow from the API call to the device work it launched ("ac2g"). */
@@ -447,11 +535,11 @@ static void emit_plugin(wctx *w, rpos at)
     }
 }
 
-static void emit_at(wctx *w, const act__thread *t, rpos at)
+static void emit_at(wctx *w, rpos at)
 {
     switch (at.c->recs[at.i].kind) {
     case ACT__R_SPAN:
-    case ACT__R_INSTANT: emit_host(w, t, at); break;
+    case ACT__R_INSTANT: emit_host(w, at); break;
     case ACT__R_EMIT_SPAN:
     case ACT__R_EMIT_INSTANT: emit_plugin(w, at); break;
     default: break;
@@ -530,6 +618,13 @@ static void scan_thread(wctx *w, const act__thread *t, tscan *sc)
 
 static void emit_thread(wctx *w, const act__thread *t, const tscan *sc)
 {
+    char *p = w->pidtid;
+    p = CPY(p, ",\"pid\":");
+    p = act__fmt_i64(p, t->pid);
+    p = CPY(p, ",\"tid\":");
+    p = act__fmt_i64(p, t->tid);
+    p = CPY(p, ",\"ts\":");
+    w->pidtid_len = (uint32_t)(p - w->pidtid);
     if (!sc->sorted) {
         /* Recorded out of start order (caller-supplied times): sort this
          * thread's events so that parents precede children. */
@@ -546,7 +641,7 @@ static void emit_thread(wctx *w, const act__thread *t, const tscan *sc)
             }
             qsort(idx, k, sizeof *idx, cmp_pos);
             for (size_t i = 0; i < k; i++)
-                emit_at(w, t, idx[i]);
+                emit_at(w, idx[i]);
             free(idx);
             return;
         }
@@ -556,7 +651,7 @@ static void emit_thread(wctx *w, const act__thread *t, const tscan *sc)
         uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
         for (uint32_t i = 0; i < n; i++)
             if (is_event(c->recs[i].kind))
-                emit_at(w, t, (rpos){c, i, 0});
+                emit_at(w, (rpos){c, i, 0});
     }
 }
 
@@ -650,7 +745,7 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             lit(o, "{\"ph\":\"C\",\"cat\":\"");
             lit(o, head->device == ACT__HOST_DEVICE ? "host_counter" : "gpu_pm_counter");
             lit(o, "\",\"name\":");
-            put_str0(o, head->track);
+            put_str0(o, head->track[0] ? head->track : "(unnamed)");
             lit(o, ",\"pid\":");
             put_i64(o, pid);
             lit(o, ",\"tid\":0");
@@ -948,6 +1043,8 @@ int act__write_chrome(act_session *s, const char *path)
     w.s = s;
     w.o = &out;
     w.pid = (int32_t)getpid();
+    w.unnamed.json = "\"(unnamed)\"";
+    w.unnamed.len = 11;
 
     /* Snapshot the thread list in attach order. */
     pthread_mutex_lock(&s->lock);
@@ -993,6 +1090,10 @@ int act__write_chrome(act_session *s, const char *path)
 
     for (size_t i = 0; i < w.nnames; i++)
         free(w.names[i].json);
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(w.prefix); i++) {
+        free(w.prefix[i][0].json);
+        free(w.prefix[i][1].json);
+    }
     free(w.names);
     free(w.host_corr.slot);
     free(w.dev_corr.slot);

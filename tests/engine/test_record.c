@@ -303,9 +303,42 @@ static void test_iterations(void)
     act_session_destroy(s);
 }
 
+static void test_duration(void)
+{
+    /* No warmup, a 50 ms window: what is recorded right after start is in,
+     * what comes after the window closed is not (the sleep is 10 times the
+     * window, so only a stalled timer thread could make this flaky). */
+    act_session *s = tu_session("ACTIVITIES_WARMUP_PERIOD_SECS = 0\nACTIVITIES_DURATION_MSECS = 50\n");
+    act_span_begin(ACT_CPU_OP, "inside the window");
+    act_span_end();
+    usleep(500 * 1000);
+    act_span_begin(ACT_CPU_OP, "after the window");
+    act_span_end();
+    const char *path = tu_trace_path("record_duration.json");
+    CHECK_OK(act_session_write(s, path));
+    json_t *root = tu_load(path);
+    CHECK(find_x(root, "inside the window", -1) != NULL);
+    CHECK(find_x(root, "after the window", -1) == NULL);
+    json_decref(root);
+    act_session_destroy(s);
+
+    /* A warmup longer than the test: nothing is recorded. */
+    s = tu_session("ACTIVITIES_WARMUP_PERIOD_SECS = 3600\n");
+    act_span_begin(ACT_CPU_OP, "during warmup");
+    act_span_end();
+    CHECK_OK(act_session_stop(s));
+    act_session_stats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    CHECK_OK(act_session_get_stats(s, &st));
+    CHECK_EQ_U64(st.recorded, 0);
+    act_session_destroy(s);
+}
+
 int main(void)
 {
     act_log_set_level(ACT_LOG_ERROR);
+    test_duration();
     test_api();
     test_no_session();
     test_iterations();

@@ -16,3 +16,6 @@ if(ACT_HAVE_JANSSON)
                  LIBS PkgConfig::JANSSON ZLIB::ZLIB LABELS engine writer)
   endif()
 endif()
+# Replaces malloc: not under sanitizers, which own the allocator.
+act_add_test(RecordAllocFailure SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_alloc_failure.c
+             LIBS Threads::Threads LABELS engine nosan TIMEOUT 300 INTERNAL)

@@ -189,6 +189,7 @@ static size_t ref_escape(const unsigned char *s, size_t n, char *out)
     return (size_t)(p - out);
 }
 
+#ifdef ACT_HAVE_JANSSON
 /* The string a JSON parser must give back: ill-formed subparts replaced. */
 static size_t ref_decoded(const unsigned char *s, size_t n, char *out)
 {
@@ -204,6 +205,7 @@ static size_t ref_decoded(const unsigned char *s, size_t n, char *out)
     }
     return (size_t)(p - out);
 }
+#endif
 
 static size_t ref_valid_prefix(const unsigned char *s, size_t n)
 {

@@ -1,13 +1,235 @@
 /* SPDX-License-Identifier: MIT */
-/* actrace record: not implemented yet. */
+/*
+ * actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... -- CMD [ARGS]
+ *
+ * Runs CMD with libactrace preloaded; the library's auto-started session
+ * (src/engine/autostart.c) records it and writes FILE when CMD exits. The
+ * config is checked here first, so a mistake is reported before CMD runs.
+ * Exit status: CMD's (128+N if it died of signal N); 2 for a usage or
+ * config error; 1 if CMD could not be run or no trace was written.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "actrace/actrace.h"
 #include "cli.h"
+
+static void record_usage(FILE *f)
+{
+    fprintf(f, "usage: actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... -- CMD [ARGS]\n"
+               "  -o FILE         trace to write; %%pid%% is replaced by the program's pid\n"
+               "                  (default: the config's ACTIVITIES_LOG_FILE, else\n"
+               "                  actrace-%%pid%%.json; a .gz name compresses)\n"
+               "  -c CONFIG       config file (Kineto syntax; see docs/config.md)\n"
+               "  --plugin PATH   load a plugin: a path, or a bare name from the plugin\n"
+               "                  directory (example, host, ...); repeatable\n");
+}
+
+/* Path of the libactrace.so this program runs with, for LD_PRELOAD. */
+static int library_path(char *buf, size_t cap)
+{
+    Dl_info info;
+    if (!dladdr((void *)act_version, &info) || !info.dli_fname)
+        return -1;
+    if (!realpath(info.dli_fname, buf)) {
+        snprintf(buf, cap, "%s", info.dli_fname);
+    }
+    return 0;
+}
+
+static int find_log_file(void *user, const char *key, const char *value)
+{
+    if (strcmp(key, "ACTIVITIES_LOG_FILE") == 0)
+        snprintf(user, PATH_MAX, "%s", value);
+    return 0;
+}
+
+/* @p pattern with "%pid%" replaced by @p pid. */
+static void expand_pid(char *out, size_t cap, const char *pattern, int pid)
+{
+    const char *at = strstr(pattern, "%pid%");
+    if (at)
+        snprintf(out, cap, "%.*s%d%s", (int)(at - pattern), pattern, pid, at + 5);
+    else
+        snprintf(out, cap, "%s", pattern);
+}
+
+static int append_env(const char *name, const char *value, char sep)
+{
+    const char *old = getenv(name);
+    if (!old || !*old)
+        return setenv(name, value, 1);
+    size_t n = strlen(old) + strlen(value) + 2;
+    char *v = malloc(n);
+    if (!v)
+        return -1;
+    snprintf(v, n, "%s%c%s", value, sep, old);
+    int rc = setenv(name, v, 1);
+    free(v);
+    return rc;
+}
 
 int act_cmd_record(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "actrace record: not implemented yet\n");
-    return 1;
+    const char *out = NULL, *cfg = NULL;
+    int i = 1;
+    char plugins[8192] = "";
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        } else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
+            out = argv[++i];
+        } else if (strcmp(a, "-c") == 0 && i + 1 < argc) {
+            cfg = argv[++i];
+        } else if (strcmp(a, "--plugin") == 0 && i + 1 < argc) {
+            const char *p = argv[++i];
+            if (strchr(p, ':')) {
+                fprintf(stderr, "actrace record: --plugin %s: a path may not contain ':'\n", p);
+                return 2;
+            }
+            size_t used = strlen(plugins);
+            if (used + strlen(p) + 2 > sizeof plugins) {
+                fprintf(stderr, "actrace record: too many plugins\n");
+                return 2;
+            }
+            snprintf(plugins + used, sizeof plugins - used, "%s%s", used ? ":" : "", p);
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            record_usage(stdout);
+            return 0;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "actrace record: unknown option '%s'\n", a);
+            record_usage(stderr);
+            return 2;
+        } else {
+            break; /* the command, without "--" */
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "actrace record: no command given\n");
+        record_usage(stderr);
+        return 2;
+    }
+
+    char log_file[PATH_MAX] = "";
+    if (cfg) {
+        act_config *c = NULL;
+        act_parse_error err;
+        memset(&err, 0, sizeof err);
+        if (act_config_parse_file(cfg, NULL, &c, &err) != 0) {
+            if (err.line)
+                fprintf(stderr, "%s:%d:%d: error: %s\n", cfg, err.line, err.column, err.message);
+            else
+                fprintf(stderr, "actrace record: %s\n", err.message);
+            return 2;
+        }
+        /* Kineto's ACTIVITIES_LOG_FILE names the output when -o does not. */
+        act_config_foreach(c, find_log_file, log_file);
+        act_config_destroy(c);
+        char abs[PATH_MAX];
+        if (!realpath(cfg, abs) || setenv("ACTRACE_CONFIG", abs, 1) != 0) {
+            fprintf(stderr, "actrace record: %s: %s\n", cfg, strerror(errno));
+            return 2;
+        }
+    }
+    char lib[PATH_MAX];
+    if (library_path(lib, sizeof lib) != 0) {
+        fprintf(stderr, "actrace record: cannot find libactrace.so to preload\n");
+        return 1;
+    }
+    if (plugins[0] && append_env("ACTRACE_PLUGINS", plugins, ':') != 0)
+        return 1;
+    if (append_env("LD_PRELOAD", lib, ':') != 0)
+        return 1;
+
+    if (!out)
+        out = log_file[0] ? log_file : "actrace-%pid%.json";
+    /* The trace must be written where the user said, whatever directory
+     * the program changes to. */
+    char abs_out[PATH_MAX * 2 + 2];
+    if (strlen(out) >= PATH_MAX) {
+        fprintf(stderr, "actrace record: -o: path too long\n");
+        return 2;
+    }
+    if (out[0] != '/') {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) {
+            fprintf(stderr, "actrace record: getcwd: %s\n", strerror(errno));
+            return 1;
+        }
+        snprintf(abs_out, sizeof abs_out, "%s/%.*s", cwd, PATH_MAX, out);
+    } else {
+        snprintf(abs_out, sizeof abs_out, "%s", out);
+    }
+    setenv("ACTRACE_RECORD_OUTPUT", abs_out, 1);
+    const char *slash = strrchr(out, '/');
+    if (!strstr(out, "%pid%"))
+        setenv("ACTRACE_RECORD_NAME", slash ? slash + 1 : out, 1);
+    /* The child's pid names the file when the path holds %pid%: stat
+     * before and after needs the same name, so block the child until the
+     * parent has looked. */
+    int gate[2];
+    if (pipe(gate) != 0) {
+        fprintf(stderr, "actrace record: pipe: %s\n", strerror(errno));
+        return 1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "actrace record: fork: %s\n", strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        char c;
+        close(gate[1]);
+        while (read(gate[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        close(gate[0]);
+        execvp(argv[i], argv + i);
+        fprintf(stderr, "actrace record: cannot run '%s': %s\n", argv[i], strerror(errno));
+        _exit(127);
+    }
+    close(gate[0]);
+    char final_out[sizeof abs_out + 32];
+    expand_pid(final_out, sizeof final_out, abs_out, (int)pid);
+    char shown[PATH_MAX + 32];
+    expand_pid(shown, sizeof shown, out, (int)pid);
+    struct stat before;
+    int existed = stat(final_out, &before) == 0;
+    close(gate[1]); /* let the child run */
+    /* Ctrl-C reaches the whole foreground group: let the program handle it
+     * (its trace is written by its own handler) and report its status. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "actrace record: waitpid: %s\n", strerror(errno));
+            return 1;
+        }
+    }
+    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        return 127;
+    struct stat after;
+    if (stat(final_out, &after) != 0 ||
+        (existed && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+         after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_ino == before.st_ino)) {
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "actrace record: no trace written: '%s' was killed by signal %d\n",
+                    argv[i], WTERMSIG(status));
+        else
+            fprintf(stderr, "actrace record: no trace written to %s\n", shown);
+        return rc ? rc : 1;
+    }
+    fprintf(stderr, "actrace record: wrote %s\n", shown);
+    return rc;
 }

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz the whole recording path: the input is a program of recording calls
+ * (span begin/end, complete spans, instants, counters, args of every kind,
+ * correlation push/pop, device spans) whose names, keys, values and times
+ * come from the input bytes. The session is written to a file, which must
+ * be one valid JSON document (checked by a small strict validator below),
+ * and recorded + dropped must equal the calls made.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "actrace/actrace.h"
+
+/* ---- a strict JSON validator (RFC 8259 grammar, UTF-8 not re-checked) -- */
+
+typedef struct jv {
+    const char *p, *end;
+    int depth;
+} jv;
+
+static void ws(jv *v)
+{
+    while (v->p < v->end && (*v->p == ' ' || *v->p == '\n' || *v->p == '\r' || *v->p == '\t'))
+        v->p++;
+}
+
+static int value(jv *v);
+
+static int string(jv *v)
+{
+    if (v->p >= v->end || *v->p != '"')
+        return 0;
+    v->p++;
+    while (v->p < v->end) {
+        unsigned char c = (unsigned char)*v->p++;
+        if (c == '"')
+            return 1;
+        if (c < 0x20)
+            return 0;
+        if (c == '\\') {
+            if (v->p >= v->end)
+                return 0;
+            char e = *v->p++;
+            if (e == 'u') {
+                for (int i = 0; i < 4; i++, v->p++)
+                    if (v->p >= v->end || !strchr("0123456789abcdefABCDEF", *v->p) || !*v->p)
+                        return 0;
+            } else if (!strchr("\"\\/bfnrt", e) || !e) {
+                return 0;
+            }
+        }
+    }
+    return 0;
+}
+
+static int number(jv *v)
+{
+    const char *s = v->p;
+    if (v->p < v->end && *v->p == '-')
+        v->p++;
+    if (v->p >= v->end)
+        return 0;
+    if (*v->p == '0')
+        v->p++;
+    else if (*v->p >= '1' && *v->p <= '9')
+        while (v->p < v->end && *v->p >= '0' && *v->p <= '9')
+            v->p++;
+    else
+        return 0;
+    if (v->p < v->end && *v->p == '.') {
+        v->p++;
+        const char *d = v->p;
+        while (v->p < v->end && *v->p >= '0' && *v->p <= '9')
+            v->p++;
+        if (v->p == d)
+            return 0;
+    }
+    if (v->p < v->end && (*v->p == 'e' || *v->p == 'E')) {
+        v->p++;
+        if (v->p < v->end && (*v->p == '+' || *v->p == '-'))
+            v->p++;
+        const char *d = v->p;
+        while (v->p < v->end && *v->p >= '0' && *v->p <= '9')
+            v->p++;
+        if (v->p == d)
+            return 0;
+    }
+    return v->p > s;
+}
+
+static int lit(jv *v, const char *w)
+{
+    size_t n = strlen(w);
+    if ((size_t)(v->end - v->p) < n || memcmp(v->p, w, n) != 0)
+        return 0;
+    v->p += n;
+    return 1;
+}
+
+static int container(jv *v, char open, char close, int object)
+{
+    if (++v->depth > 64)
+        return 0;
+    v->p++; /* open */
+    (void)open;
+    ws(v);
+    if (v->p < v->end && *v->p == close) {
+        v->p++;
+        v->depth--;
+        return 1;
+    }
+    for (;;) {
+        ws(v);
+        if (object) {
+            if (!string(v))
+                return 0;
+            ws(v);
+            if (v->p >= v->end || *v->p++ != ':')
+                return 0;
+        }
+        if (!value(v))
+            return 0;
+        ws(v);
+        if (v->p >= v->end)
+            return 0;
+        char c = *v->p++;
+        if (c == close)
+            break;
+        if (c != ',')
+            return 0;
+    }
+    v->depth--;
+    return 1;
+}
+
+static int value(jv *v)
+{
+    ws(v);
+    if (v->p >= v->end)
+        return 0;
+    switch (*v->p) {
+    case '{': return container(v, '{', '}', 1);
+    case '[': return container(v, '[', ']', 0);
+    case '"': return string(v);
+    case 't': return lit(v, "true");
+    case 'f': return lit(v, "false");
+    case 'n': return lit(v, "null");
+    default: return number(v);
+    }
+}
+
+static int valid_json(const char *p, size_t n)
+{
+    jv v = {p, p + n, 0};
+    if (!value(&v))
+        return 0;
+    ws(&v);
+    return v.p == v.end;
+}
+
+/* ---- the program ---------------------------------------------------------- */
+
+typedef struct in {
+    const uint8_t *p;
+    size_t n;
+} in;
+
+static uint8_t byte(in *s)
+{
+    if (!s->n)
+        return 0;
+    s->n--;
+    return *s->p++;
+}
+
+/* A NUL-terminated string of up to 40 input bytes, in @p buf. */
+static const char *str(in *s, char *buf)
+{
+    size_t n = byte(s) % 41;
+    size_t i = 0;
+    for (; i < n && s->n; i++) {
+        buf[i] = (char)byte(s);
+        if (!buf[i])
+            buf[i] = '?';
+    }
+    buf[i] = '\0';
+    return buf;
+}
+
+static int64_t i64(in *s)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | byte(s);
+    return (int64_t)v;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int quiet;
+    if (!quiet) {
+        act_log_set_level(ACT_LOG_OFF);
+        quiet = 1;
+    }
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.config_text = "MAX_BUFFER_SIZE_MB = 2\nBUFFER_PREALLOC_MB = 0\n";
+    o.config_text_len = strlen(o.config_text);
+    act_session *s = NULL;
+    if (act_session_create(&o, &s) != 0 || act_session_start(s) != 0) {
+        act_session_destroy(s);
+        return 0;
+    }
+    in src = {data, size};
+    char a[48], b[48], c[48];
+    uint64_t calls = 0;
+    int64_t base = act_now_ns();
+    uint32_t dev = 0;
+    int have_dev = act_device_add("fuzz device", "fuzz", &dev) == 0;
+    while (src.n) {
+        uint8_t op = byte(&src);
+        act_activity_type type = (act_activity_type)(byte(&src) % 32);
+        switch (op % 14) {
+        case 0: act_span_begin(type, str(&src, a)); calls++; break;
+        case 1: act_span_end(); break;
+        case 2: {
+            int64_t t0 = base + (i64(&src) % 1000000000);
+            int64_t t1 = t0 + (int64_t)(byte(&src)) * 1000 - 10000;
+            act_span_record(type, str(&src, a), t0, t1);
+            calls++;
+            break;
+        }
+        case 3: act_instant(type, str(&src, a)); calls++; break;
+        case 4: {
+            str(&src, a);
+            str(&src, b);
+            int64_t bits = i64(&src);
+            double d;
+            memcpy(&d, &bits, sizeof d);
+            act_counter(a, b, d);
+            calls++;
+            break;
+        }
+        case 5: act_arg_int(str(&src, a), i64(&src)); calls++; break;
+        case 6: act_arg_uint(str(&src, a), (uint64_t)i64(&src)); calls++; break;
+        case 7: {
+            int64_t bits = i64(&src);
+            double d;
+            memcpy(&d, &bits, sizeof d);
+            act_arg_double(str(&src, a), d);
+            calls++;
+            break;
+        }
+        case 8: act_arg_bool(str(&src, a), byte(&src) & 1); calls++; break;
+        case 9: str(&src, a); act_arg_str(a, str(&src, b)); calls++; break;
+        case 10: act_correlation_push((uint64_t)i64(&src)); break;
+        case 11: act_correlation_pop(); break;
+        case 12:
+            if (have_dev) {
+                int64_t t0 = base + (i64(&src) % 1000000);
+                act_device_span_record(type, dev, byte(&src) % 4, str(&src, c), t0,
+                                       t0 + byte(&src) * 100);
+            }
+            break;
+        case 13: act_name(str(&src, a)); break;
+        }
+    }
+    (void)calls;
+    char path[] = "/tmp/act_fuzz_trace_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        abort();
+    close(fd);
+    if (act_session_write(s, path) != 0)
+        abort();
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        abort();
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+        abort();
+    fclose(f);
+    unlink(path);
+    if (!valid_json(buf, (size_t)n)) {
+        fprintf(stderr, "fuzz_trace: the trace is not valid JSON\n");
+        abort();
+    }
+    /* No NaN or Infinity anywhere (they are not JSON: the validator
+     * rejects them as numbers, this is belt and braces). */
+    free(buf);
+    act_session_destroy(s);
+    return 0;
+}

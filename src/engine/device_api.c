@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Devices described by the application (record.h): thin wrappers over the
+ * engine services the plugin host uses too, acting on the started session
+ * with the application as the record source (source 0).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+static int device_ok(act_session *s, uint32_t device)
+{
+    return s && device < act__device_count(s);
+}
+
+int act_device_add(const char *name, const char *vendor, uint32_t *out)
+{
+    act_session *s = act_session_active();
+    if (!s)
+        return ACT_ESTATE;
+    if (!out)
+        return ACT_EINVAL;
+    return act__device_add(s, 0, name ? name : "", vendor, out);
+}
+
+static int prop(uint32_t device, const char *key, act__arg *a)
+{
+    act_session *s = act_session_active();
+    if (!s)
+        return ACT_ESTATE;
+    if (!key || !device_ok(s, device))
+        return ACT_EINVAL;
+    a->key = key;
+    a->key_len = strlen(key);
+    return act__device_prop(s, device, a);
+}
+
+int act_device_prop_int(uint32_t device, const char *key, int64_t value)
+{
+    act__arg a = {.kind = ACT__V_INT, .v.i = value};
+    return prop(device, key, &a);
+}
+
+int act_device_prop_str(uint32_t device, const char *key, const char *value)
+{
+    act__arg a = {.kind = ACT__V_STR};
+    a.v.s.p = value ? value : "";
+    a.v.s.n = strlen(a.v.s.p);
+    return prop(device, key, &a);
+}
+
+int act_device_prop_double(uint32_t device, const char *key, double value)
+{
+    if (!isfinite(value))
+        return ACT_EINVAL;
+    act__arg a = {.kind = ACT__V_DOUBLE, .v.d = value};
+    return prop(device, key, &a);
+}
+
+int act_stream_name(uint32_t device, uint64_t stream, const char *name)
+{
+    act_session *s = act_session_active();
+    if (!s)
+        return ACT_ESTATE;
+    if (!name || !device_ok(s, device))
+        return ACT_EINVAL;
+    return act__stream_name(s, device, stream, name, strlen(name));
+}
+
+void act_device_span_record(act_activity_type type, uint32_t device, uint64_t stream,
+                            const char *name, int64_t start_ns, int64_t end_ns)
+{
+    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
+    if (!s)
+        return;
+    act__thread *t = act__thread_for(s);
+    if (!t)
+        return;
+    if (act__type_slot(type) < 0) {
+        act__thread_drop(t, type, ACT__DROP_BAD_TYPE);
+        return;
+    }
+    if (!act_activity_set_has(&s->types, type)) {
+        act__thread_drop(t, type, ACT__DROP_NOT_SELECTED);
+        return;
+    }
+    if (end_ns < start_ns) {
+        act__thread_drop(t, type, ACT__DROP_BAD_TIMES);
+        return;
+    }
+    if (!device_ok(s, device)) {
+        act__thread_drop(t, type, ACT__DROP_BAD_TYPE);
+        return;
+    }
+    act__emit_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = ACT__EMIT_DEVICE_SPAN;
+    r.type = type;
+    r.source = 0;
+    r.device = device;
+    r.stream = stream;
+    r.start_ns = start_ns;
+    r.end_ns = end_ns;
+    r.external_id = act_correlation_current();
+    r.name = name ? name : "";
+    r.name_len = strlen(r.name);
+    act__emit(s, &r); /* counts its own drop when the buffer is full */
+}
+
+void act_device_counter(uint32_t device, const char *track, const char *series,
+                        const char *unit, int64_t ts_ns, double value)
+{
+    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
+    if (!s)
+        return;
+    act__thread *t = act__thread_for(s);
+    if (!t)
+        return;
+    if (!track || !series || !device_ok(s, device)) {
+        act__thread_drop(t, -1, ACT__DROP_BAD_TYPE);
+        return;
+    }
+    if (!isfinite(value)) {
+        act__thread_drop(t, -1, ACT__DROP_NONFINITE);
+        return;
+    }
+    uint32_t id;
+    if (act__series_find(s, 0, device, track, series, unit, &id, NULL) != 0) {
+        act__thread_drop(t, -1, ACT__DROP_BUFFER_FULL);
+        return;
+    }
+    act__counter_sample(s, id, ts_ns, value);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One loaded plugin as the host sees it (struct act_plugin_ctx, opaque to
+ * the plugin), shared by the loader (loader.c) and the host table that the
+ * plugin calls (host_table.c).
+ */
+#ifndef ACT_PLUGIN_HOST_H
+#define ACT_PLUGIN_HOST_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "actrace/plugin.h"
+#include "internal.h"
+#include "plugin/validate.h"
+
+#define ACT__PLUGIN_MAGIC 0x61637470u /* "actp" */
+
+struct act_plugin_ctx {
+    uint32_t magic;
+    act_session *session;
+    const act_config *cfg; /* the session's; outlives the plugin */
+    uint16_t source;
+    int types_explicit; /* ACTIVITY_TYPES set explicitly in the config */
+    char *path;         /* real path of the .so */
+    char name[65];
+    void *dl;
+    act_plugin table; /* the plugin's table, zero-extended to our size */
+    void *state;      /* what init stored */
+    int initialised;
+    act_plugin_host host;
+
+    pthread_mutex_t lock; /* serialises add_device / add_counter */
+    _Atomic uint32_t ndev;
+    uint32_t dev_map[ACT_PLUGIN_DEVICES_MAX]; /* plugin index -> engine */
+    _Atomic uint32_t ntracks;
+    uint32_t *track_map; /* ACT_PLUGIN_TRACKS_MAX: plugin index -> series */
+
+    _Atomic uint64_t rejected[ACT__PREJ_COUNT];
+    _Atomic uint32_t reported; /* bit per reason already logged */
+    _Atomic uint64_t filtered; /* records of unselected types */
+    _Atomic uint64_t dropped;  /* refused by the engine (limit, state) */
+};
+
+/* Fill c->host with the host functions. */
+void act__phost_init(struct act_plugin_ctx *c);
+
+/* Count @p n rejections of reason @p r; log the first one. */
+void act__phost_reject(struct act_plugin_ctx *c, act__prej r, uint64_t n);
+
+/* Total rejections of a plugin. */
+uint64_t act__phost_rejected(const struct act_plugin_ctx *c);
+
+#endif /* ACT_PLUGIN_HOST_H */

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Plugins for the loader tests, one source built several times: TP_VARIANT
+ * selects the behaviour (a good plugin, one per refusal reason, and one
+ * that returns garbage without crashing). See tests/plugin/tests.cmake.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <actrace/plugin.h>
+
+#define TP_OK 1
+#define TP_SECOND 2
+#define TP_DECLINE 3
+#define TP_FAIL 4
+#define TP_NOSYM 5
+#define TP_MAJOR2 6
+#define TP_SMALL 7
+#define TP_NULLENTRY 8
+#define TP_GARBAGE 9
+
+#ifndef TP_VARIANT
+#error "define TP_VARIANT"
+#endif
+
+#if TP_VARIANT == TP_SECOND
+#define TP_NAME "tp_second"
+#elif TP_VARIANT == TP_GARBAGE
+#define TP_NAME "tp_garbage"
+#else
+#define TP_NAME "tp_ok"
+#endif
+
+typedef struct tp {
+    const act_plugin_host *h;
+    uint32_t dev, track;
+    int64_t t0;
+    uint64_t tid;
+} tp;
+
+static act_plugin_record rec(int32_t kind, int32_t type, uint32_t dev,
+                             uint64_t stream, int64_t s, int64_t e,
+                             uint64_t corr, const char *name)
+{
+    act_plugin_record r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.kind = kind;
+    r.type = type;
+    r.device = dev;
+    r.stream = stream;
+    r.start_ns = s;
+    r.end_ns = e;
+    r.correlation = corr;
+    r.name = name;
+    r.name_len = (uint32_t)strlen(name);
+    return r;
+}
+
+static int32_t tp_init(const act_plugin_host *h, void **state, char *reason,
+                       uint32_t cap)
+{
+#if TP_VARIANT == TP_DECLINE
+    (void)h;
+    (void)state;
+    strncpy(reason, "no tp device present", cap);
+    return ACT_PLUGIN_DECLINE;
+#elif TP_VARIANT == TP_FAIL
+    (void)h;
+    (void)state;
+    strncpy(reason, "driver error 42", cap);
+    return -1;
+#else
+    (void)reason;
+    (void)cap;
+    tp *t = calloc(1, sizeof *t);
+    if (!t)
+        return ACT_PLUGIN_ENOMEM;
+    t->h = h;
+    act_plugin_device d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.name = TP_NAME " device";
+    d.vendor = "Test";
+    if (h->add_device(h->ctx, &d, &t->dev) != 0) {
+        free(t);
+        return -1;
+    }
+    h->name_stream(h->ctx, t->dev, 3, "q3", 2);
+    act_plugin_counter c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    c.device = t->dev;
+    c.track = "load";
+    c.unit = "%";
+    if (h->add_counter(h->ctx, &c, &t->track) != 0) {
+        free(t);
+        return -1;
+    }
+    *state = t;
+    return 0;
+#endif
+}
+
+static void tp_start(void *state)
+{
+    tp *t = state;
+    t->t0 = t->h->now_ns(t->h->ctx);
+    t->tid = (uint64_t)syscall(SYS_gettid);
+}
+
+#if TP_VARIANT == TP_GARBAGE
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Everything here is wrong in some way, but every pointer stays inside
+ * memory the plugin owns: garbage, not a crash. */
+static void garbage(tp *t)
+{
+    const act_plugin_host *h = t->h;
+    static char bytes[8192];
+    static act_plugin_arg args[70];
+    static act_plugin_record recs[2000];
+    for (size_t i = 0; i < sizeof bytes; i++)
+        bytes[i] = (char)next();
+    for (size_t i = 0; i < 70; i++) {
+        memset(&args[i], 0, sizeof args[i]);
+        args[i].struct_size = sizeof args[i];
+        args[i].kind = (int32_t)(next() % 7);
+        args[i].key = next() % 8 ? bytes + next() % 2048 : NULL;
+        args[i].key_len = (uint32_t)(next() % 300);
+        if (args[i].kind == ACT_PLUGIN_ARG_STRING) {
+            args[i].v.s.ptr = bytes + next() % 2048;
+            args[i].v.s.len = next() % 4 ? next() % 4096 : (1ull << 40);
+        } else {
+            args[i].v.u = next();
+        }
+    }
+    for (size_t i = 0; i < 2000; i++) {
+        act_plugin_record *r = &recs[i];
+        memset(r, 0, sizeof *r);
+        r->struct_size = sizeof *r;
+        r->kind = (int32_t)(next() % 5) - 1;
+        r->type = next() % 4 ? (int32_t)(next() % 32) : (int32_t)next();
+        r->device = next() % 3 ? (uint32_t)(next() % 3) : ACT_PLUGIN_HOST_DEVICE;
+        r->stream = next();
+        r->start_ns = next() % 2 ? t->t0 + (int64_t)(next() % 1000)
+                                 : (int64_t)next();
+        r->end_ns = r->start_ns + (int64_t)(next() % 2000) - 500;
+        r->correlation = next() % 16;
+        r->name = next() % 10 ? bytes + next() % 2048 : NULL;
+        r->name_len = next() % 10 ? (uint32_t)(next() % 64)
+                                  : (uint32_t)(next() % 6000);
+        r->nargs = (uint32_t)(next() % 72);
+        r->args = next() % 10 ? args : NULL;
+        if (r->nargs > 70)
+            r->nargs = 70 + (next() % 2 ? 0 : 1000);
+    }
+    h->emit(h->ctx, recs, 2000);
+    /* Whole batches that are wrong. */
+    act_plugin_record bad = recs[0];
+    bad.struct_size = 3;
+    h->emit(h->ctx, &bad, 1);
+    h->emit(h->ctx, NULL, 5);
+    h->emit(h->ctx, recs, ACT_PLUGIN_BATCH_MAX + 1);
+    /* Three good records among the garbage must survive. */
+    act_plugin_record good[3] = {
+        rec(ACT_PLUGIN_RECORD_DEVICE_SPAN, ACT_CONCURRENT_KERNEL, t->dev, 3,
+            t->t0 + 100, t->t0 + 200, 0, "gb_valid_0"),
+        rec(ACT_PLUGIN_RECORD_DEVICE_SPAN, ACT_GPU_MEMSET, t->dev, 3,
+            t->t0 + 300, t->t0 + 400, 0, "gb_valid_1"),
+        rec(ACT_PLUGIN_RECORD_HOST_SPAN, ACT_DRIVER, ACT_PLUGIN_HOST_DEVICE,
+            t->tid, t->t0 + 500, t->t0 + 600, 0, "gb_valid_2"),
+    };
+    h->emit(h->ctx, good, 3);
+    act_plugin_sample s[4];
+    memset(s, 0, sizeof s);
+    for (int i = 0; i < 4; i++)
+        s[i].struct_size = sizeof s[0];
+    s[0].ts_ns = t->t0 + 100;
+    s[0].value = NAN;
+    s[1].ts_ns = t->t0 + 200;
+    s[1].value = -INFINITY;
+    s[2].ts_ns = -7;
+    s[3].ts_ns = t->t0 + 300;
+    s[3].value = 12.5;
+    h->emit_samples(h->ctx, t->track, s, 4);
+    h->emit_samples(h->ctx, 99, s, 4);
+    /* Misused calls. */
+    uint32_t out;
+    int32_t type;
+    h->add_device(h->ctx, NULL, &out);
+    act_plugin_device d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.name = "bad\xff";
+    h->add_device(h->ctx, &d, &out);
+    h->name_stream(h->ctx, 77, 1, "x", 1);
+    h->name_stream(h->ctx, t->dev, 1, NULL, 1);
+    h->log(h->ctx, ACT_PLUGIN_LOG_WARN, NULL);
+    h->log(h->ctx, 1234, "level out of range, still logged");
+    h->register_type(h->ctx, "Bad Name!", ACT_SHAPE_DEVICE_SPAN, &type);
+    h->register_type(h->ctx, "tp_garbage_type", 99, &type);
+    act_plugin_counter c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    c.device = 42;
+    c.track = "x";
+    h->add_counter(h->ctx, &c, &out);
+}
+#endif
+
+static void tp_flush(void *state)
+{
+    tp *t = state;
+#if TP_VARIANT == TP_GARBAGE
+    garbage(t);
+#else
+    const act_plugin_host *h = t->h;
+    act_plugin_record r[3] = {
+        rec(ACT_PLUGIN_RECORD_HOST_SPAN, ACT_RUNTIME, ACT_PLUGIN_HOST_DEVICE,
+            t->tid, t->t0 + 1000, t->t0 + 2000, 7, "tpLaunch_" TP_NAME),
+        rec(ACT_PLUGIN_RECORD_DEVICE_SPAN, ACT_CONCURRENT_KERNEL, t->dev, 3,
+            t->t0 + 3000, t->t0 + 5000, 7, "tp_kernel_" TP_NAME),
+        rec(ACT_PLUGIN_RECORD_INSTANT, ACT_GPU_USER_ANNOTATION, t->dev, 3,
+            t->t0 + 4000, 0, 0, "tp_mark_" TP_NAME),
+    };
+    h->emit(h->ctx, r, 3);
+    act_plugin_sample s[2];
+    memset(s, 0, sizeof s);
+    s[0].struct_size = s[1].struct_size = sizeof s[0];
+    s[0].ts_ns = t->t0 + 3000;
+    s[0].value = 75;
+    s[1].ts_ns = t->t0 + 5000;
+    s[1].value = 0;
+    h->emit_samples(h->ctx, t->track, s, 2);
+#endif
+}
+
+static void tp_finalize(void *state)
+{
+    free(state);
+}
+
+static const act_plugin table = {
+    .struct_size = sizeof(act_plugin),
+#if TP_VARIANT == TP_MAJOR2
+    .abi_major = 2,
+#else
+    .abi_major = ACT_PLUGIN_ABI_MAJOR,
+#endif
+    .abi_minor = ACT_PLUGIN_ABI_MINOR,
+    .name = TP_NAME,
+    .backend = "tp",
+    .version = "0.0.1",
+    .init = tp_init,
+    .start = tp_start,
+    .flush = tp_flush,
+    .finalize = tp_finalize,
+};
+
+#if TP_VARIANT == TP_SMALL
+static act_plugin small_table;
+#endif
+
+#if TP_VARIANT == TP_NOSYM
+/* Exports a function, but not the entry symbol. */
+ACT_PLUGIN_EXPORT const act_plugin *tp_entry_misnamed(void);
+const act_plugin *tp_entry_misnamed(void) { return &table; }
+#else
+ACT_PLUGIN_EXPORT const act_plugin *
+act_plugin_entry(const act_plugin_host *host, uint32_t major, uint32_t minor)
+{
+    (void)host;
+    (void)major;
+    (void)minor;
+#if TP_VARIANT == TP_NULLENTRY
+    return table.name ? NULL : &table;
+#elif TP_VARIANT == TP_SMALL
+    small_table = table;
+    small_table.struct_size = 40;
+    return &small_table;
+#else
+    return &table;
+#endif
+}
+#endif
