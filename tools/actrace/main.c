@@ -13,8 +13,9 @@ static void usage(FILE *f)
             "\n"
             "  record [-o FILE] [-c CONFIG] [--plugin PATH]... -- CMD [ARGS]\n"
             "                         run CMD and write its trace\n"
-            "  summary FILE           summarise a trace (actrace's or Kineto's)\n"
-            "  check FILE             validate a trace's structure\n"
+            "  summary [--json] FILE  summarise a trace (actrace's or Kineto's)\n"
+            "  check [--strict] [--quiet] FILE\n"
+            "                         validate a trace's structure\n"
             "  types [--json]         list the activity types\n"
             "  config check FILE      validate a config, print the effective one\n"
             "  version                print the version\n");
