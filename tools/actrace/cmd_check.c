@@ -661,34 +661,12 @@ int act_cmd_check(int argc, char **argv)
 {
     int strict = 0, quiet = 0;
     const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--strict") == 0) {
-            strict = 1;
-        } else if (strcmp(argv[i], "--quiet") == 0 ||
-                   strcmp(argv[i], "-q") == 0) {
-            quiet = 1;
-        } else if (strcmp(argv[i], "-h") == 0 ||
-                   strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--") == 0 && i + 1 < argc && !file) {
-            file = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "actrace check: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        } else if (file) {
-            fprintf(stderr, "actrace check: one FILE only\n");
-            usage(stderr);
-            return 2;
-        } else {
-            file = argv[i];
-        }
-    }
-    if (!file) {
-        usage(stderr);
-        return 2;
-    }
+    const act_cli_flag flags[] = {{"--strict", NULL, &strict},
+                                  {"--quiet", "-q", &quiet},
+                                  {NULL, NULL, NULL}};
+    int rc = act_cli_file_args("check", argc, argv, flags, usage, &file);
+    if (rc)
+        return rc == 1 ? 0 : 2;
     char msg[512];
     json_t *root = act_cli_trace_load(file, msg, sizeof msg);
     if (!root) {

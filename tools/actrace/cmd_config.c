@@ -85,30 +85,13 @@ static int config_check(int argc, char **argv)
     opts.on_error = on_error;
     opts.on_warning = on_warning;
     const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--strict") == 0) {
-            opts.flags |= ACT_CONFIG_STRICT;
-        } else if (strcmp(argv[i], "-h") == 0 ||
-                   strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "actrace config check: unknown option '%s'\n",
-                    argv[i]);
-            usage(stderr);
-            return 2;
-        } else if (file) {
-            fprintf(stderr, "actrace config check: one FILE only\n");
-            usage(stderr);
-            return 2;
-        } else {
-            file = argv[i];
-        }
-    }
-    if (!file) {
-        usage(stderr);
-        return 2;
-    }
+    int strict = 0;
+    const act_cli_flag flags[] = {{"--strict", NULL, &strict}, {NULL, NULL, NULL}};
+    int rc = act_cli_file_args("config check", argc, argv, flags, usage, &file);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    if (strict)
+        opts.flags |= ACT_CONFIG_STRICT;
     size_t len = 0;
     char *text = slurp(file, &len);
     if (!text) {
@@ -119,7 +102,7 @@ static int config_check(int argc, char **argv)
     opts.user = (void *)file;
     act_config *cfg = NULL;
     act_parse_error err;
-    int rc = act_config_parse(text, len, &opts, &cfg, &err);
+    rc = act_config_parse(text, len, &opts, &cfg, &err);
     free(text);
     if (rc != 0) {
         /* Errors were printed by on_error as they were found; only a
