@@ -158,7 +158,12 @@ static int check_node(const char *path, const struct stat *st,
                  "the current user", what, path, (unsigned)st->st_uid);
         return ACT_EUNSAFE;
     }
-    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+    /* A sticky directory owned by root or the user (like /tmp) is safe on
+     * the path: others may create entries in it but not rename or remove
+     * ours, and every entry below is checked in turn. A sticky file means
+     * nothing, so files are never let through this way. */
+    int sticky_dir = S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX);
+    if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !sticky_dir) {
         snprintf(why, WHY_MAX, "%s %.400s is writable by group or others "
                  "(mode %04o)", what, path, (unsigned)(st->st_mode & 07777));
         return ACT_EUNSAFE;

@@ -119,8 +119,22 @@ static void test_unsafe(void)
     chmod(dir, 0777);
     expect_refused(file, file, "directory " SCRATCH "/unsafe is writable by "
                                "group or others (mode 0777)");
-    chmod(dir, 01777); /* sticky does not make it safe */
-    expect_refused(file, file, "(mode 1777)");
+    /* A sticky directory (like /tmp) owned by root or the user is safe on
+     * the path: others cannot rename or remove what is in it... */
+    chmod(dir, 01777);
+    log_reset();
+    run_session(list, 1, NULL, NULL, NULL);
+    CHECK_EQ_INT(log_count("loaded 'tp_ok'", file, NULL), 1);
+    /* ...but a sticky file writable by others is still refused. */
+    chmod(file, 01757);
+    expect_refused(file, file, "writable by group or others (mode 1757)");
+    chmod(file, 0755);
+    if (geteuid() == 0) {
+        /* A sticky directory owned by someone else is not. */
+        CHECK_OK(chown(dir, 4242, 4242));
+        expect_refused(file, file, "directory " SCRATCH "/unsafe is owned by uid 4242");
+        CHECK_OK(chown(dir, 0, 0));
+    }
     chmod(dir, 0755);
     if (geteuid() == 0) {
         CHECK_OK(chown(file, 4242, 4242));
