@@ -46,52 +46,6 @@ const char *act__prej_text(act__prej r)
     return prej_texts[r];
 }
 
-/* Validates per RFC 3629: the second byte's range depends on the first
- * (E0: A0..BF, ED: 80..9F, F0: 90..BF, F4: 80..8F), which excludes
- * overlong forms, surrogates and code points above U+10FFFF. */
-int act__utf8_valid(const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    if (!s)
-        return n == 0;
-    while (i < n) {
-        unsigned c = p[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t need;
-        unsigned lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) {
-            need = 1;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            need = 2;
-            if (c == 0xE0)
-                lo = 0xA0;
-            else if (c == 0xED)
-                hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            need = 3;
-            if (c == 0xF0)
-                lo = 0x90;
-            else if (c == 0xF4)
-                hi = 0x8F;
-        } else {
-            return 0;
-        }
-        if (n - i - 1 < need)
-            return 0;
-        if (p[i + 1] < lo || p[i + 1] > hi)
-            return 0;
-        for (size_t k = 2; k <= need; k++)
-            if ((p[i + k] & 0xC0) != 0x80)
-                return 0;
-        i += need + 1;
-    }
-    return 1;
-}
-
 act__prej act__pcheck_name(const char *s, uint64_t len, uint64_t cap)
 {
     if (!s)

@@ -12,6 +12,7 @@
 
 #include "actrace/plugin.h"
 #include "internal.h"
+#include "writer/json_out.h"
 
 /* Why a plugin's data was rejected. Counted per plugin, logged once per
  * plugin and reason. 0 means "valid". */
@@ -41,9 +42,7 @@ typedef enum act__prej {
 /* Sentence describing @p r, for the log. */
 const char *act__prej_text(act__prej r);
 
-/* 1 if @p s[0..n) is well-formed UTF-8 (no overlongs, no surrogates, at
- * most U+10FFFF), else 0. NULL with n == 0 is valid. */
-int act__utf8_valid(const char *s, size_t n);
+/* UTF-8 validation is the writer's act__utf8_valid (writer/json_out.h). */
 
 /* Check a name given as (ptr, len): NULL, length cap, UTF-8. */
 act__prej act__pcheck_name(const char *s, uint64_t len, uint64_t cap);

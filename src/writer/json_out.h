@@ -119,10 +119,12 @@ size_t act__json_str_len_bound(size_t n);
  */
 size_t act__utf8_valid_prefix(const char *s, size_t n);
 
-/** 1 when all @p n bytes of @p s are well-formed UTF-8, else 0. */
+/** 1 when all @p n bytes of @p s are well-formed UTF-8 (RFC 3629: no
+ *  overlong forms, no surrogates, nothing above U+10FFFF), else 0. NULL
+ *  with n == 0 is valid. The plugin host validates names with it too. */
 static inline int act__utf8_valid(const char *s, size_t n)
 {
-    return act__utf8_valid_prefix(s, n) == n;
+    return s ? act__utf8_valid_prefix(s, n) == n : n == 0;
 }
 
 /* ---- streaming sink -------------------------------------------------- */
