@@ -566,3 +566,26 @@ uint64_t act__plugins_rejected(const act__plugins *p, size_t i)
 {
     return p && i < p->n ? act__phost_rejected(p->v[i]) : 0;
 }
+
+uint64_t act__plugins_filtered(const act__plugins *p, size_t i)
+{
+    return p && i < p->n ? atomic_load(&p->v[i]->filtered) : 0;
+}
+
+uint64_t act__plugins_dropped(const act__plugins *p, size_t i)
+{
+    return p && i < p->n ? atomic_load(&p->v[i]->dropped) : 0;
+}
+
+size_t act__plugins_reason_count(void)
+{
+    return ACT__PREJ_COUNT - 1; /* ACT__PREJ_NONE is not a reason */
+}
+
+uint64_t act__plugins_rejected_by(const act__plugins *p, size_t i, size_t k,
+                                  const char **key)
+{
+    act__prej r = (act__prej)(k + 1);
+    *key = act__prej_name(r);
+    return p && i < p->n && k < act__plugins_reason_count() ? atomic_load(&p->v[i]->rejected[r]) : 0;
+}

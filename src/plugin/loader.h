@@ -32,5 +32,14 @@ size_t act__plugins_count(const act__plugins *p);
 const char *act__plugins_name(const act__plugins *p, size_t i);
 const char *act__plugins_path(const act__plugins *p, size_t i);
 uint64_t act__plugins_rejected(const act__plugins *p, size_t i);
+/* Records of plugin @p i filtered out (type not selected), and refused by
+ * the engine (buffer limit). */
+uint64_t act__plugins_filtered(const act__plugins *p, size_t i);
+uint64_t act__plugins_dropped(const act__plugins *p, size_t i);
+/* Rejections of plugin @p i by reason: the reason at position @p k
+ * (0 <= k < act__plugins_reason_count()) as a short key and its count. */
+size_t act__plugins_reason_count(void);
+uint64_t act__plugins_rejected_by(const act__plugins *p, size_t i, size_t k,
+                                  const char **key);
 
 #endif /* ACT_PLUGIN_LOADER_H */

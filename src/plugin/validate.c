@@ -39,6 +39,23 @@ static const char *const prej_texts[ACT__PREJ_COUNT] = {
     [ACT__PREJ_CALL] = "host function called with invalid arguments",
 };
 
+static const char *const prej_names[ACT__PREJ_COUNT] = {
+    [ACT__PREJ_NONE] = "valid",          [ACT__PREJ_BATCH] = "batch",
+    [ACT__PREJ_STRUCT_SIZE] = "struct_size", [ACT__PREJ_KIND] = "kind",
+    [ACT__PREJ_TYPE] = "type",           [ACT__PREJ_SHAPE] = "shape",
+    [ACT__PREJ_DEVICE] = "device",       [ACT__PREJ_TIME] = "time",
+    [ACT__PREJ_ORDER] = "order",         [ACT__PREJ_NAME_NULL] = "name_null",
+    [ACT__PREJ_NAME_LEN] = "name_len",   [ACT__PREJ_NAME_UTF8] = "name_utf8",
+    [ACT__PREJ_ARGS] = "args",           [ACT__PREJ_ARG] = "arg",
+    [ACT__PREJ_COUNTER] = "counter",     [ACT__PREJ_VALUE] = "value",
+    [ACT__PREJ_CALL] = "call",
+};
+
+const char *act__prej_name(act__prej r)
+{
+    return (unsigned)r < ACT__PREJ_COUNT && prej_names[r] ? prej_names[r] : "unknown";
+}
+
 const char *act__prej_text(act__prej r)
 {
     if ((unsigned)r >= ACT__PREJ_COUNT)

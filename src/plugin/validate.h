@@ -41,6 +41,8 @@ typedef enum act__prej {
 
 /* Sentence describing @p r, for the log. */
 const char *act__prej_text(act__prej r);
+/* Short key naming @p r ("order", "name_utf8"...), for the trace's stats. */
+const char *act__prej_name(act__prej r);
 
 /* UTF-8 validation is the writer's act__utf8_valid (writer/json_out.h). */
 

@@ -997,6 +997,24 @@ static void emit_footer(wctx *w, const uint64_t *recorded, const char *path)
         put_str0(o, act__plugins_path(s->plugins, i));
         lit(o, ",\"rejected\":");
         put_u64(o, act__plugins_rejected(s->plugins, i));
+        lit(o, ",\"rejected_by_reason\":{");
+        int firstr = 1;
+        for (size_t k = 0; k < act__plugins_reason_count(); k++) {
+            const char *key;
+            uint64_t n = act__plugins_rejected_by(s->plugins, i, k, &key);
+            if (!n)
+                continue;
+            if (!firstr)
+                act__out_char(o, ',');
+            firstr = 0;
+            put_str0(o, key);
+            act__out_char(o, ':');
+            put_u64(o, n);
+        }
+        lit(o, "},\"filtered\":");
+        put_u64(o, act__plugins_filtered(s->plugins, i));
+        lit(o, ",\"dropped\":");
+        put_u64(o, act__plugins_dropped(s->plugins, i));
         act__out_char(o, '}');
     }
     lit(o, "]");

@@ -275,6 +275,19 @@ static void test_garbage(void)
             seen |= 1;
             CHECK(rej > 100);
             CHECK_EQ_STR(ev_str(p, "path"), tp("tp_garbage"));
+            /* The reasons add up to the total, and every one that was
+             * logged is there by its key. */
+            json_t *by = json_object_get(p, "rejected_by_reason");
+            CHECK_EQ_INT(json_object_size(by), sizeof reasons / sizeof reasons[0]);
+            const char *key;
+            json_t *val;
+            json_int_t sum = 0;
+            json_object_foreach(by, key, val) sum += json_integer_value(val);
+            CHECK_EQ_INT(sum, rej);
+            CHECK(json_integer_value(json_object_get(by, "order")) > 0);
+            CHECK(json_integer_value(json_object_get(by, "name_utf8")) > 0);
+            CHECK(json_is_integer(json_object_get(p, "filtered")));
+            CHECK(json_is_integer(json_object_get(p, "dropped")));
         } else if (name && !strcmp(name, "tp_ok")) {
             seen |= 2;
             CHECK_EQ_INT(rej, 0);
