@@ -226,7 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     while (src.n) {
         uint8_t op = byte(&src);
         act_activity_type type = (act_activity_type)(byte(&src) % 32);
-        switch (op % 14) {
+        switch (op % 16) {
         case 0: act_span_begin(type, str(&src, a)); calls++; break;
         case 1: act_span_end(); break;
         case 2: {
@@ -269,6 +269,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             break;
         case 13: act_name(str(&src, a)); break;
+        case 14: act_instant_id(type, (act_name_id)i64(&src)); calls++; break;
+        case 15: act_span_begin_id(type, (act_name_id)(byte(&src) % 8)); calls++; break;
         }
     }
     (void)calls;

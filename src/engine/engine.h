@@ -263,6 +263,8 @@ void act__thread_drop(act__thread *t, int type, act__drop_reason why);
 
 /* String table (interned names), process-wide. */
 const char *act__name_str(act_name_id id, uint32_t *len);
+/* 1 if @p id was returned by act_name() (ids are dense from 1). */
+int act__name_known(act_name_id id);
 void act__strtab_atfork_prepare(void);
 void act__strtab_atfork_parent(void);
 void act__strtab_atfork_child(void);

@@ -146,7 +146,9 @@ static inline act__rec *event(act__thread *t, int type, uint8_t kind,
         act__thread_drop(t, type, ACT__DROP_BUFFER_FULL);
         return NULL;
     }
-    r->name = name ? act__thread_put_str(t, name, len) : id;
+    /* An id that act_name() never returned is written as an empty name;
+     * one with the local-string bit must never reach the writer. */
+    r->name = name ? act__thread_put_str(t, name, len) : (id & ACT__REF_LOCAL ? 0 : id);
     r->x = corr_current();
     r->type = (uint16_t)type;
     r->kind = kind;

@@ -39,6 +39,8 @@ static uint64_t fnv(const char *s, size_t n)
 
 static entry *get(uint32_t id)
 {
+    if ((id >> PAGE_BITS) >= MAX_PAGES)
+        return NULL;
     entry *_Atomic *page = atomic_load_explicit(&pages[id >> PAGE_BITS], memory_order_acquire);
     return page ? atomic_load_explicit(&page[id & (PAGE_SIZE - 1)], memory_order_acquire) : NULL;
 }
@@ -106,6 +108,11 @@ act_name_id act_name(const char *name)
 out:
     pthread_mutex_unlock(&lock);
     return id;
+}
+
+int act__name_known(act_name_id id)
+{
+    return id && get(id) != NULL;
 }
 
 const char *act__name_str(act_name_id id, uint32_t *len)

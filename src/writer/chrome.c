@@ -157,6 +157,10 @@ static inline char *cpy(char *p, const char *s, size_t n)
 static const name_ent *interned(wctx *w, act_name_id id)
 {
     static const name_ent empty = {"\"\"", 2};
+    /* Ids are dense, so the cache never grows past the names that exist;
+     * an id act_name() never returned is an empty name. */
+    if (!act__name_known(id))
+        return &empty;
     if (id >= w->nnames) {
         size_t ncap = w->nnames ? w->nnames : 256;
         while (ncap <= id)

@@ -72,6 +72,9 @@ static void test_api(void)
     act_span_record(ACT_CPU_OP, "late parent", t + 1000, t + 5000);
     act_instant(ACT_CPU_INSTANT_EVENT, "tick");
     act_arg_str("where", "here");
+    /* Ids act_name() never returned: empty names, never a crash. */
+    act_instant_id(ACT_CPU_INSTANT_EVENT, 0x7ffffff0u);
+    act_instant_id(ACT_CPU_INSTANT_EVENT, 0x80000010u);
     act_counter_unit("memory", "rss", "bytes", 1000);
     act_counter("memory", "heap", 10);
     act_counter("memory", "rss", 2000);
@@ -226,13 +229,14 @@ static void test_api(void)
     CHECK_EQ_INT(tu_int(st, "dropped"), 6);
     CHECK_EQ_INT(tu_int(json_object_get(st, "dropped_by_type"), "runtime"), 1);
     /* Events kept: mm + 6 args + child + late child/parent + tick + 1 arg
-     * + 3 counters + thread span + open span = 17. */
-    CHECK_EQ_INT(tu_int(st, "recorded"), 17);
+     * + 2 bad-id instants + 3 counters + thread span + open span = 19. */
+    CHECK_EQ_INT(tu_int(st, "recorded"), 19);
+    CHECK_EQ_INT(tu_count(root, "i", "(unnamed)"), 2);
     act_session_stats ss;
     memset(&ss, 0, sizeof ss);
     ss.struct_size = sizeof ss;
     CHECK_OK(act_session_get_stats(s, &ss));
-    CHECK_EQ_U64(ss.recorded, 17);
+    CHECK_EQ_U64(ss.recorded, 19);
     CHECK_EQ_U64(ss.dropped, 6);
     json_decref(root);
     act_session_destroy(s);
