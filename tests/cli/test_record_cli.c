@@ -131,6 +131,25 @@ int main(void)
     }
     free(err);
 
+    /* actrace types lists what a plugin registers. */
+    snprintf(cmd, sizeof cmd, "%s types --json --plugin %s/plugins/example.so >%s 2>/dev/null",
+             ACTRACE, ACT_BINARY_DIR, tmp("types.json"));
+    CHECK_EQ_INT(run(cmd), 0);
+    json_t *types = tu_load(tmp("types.json"));
+    int found = 0;
+    size_t k;
+    json_t *ty;
+    json_array_foreach(types, k, ty) {
+        const char *nm = json_string_value(json_object_get(ty, "name"));
+        if (nm && strcmp(nm, "example_sync") == 0) {
+            found = 1;
+            CHECK(tu_int(ty, "code") >= 1024);
+            CHECK(json_is_true(json_object_get(ty, "registered")));
+        }
+    }
+    CHECK(found);
+    json_decref(types);
+
     /* No such command; usage errors. */
     snprintf(cmd, sizeof cmd, "%s record -o %s -- /nonexistent/cmd 2>/dev/null", ACTRACE,
              tmp("x.json"));

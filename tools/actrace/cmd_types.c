@@ -128,24 +128,47 @@ static int print_table(FILE *f)
     return 0;
 }
 
+#define TYPES_USAGE "usage: actrace types [--json] [--plugin PATH]...\n"
+
 int act_cmd_types(int argc, char **argv)
 {
     int json = 0;
+    const char *plugins[64];
+    size_t nplugins = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             json = 1;
+        } else if (strcmp(argv[i], "--plugin") == 0 && i + 1 < argc) {
+            if (nplugins == sizeof plugins / sizeof *plugins) {
+                fprintf(stderr, "actrace types: too many plugins\n");
+                return 2;
+            }
+            plugins[nplugins++] = argv[++i];
         } else if (strcmp(argv[i], "-h") == 0 ||
                    strcmp(argv[i], "--help") == 0) {
-            printf("usage: actrace types [--json]\n");
+            printf(TYPES_USAGE);
             return 0;
         } else {
-            fprintf(stderr, "actrace types: unknown argument '%s'\n"
-                            "usage: actrace types [--json]\n",
-                    argv[i]);
+            fprintf(stderr, "actrace types: unknown argument '%s'\n" TYPES_USAGE, argv[i]);
             return 2;
         }
     }
+    /* Plugins register their types in init: a session that is created
+     * (never started) loads and initialises them; refusals go to the log. */
+    act_session *s = NULL;
+    if (nplugins) {
+        act_session_opts o;
+        act_session_opts_init(&o);
+        o.plugins = plugins;
+        o.plugin_count = nplugins;
+        int err = act_session_create(&o, &s);
+        if (err != 0) {
+            fprintf(stderr, "actrace types: cannot load plugins: %s\n", act_strerror(err));
+            return 1;
+        }
+    }
     int rc = json ? print_json(stdout) : print_table(stdout);
+    act_session_destroy(s);
     if (fflush(stdout) != 0)
         return 1;
     return rc;

@@ -16,7 +16,8 @@ static void usage(FILE *f)
             "  summary [--json] FILE  summarise a trace (actrace's or Kineto's)\n"
             "  check [--strict] [--quiet] FILE\n"
             "                         validate a trace's structure\n"
-            "  types [--json]         list the activity types\n"
+            "  types [--json] [--plugin PATH]...\n"
+            "                         list the activity types\n"
             "  config check FILE      validate a config, print the effective one\n"
             "  version                print the version\n");
 }
