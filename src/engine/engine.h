@@ -131,9 +131,11 @@ typedef struct act__thread {
     uint8_t full;    /* buffer limit reached: drop without trying */
     uint32_t depth;  /* open spans, including ones that were not recorded */
     act__rec *open[ACT__MAX_DEPTH]; /* NULL for a span that was dropped */
-    uint64_t dropped_type[ACT__NTYPE_SLOTS];
-    uint64_t dropped_reason[ACT__DROP_NREASONS];
-    uint64_t dropped_other; /* args and counters: events without a type */
+    /* Drop counters: written by the owning thread only (a relaxed load and
+     * store, no read-modify-write), read by stats while it may run. */
+    _Atomic uint64_t dropped_type[ACT__NTYPE_SLOTS];
+    _Atomic uint64_t dropped_reason[ACT__DROP_NREASONS];
+    _Atomic uint64_t dropped_other; /* args and counters: events without a type */
     /* Small cache for act_counter: (track, series) pointers -> series id. */
     struct {
         const char *track, *series;

@@ -452,7 +452,7 @@ int act_session_get_stats(const act_session *s, act_session_stats *out)
                 st.recorded += c->recs[i].kind != ACT__R_AUX_DEV;
         }
         for (int r = 0; r < ACT__DROP_NREASONS; r++)
-            st.dropped += t->dropped_reason[r];
+            st.dropped += atomic_load_explicit(&t->dropped_reason[r], memory_order_relaxed);
     }
     pthread_mutex_unlock(&ms->lock);
     st.bytes = atomic_load(&s->bytes);

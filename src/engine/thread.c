@@ -172,6 +172,13 @@ int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
     return 0;
 }
 
+/* Only the owning thread writes: no read-modify-write needed. */
+static inline void bump(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
 void act__thread_drop(act__thread *t, int type, act__drop_reason why)
 {
     /* Args that follow a dropped event must not attach to the one before. */
@@ -179,8 +186,8 @@ void act__thread_drop(act__thread *t, int type, act__drop_reason why)
         t->args_ok = 0;
     int slot = act__type_slot(type);
     if (slot >= 0)
-        t->dropped_type[slot]++;
+        bump(&t->dropped_type[slot]);
     else
-        t->dropped_other++;
-    t->dropped_reason[why]++;
+        bump(&t->dropped_other);
+    bump(&t->dropped_reason[why]);
 }

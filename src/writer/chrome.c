@@ -948,11 +948,12 @@ static void emit_footer(wctx *w, const uint64_t *recorded, const char *path)
     uint64_t dropped = 0;
     for (const act__thread *t = s->threads; t; t = t->next) {
         for (int r = 0; r < ACT__DROP_NREASONS; r++) {
-            by_reason[r] += t->dropped_reason[r];
-            dropped += t->dropped_reason[r];
+            uint64_t n = atomic_load_explicit(&t->dropped_reason[r], memory_order_relaxed);
+            by_reason[r] += n;
+            dropped += n;
         }
         for (int k = 0; k < ACT__NTYPE_SLOTS; k++)
-            by_type[k] += t->dropped_type[k];
+            by_type[k] += atomic_load_explicit(&t->dropped_type[k], memory_order_relaxed);
     }
     static const char *const reasons[ACT__DROP_NREASONS] = {
         "buffer_full", "type_not_selected", "bad_type", "unbalanced",

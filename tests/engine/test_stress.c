@@ -5,6 +5,7 @@
  * made, exactly, for every type and in total. Run under TSan in CI.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "check.h"
 #include "engine/trace_util.h"
@@ -57,17 +58,40 @@ static void expected(long long *spans, long long *annots, long long *args, long 
             }
 }
 
+static _Atomic int workers_done;
+
+/* Reads the totals while the workers record: must be race-free (TSan). */
+static void *poller(void *arg)
+{
+    act_session *s = arg;
+    uint64_t last = 0;
+    while (!atomic_load(&workers_done)) {
+        act_session_stats st;
+        memset(&st, 0, sizeof st);
+        st.struct_size = sizeof st;
+        act_session_get_stats(s, &st);
+        /* Totals only grow. */
+        if (st.recorded + st.dropped < last)
+            abort();
+        last = st.recorded + st.dropped;
+    }
+    return NULL;
+}
+
 int main(void)
 {
     act_log_set_level(ACT_LOG_ERROR);
     /* 1 MB: far less than the ~5 MB the calls need, so many are dropped. */
     act_session *s = tu_session("MAX_BUFFER_SIZE_MB = 1\nBUFFER_PREALLOC_MB = 0\n"
                                 "ACTIVITY_TYPES = cpu_op, user_annotation, cpu_instant_event\n");
-    pthread_t th[THREADS];
+    pthread_t th[THREADS], poll;
+    pthread_create(&poll, NULL, poller, s);
     for (long i = 0; i < THREADS; i++)
         pthread_create(&th[i], NULL, worker, (void *)i);
     for (long i = 0; i < THREADS; i++)
         pthread_join(th[i], NULL);
+    atomic_store(&workers_done, 1);
+    pthread_join(poll, NULL);
     const char *path = tu_trace_path("stress.json");
     CHECK_OK(act_session_write(s, path));
 
