@@ -370,9 +370,15 @@ static void sample(host_plugin *hp, const hc_snap *prev, const hc_snap *cur,
                    int statm_fd)
 {
     int64_t dt = cur->ts - prev->ts;
+    /* The last interval at stop may be very short: rates over a few
+     * microseconds are noise (getrusage counts in microseconds, often in
+     * ticks), so they are left out below 1 ms or half an interval. */
+    int64_t min_dt = (int64_t)hp->interval_ms * 500000;
+    if (min_dt > 1000000)
+        min_dt = 1000000;
     double rss = hp->enabled[HC_MEMORY] ? rss_bytes(hp, statm_fd) : -1;
     pthread_mutex_lock(&hp->lock);
-    if (dt > 0) {
+    if (dt > 0 && dt >= min_dt) {
         double secs = (double)dt / 1e9;
         int64_t t = prev->ts;
         if (hp->enabled[HC_CPU]) {
