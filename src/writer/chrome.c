@@ -678,6 +678,29 @@ static int cmp_sample(const void *a, const void *b)
     return x->series < y->series ? -1 : x->series > y->series;
 }
 
+/* A track's name in the trace (malloc'd). Tracks of different sources
+ * (the app and plugins) are kept apart by the engine; when two share a name
+ * on the same process, the plugin's gets its name appended ("memory
+ * [host]") so that readers grouping counters by name and pid see two
+ * tracks, not one whose keys change. */
+static char *track_name(const act_session *s, const act__series *head)
+{
+    const char *name = head->track[0] ? head->track : "(unnamed)";
+    int clash = 0;
+    for (size_t k = 0; k < s->nseries && !clash; k++) {
+        const act__series *e = s->series[k];
+        clash = e->device == head->device && e->source != head->source &&
+                strcmp(e->track, head->track) == 0;
+    }
+    const char *src = clash && head->source && head->source < s->nsources
+                          ? s->sources[head->source].name : NULL;
+    size_t n = strlen(name) + (src ? strlen(src) + 3 : 0) + 1;
+    char *buf = malloc(n);
+    if (buf)
+        snprintf(buf, n, src ? "%s [%s]" : "%s", name, src);
+    return buf;
+}
+
 /* Every sample of a counter track carries the same set of series (the
  * track's), each with its latest value: Chrome counters describe the whole
  * state of the track at a time. A series not yet sampled takes its first
@@ -741,6 +764,9 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             seen[v[j].series] = 1;
         }
         const act__series *head = s->series[track];
+        char *tname = track_name(s, head);
+        if (!tname)
+            goto oom;
         int32_t pid = head->device == ACT__HOST_DEVICE ? w->pid : (int32_t)(DEVICE_PID_BASE + head->device);
         for (size_t j = i; j < end;) {
             int64_t ts = v[j].ts;
@@ -749,7 +775,7 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             lit(o, "{\"ph\":\"C\",\"cat\":\"");
             lit(o, head->device == ACT__HOST_DEVICE ? "host_counter" : "gpu_pm_counter");
             lit(o, "\",\"name\":");
-            put_str0(o, head->track[0] ? head->track : "(unnamed)");
+            put_str0(o, tname);
             lit(o, ",\"pid\":");
             put_i64(o, pid);
             lit(o, ",\"tid\":0");
@@ -769,6 +795,7 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             }
             lit(o, "}},\n");
         }
+        free(tname);
         i = end;
     }
     free(v);
