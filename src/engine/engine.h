@@ -185,6 +185,7 @@ struct act_session {
     act_config *config;
     act_activity_set types;
     uint64_t builtin_mask; /* types 0..63 selected, for the fast path */
+    int custom_types_default; /* registered types recorded (no ACTIVITY_TYPES) */
     int categories_generic;
     char *trace_name;
 

@@ -97,6 +97,8 @@ static int selected_slow(const act_session *s, int type)
 {
     if (act__type_slot(type) < 0)
         return 0;
+    if (type >= ACT_ACTIVITY_TYPE_FIRST_CUSTOM && s->custom_types_default)
+        return act_activity_type_name((act_activity_type)type) != NULL;
     return act_activity_set_has(&s->types, (act_activity_type)type);
 }
 

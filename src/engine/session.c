@@ -86,7 +86,7 @@ static int read_opts(const act_session_opts *in, act_session_opts *out)
 
 /* Which window keys were set explicitly (not defaults). */
 typedef struct explicit_keys {
-    int warmup, duration, iterations, start_iter;
+    int warmup, duration, iterations, start_iter, types;
 } explicit_keys;
 
 static int visit_key(void *user, const char *key, const char *value)
@@ -102,6 +102,8 @@ static int visit_key(void *user, const char *key, const char *value)
         e->iterations = 1;
     else if (strcmp(key, "PROFILE_START_ITERATION") == 0)
         e->start_iter = 1;
+    else if (strcmp(key, "ACTIVITY_TYPES") == 0)
+        e->types = 1;
     return 0;
 }
 
@@ -125,8 +127,12 @@ static int apply_config(act_session *s)
     const char *cat = act_config_get_str(s->config, "TRACE_CATEGORIES");
     s->categories_generic = cat && strcmp(cat, "generic") == 0;
 
-    explicit_keys e = {0, 0, 0, 0};
+    explicit_keys e = {0, 0, 0, 0, 0};
     act_config_foreach(s->config, visit_key, &e);
+    /* A config cannot name a type before it is registered: registered
+     * types are recorded unless ACTIVITY_TYPES was set (the plugin host
+     * applies the same rule). */
+    s->custom_types_default = !e.types;
     s->warmup_ns = s->duration_ns = -1;
     s->start_iter = s->iterations = -1;
     if (e.iterations || e.start_iter) {

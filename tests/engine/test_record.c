@@ -285,6 +285,37 @@ static void test_no_session(void)
     CHECK_EQ_INT(act_session_create(&o, &c), ACT_EINVAL);
 }
 
+static void test_custom_types(void)
+{
+    act_activity_type mine, other;
+    CHECK_OK(act_activity_type_register("my_phase", ACT_SHAPE_HOST_SPAN, &mine));
+    CHECK_OK(act_activity_type_register("my_other", ACT_SHAPE_HOST_SPAN, &other));
+    /* ACTIVITY_TYPES not set: registered types are recorded. */
+    act_session *s = tu_session(NULL);
+    act_span_begin(mine, "custom span");
+    act_span_end();
+    const char *path = tu_trace_path("record_custom.json");
+    CHECK_OK(act_session_write(s, path));
+    json_t *root = tu_load(path);
+    json_t *e = find_x(root, "custom span", -1);
+    CHECK(e && strcmp(json_string_value(json_object_get(e, "cat")), "my_phase") == 0);
+    json_decref(root);
+    act_session_destroy(s);
+    /* Set: only what it names, registered names included. */
+    s = tu_session("ACTIVITY_TYPES = cpu_op, my_phase\n");
+    act_span_begin(mine, "named");
+    act_span_end();
+    act_span_begin(other, "not named");
+    act_span_end();
+    CHECK_OK(act_session_write(s, path));
+    root = tu_load(path);
+    CHECK(find_x(root, "named", -1) != NULL);
+    CHECK(find_x(root, "not named", -1) == NULL);
+    CHECK_EQ_INT(tu_int(json_object_get(tu_stats(root), "dropped_by_type"), "my_other"), 1);
+    json_decref(root);
+    act_session_destroy(s);
+}
+
 static void test_iterations(void)
 {
     /* PROFILE_START_ITERATION=2, ACTIVITIES_ITERATIONS=2: steps 2 and 3. */
@@ -345,6 +376,7 @@ int main(void)
     test_duration();
     test_api();
     test_no_session();
+    test_custom_types();
     test_iterations();
     return check_done();
 }
