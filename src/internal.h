@@ -60,6 +60,10 @@ typedef struct act__arg {
  * Returns 0 and the source id, or ACT_ELIMIT (at most 255 sources). */
 int act__source_add(act_session *s, const char *name, const char *backend,
                     uint16_t *out);
+/* The source's plugin was refused after it registered (its init declined
+ * or failed): what it described (devices, counter tracks) is left out of
+ * the trace. */
+void act__source_retire(act_session *s, uint16_t source);
 
 /* ---- devices and streams --------------------------------------------- */
 

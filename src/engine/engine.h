@@ -166,6 +166,7 @@ typedef struct act__device {
 
 typedef struct act__source {
     char *name, *backend;
+    int retired; /* its plugin was refused: its devices are not written */
 } act__source;
 
 /* ---- session ----------------------------------------------------------- */
@@ -234,6 +235,13 @@ static inline int act__type_slot(int type)
         type < ACT_ACTIVITY_TYPE_FIRST_CUSTOM + ACT_ACTIVITY_TYPE_MAX_REGISTERED)
         return ACT_ACTIVITY_TYPE_MAX_BUILTIN + 1 + (type - ACT_ACTIVITY_TYPE_FIRST_CUSTOM);
     return -1;
+}
+
+/* 1 if what @p source described is written (the app, or a plugin that
+ * was not refused). */
+static inline int act__source_live(const act_session *s, uint16_t source)
+{
+    return source < s->nsources && !s->sources[source].retired;
 }
 
 /* ---- engine internals used across files ---------------------------------- */

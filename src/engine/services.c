@@ -50,6 +50,14 @@ int act__source_add(act_session *s, const char *name, const char *backend,
     return rc;
 }
 
+void act__source_retire(act_session *s, uint16_t source)
+{
+    pthread_mutex_lock(&s->lock);
+    if (source && source < s->nsources)
+        s->sources[source].retired = 1;
+    pthread_mutex_unlock(&s->lock);
+}
+
 int act__device_add(act_session *s, uint16_t source, const char *name,
                     const char *vendor, uint32_t *out)
 {

@@ -411,6 +411,7 @@ static int load_one(act_session *s, const act_config *cfg,
             else
                 snprintf(why, WHY_MAX, "init failed (%d): %s", (int)r,
                          *reason ? reason : "(no reason given)");
+            act__source_retire(s, c->source);
             ctx_free(c);
             return r == ACT_PLUGIN_DECLINE ? ACT_EDECLINED : ACT_EPLUGIN;
         }

@@ -847,6 +847,8 @@ static void emit_metadata(wctx *w, act__thread **threads, size_t nthreads)
     }
     for (size_t d = 0; d < s->ndevices; d++) {
         const act__device *dev = &s->devices[d];
+        if (!act__source_live(s, dev->source))
+            continue;
         int64_t pid = DEVICE_PID_BASE + d;
         char label[320];
         if (dev->name[0])
@@ -877,9 +879,13 @@ static void emit_header(wctx *w)
     act__out *o = w->o;
     act_session *s = w->s;
     lit(o, "{\"schemaVersion\":1,\"deviceProperties\":[");
+    int firstdev = 1;
     for (size_t d = 0; d < s->ndevices; d++) {
         const act__device *dev = &s->devices[d];
-        lit(o, d ? ",\n{\"id\":" : "\n{\"id\":");
+        if (!act__source_live(s, dev->source))
+            continue;
+        lit(o, firstdev ? "\n{\"id\":" : ",\n{\"id\":");
+        firstdev = 0;
         put_u64(o, d);
         lit(o, ",\"name\":");
         put_str0(o, dev->name);
@@ -1052,9 +1058,13 @@ static void emit_footer(wctx *w, const uint64_t *recorded, const char *path)
     lit(o, "]");
     if (s->nseries) {
         lit(o, ",\"counters\":[");
+        int firsts = 1;
         for (size_t i = 0; i < s->nseries; i++) {
             const act__series *e = s->series[i];
-            lit(o, i ? ",{\"track\":" : "{\"track\":");
+            if (!act__source_live(s, e->source))
+                continue;
+            lit(o, firsts ? "{\"track\":" : ",{\"track\":");
+            firsts = 0;
             put_str0(o, e->track);
             lit(o, ",\"series\":");
             put_str0(o, e->series);

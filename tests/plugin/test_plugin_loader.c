@@ -182,6 +182,19 @@ static void test_abi_refusals(void)
                    "declined: act_plugin_entry returned NULL");
     expect_refused(tp("tp_decline"), tp("tp_decline"),
                    "init declined: no tp device present");
+    {
+        /* What it described before declining is not in the trace. */
+        const char *list[] = {tp("tp_decline")};
+        const char *trace = ACT_TRACE_DIR "/plugin_declined.json";
+        CHECK_OK(run_session(list, 1, NULL, trace, NULL));
+        json_t *root = trace_load(trace);
+        CHECK_FATAL(root != NULL);
+        CHECK_EQ_INT(json_array_size(json_object_get(root, "deviceProperties")), 0);
+        char *text = json_dumps(root, 0);
+        CHECK(text && !strstr(text, "declined device") && !strstr(text, "declined track"));
+        free(text);
+        json_decref(root);
+    }
     expect_refused(tp("tp_fail"), tp("tp_fail"),
                    "init failed (-1): driver error 42");
 

@@ -64,8 +64,22 @@ static int32_t tp_init(const act_plugin_host *h, void **state, char *reason,
                        uint32_t cap)
 {
 #if TP_VARIANT == TP_DECLINE
-    (void)h;
     (void)state;
+    /* Describes a device and a counter, then declines: neither may show
+     * in the trace. */
+    act_plugin_device d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.name = "declined device";
+    uint32_t dev;
+    h->add_device(h->ctx, &d, &dev);
+    act_plugin_counter c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    c.device = dev;
+    c.track = "declined track";
+    uint32_t tr;
+    h->add_counter(h->ctx, &c, &tr);
     strncpy(reason, "no tp device present", cap);
     return ACT_PLUGIN_DECLINE;
 #elif TP_VARIANT == TP_FAIL
