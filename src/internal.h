@@ -27,6 +27,16 @@
 
 #define ACT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* ---- time --------------------------------------------------------------- */
+
+/* Timestamps beyond +-2^62 ns (146 years) are refused where they enter, so
+ * the writer's arithmetic (offsets, durations) can never overflow. */
+#define ACT__TIME_MAX (INT64_C(1) << 62)
+static inline int act__time_ok(int64_t t)
+{
+    return t >= -ACT__TIME_MAX && t <= ACT__TIME_MAX;
+}
+
 /* ---- typed values (args and device properties) ------------------------ */
 
 typedef enum act__vkind {

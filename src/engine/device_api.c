@@ -87,7 +87,7 @@ void act_device_span_record(act_activity_type type, uint32_t device, uint64_t st
         act__thread_drop(t, type, ACT__DROP_NOT_SELECTED);
         return;
     }
-    if (end_ns < start_ns) {
+    if (end_ns < start_ns || !act__time_ok(start_ns) || !act__time_ok(end_ns)) {
         act__thread_drop(t, type, ACT__DROP_BAD_TIMES);
         return;
     }
@@ -125,6 +125,10 @@ void act_device_counter(uint32_t device, const char *track, const char *series,
     }
     if (!isfinite(value)) {
         act__thread_drop(t, -1, ACT__DROP_NONFINITE);
+        return;
+    }
+    if (!act__time_ok(ts_ns)) {
+        act__thread_drop(t, -1, ACT__DROP_BAD_TIMES);
         return;
     }
     uint32_t id;

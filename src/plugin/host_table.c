@@ -321,7 +321,7 @@ static int32_t h_emit_samples(act_plugin_ctx *p, uint32_t counter,
         act__prej e = ACT__PREJ_NONE;
         if (sm->struct_size != stride)
             e = ACT__PREJ_STRUCT_SIZE;
-        else if (sm->ts_ns < 0)
+        else if (sm->ts_ns < 0 || sm->ts_ns > ACT__TIME_MAX)
             e = ACT__PREJ_TIME;
         else if (!isfinite(sm->value))
             e = ACT__PREJ_VALUE;

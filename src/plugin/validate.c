@@ -25,7 +25,7 @@ static const char *const prej_texts[ACT__PREJ_COUNT] = {
                         "(counter/correlation type, or device span on the "
                         "host)",
     [ACT__PREJ_DEVICE] = "unknown device (not described by this plugin)",
-    [ACT__PREJ_TIME] = "negative timestamp",
+    [ACT__PREJ_TIME] = "timestamp negative or beyond 2^62 ns",
     [ACT__PREJ_ORDER] = "end before start",
     [ACT__PREJ_NAME_NULL] = "NULL name",
     [ACT__PREJ_NAME_LEN] = "name longer than ACT_PLUGIN_NAME_MAX bytes",
@@ -182,11 +182,13 @@ act__prej act__pcheck_record(const act_plugin_record *r, uint32_t ndev,
         if (r->device >= ndev)
             return ACT__PREJ_DEVICE;
     }
-    if (r->start_ns < 0)
+    if (r->start_ns < 0 || r->start_ns > ACT__TIME_MAX)
         return ACT__PREJ_TIME;
     int64_t end = kind == ACT__EMIT_INSTANT ? r->start_ns : r->end_ns;
     if (end < r->start_ns)
         return ACT__PREJ_ORDER;
+    if (end > ACT__TIME_MAX)
+        return ACT__PREJ_TIME;
     act__prej e = act__pcheck_name(r->name, r->name_len, ACT_PLUGIN_NAME_MAX);
     if (e)
         return e;

@@ -87,6 +87,7 @@ static void test_api(void)
     /* Misuse: end without begin, end before start, a type that is none. */
     act_span_end();
     act_span_record(ACT_CPU_OP, "backwards", t + 10, t);
+    act_span_record(ACT_CPU_OP, "absurd", INT64_MIN, INT64_MAX); /* would overflow dur */
     act_instant((act_activity_type)999, "bad type");
 
     long long worker_tid = 0;
@@ -222,11 +223,11 @@ static void test_api(void)
     json_t *why = json_object_get(st, "dropped_by_reason");
     CHECK_EQ_INT(tu_int(why, "type_not_selected"), 1);
     CHECK_EQ_INT(tu_int(why, "unbalanced"), 1);
-    CHECK_EQ_INT(tu_int(why, "bad_times"), 1);
+    CHECK_EQ_INT(tu_int(why, "bad_times"), 2);
     CHECK_EQ_INT(tu_int(why, "bad_type"), 1);
     CHECK_EQ_INT(tu_int(why, "non_finite"), 1);
     CHECK_EQ_INT(tu_int(why, "orphan_arg"), 1);
-    CHECK_EQ_INT(tu_int(st, "dropped"), 6);
+    CHECK_EQ_INT(tu_int(st, "dropped"), 7);
     CHECK_EQ_INT(tu_int(json_object_get(st, "dropped_by_type"), "runtime"), 1);
     /* Events kept: mm + 6 args + child + late child/parent + tick + 1 arg
      * + 2 bad-id instants + 3 counters + thread span + open span = 19. */
@@ -237,7 +238,7 @@ static void test_api(void)
     ss.struct_size = sizeof ss;
     CHECK_OK(act_session_get_stats(s, &ss));
     CHECK_EQ_U64(ss.recorded, 19);
-    CHECK_EQ_U64(ss.dropped, 6);
+    CHECK_EQ_U64(ss.dropped, 7);
     json_decref(root);
     act_session_destroy(s);
 }

@@ -257,7 +257,7 @@ static void test_garbage(void)
     static const char *const reasons[] = {
         "batch refused", "struct_size smaller", "unknown record kind",
         "unknown activity type", "not drawable", "unknown device",
-        "negative timestamp", "end before start", "NULL name",
+        "timestamp negative or beyond", "end before start", "NULL name",
         "name longer than", "not valid UTF-8", "ACT_PLUGIN_ARGS_MAX args",
         "invalid arg (key", "unknown counter track", "non-finite counter value",
         "invalid arguments"};
