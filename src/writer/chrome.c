@@ -751,7 +751,8 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             }
         }
     }
-    qsort(v, n, sizeof *v, cmp_sample);
+    if (n) /* qsort's pointer must not be NULL, even for no elements */
+        qsort(v, n, sizeof *v, cmp_sample);
     act__out *o = w->o;
     for (size_t i = 0; i < n;) {
         uint32_t track = v[i].track;
