@@ -69,7 +69,7 @@ static double bench_clock(long n)
 
 /* ns per event for one of the recording loops; a fresh session per rep so
  * the buffer never fills. */
-enum kind { SPAN, SUPPLIED, SUPPLIED_ARGS2 };
+enum kind { SPAN, SUPPLIED, SUPPLIED_ARGS2, COUNTER };
 
 static double run_loop(enum kind k, long n)
 {
@@ -86,6 +86,10 @@ static double run_loop(enum kind k, long n)
     case SUPPLIED:
         for (long i = 0; i < n; i++)
             act_span_record_id(ACT_CPU_OP, name, i * 1000, i * 1000 + 500);
+        break;
+    case COUNTER:
+        for (long i = 0; i < n; i++)
+            act_counter("memory", "rss_bytes", (double)i);
         break;
     case SUPPLIED_ARGS2:
         for (long i = 0; i < n; i++) {
@@ -176,6 +180,7 @@ int main(void)
     double span2_ns = bench_span_2t(N / 2);
     double supplied_ns = bench_record(SUPPLIED, N);
     double args2_ns = bench_record(SUPPLIED_ARGS2, N);
+    double counter_ns = bench_record(COUNTER, N);
 
     /* Memory per recorded span, and writing 1,000,000 spans. */
     double write_best = 1e9, buf_per_event = 0;
@@ -221,15 +226,16 @@ int main(void)
     printf("span begin+end (2t)     %8.2f ns/event\n", span2_ns);
     printf("span, supplied times    %8.2f ns\n", supplied_ns);
     printf("  + int + 20B str args  %8.2f ns\n", args2_ns);
+    printf("counter sample (clock)  %8.2f ns\n", counter_ns);
     printf("write                   %8.2f ns/event, %.1f MB/s\n", write_ns, (double)file_bytes / write_best / 1e6);
     printf("file                    %8.1f bytes/event\n", (double)file_bytes / EVENTS);
     printf("buffer                  %8.1f bytes/event\n", buf_per_event);
     printf("memcpy                  %8.2f GB/s\n", memcpy_gbs);
     printf("{\"record_span_ns\":%.2f,\"record_span_ns_2t\":%.2f,\"record_supplied_ns\":%.2f,"
-           "\"record_supplied_args2_ns\":%.2f,\"clock_read_ns\":%.2f,\"span_over_2clock\":%.3f,"
+           "\"record_supplied_args2_ns\":%.2f,\"record_counter_ns\":%.2f,\"clock_read_ns\":%.2f,\"span_over_2clock\":%.3f,"
            "\"write_ns_per_event\":%.2f,\"write_mb_s\":%.1f,\"bytes_per_event\":%.1f,"
            "\"buffer_bytes_per_event\":%.1f,\"memcpy_gb_s\":%.2f,\"events\":%ld}\n",
-           span_ns, span2_ns, supplied_ns, args2_ns, clock_ns, span_ns / (2 * clock_ns), write_ns,
+           span_ns, span2_ns, supplied_ns, args2_ns, counter_ns, clock_ns, span_ns / (2 * clock_ns), write_ns,
            (double)file_bytes / write_best / 1e6, (double)file_bytes / EVENTS, buf_per_event,
            memcpy_gbs, EVENTS);
     return 0;
