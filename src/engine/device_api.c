@@ -81,9 +81,7 @@ void act_device_span_record(act_activity_type type, uint32_t device, uint64_t st
         act__thread_drop(t, type, ACT__DROP_BAD_TYPE);
         return;
     }
-    int custom_ok = type >= ACT_ACTIVITY_TYPE_FIRST_CUSTOM && s->custom_types_default &&
-                    act_activity_type_name(type) != NULL;
-    if (!custom_ok && !act_activity_set_has(&s->types, type)) {
+    if (!act__type_selected(s, type)) {
         act__thread_drop(t, type, ACT__DROP_NOT_SELECTED);
         return;
     }

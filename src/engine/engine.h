@@ -244,6 +244,20 @@ static inline int act__source_live(const act_session *s, uint16_t source)
     return source < s->nsources && !s->sources[source].retired;
 }
 
+/* 1 if records of @p type are kept by @p s: built-in types by the
+ * ACTIVITY_TYPES selection (a bit test for the fast path), registered ones
+ * also when ACTIVITY_TYPES was not set. */
+static inline int act__type_selected(const act_session *s, int type)
+{
+    if ((unsigned)type < 64)
+        return (int)((s->builtin_mask >> type) & 1);
+    if (act__type_slot(type) < 0)
+        return 0;
+    if (s->custom_types_default)
+        return act_activity_type_name((act_activity_type)type) != NULL;
+    return act_activity_set_has(&s->types, (act_activity_type)type);
+}
+
 /* ---- engine internals used across files ---------------------------------- */
 
 /* The calling thread's buffer for @p s (attached on first use), or NULL if
@@ -271,6 +285,32 @@ static inline void act__thread_commit(act__thread *t)
     atomic_store_explicit(&t->tail->used, t->used, memory_order_release);
 }
 void act__thread_drop(act__thread *t, int type, act__drop_reason why);
+
+/* Append one counter sample (the app's act_counter and plugins' samples
+ * alike). 0, or -1 when the buffer limit dropped it (counted). */
+static inline int act__thread_put_counter(act__thread *t, uint32_t series,
+                                          int64_t ts_ns, double value)
+{
+    if ((char *)(t->rec + 1) > t->str && act__thread_reserve(t, 1, 0) != 0) {
+        act__thread_drop(t, -1, ACT__DROP_BUFFER_FULL);
+        return -1;
+    }
+    act__rec *r = t->rec;
+    r->t0 = ts_ns;
+    int64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    atomic_store_explicit(&r->t1, bits, memory_order_relaxed);
+    r->x = 0;
+    r->name = series;
+    r->type = 0;
+    r->kind = ACT__R_COUNTER;
+    r->flags = 0;
+    t->rec = r + 1;
+    t->used++;
+    t->args_ok = 0; /* args never attach to a counter */
+    act__thread_commit(t);
+    return 0;
+}
 
 /* String table (interned names), process-wide. */
 const char *act__name_str(act_name_id id, uint32_t *len);

@@ -93,22 +93,10 @@ static inline uint64_t corr_current(void)
     return d && d <= CORR_DEPTH ? tl_corr[d - 1] : 0;
 }
 
-static int selected_slow(const act_session *s, int type)
-{
-    if (act__type_slot(type) < 0)
-        return 0;
-    if (type >= ACT_ACTIVITY_TYPE_FIRST_CUSTOM && s->custom_types_default)
-        return act_activity_type_name((act_activity_type)type) != NULL;
-    return act_activity_set_has(&s->types, (act_activity_type)type);
-}
-
 /* 1 if @p type is selected; otherwise counts the drop and returns 0. */
 static inline int admit(act__thread *t, int type)
 {
-    const act_session *s = t->session;
-    if (ACT_LIKELY((unsigned)type < 64 && ((s->builtin_mask >> type) & 1)))
-        return 1;
-    if ((unsigned)type >= 64 && selected_slow(s, type))
+    if (ACT_LIKELY(act__type_selected(t->session, type)))
         return 1;
     act__thread_drop(t, type,
                      act__type_slot(type) < 0 ? ACT__DROP_BAD_TYPE
@@ -305,21 +293,7 @@ static ACT_NOINLINE void counter(act_session *s, const char *track,
         t->ccache[h].sp = sp;
         t->ccache[h].id = id;
     }
-    act__rec *r = slot(t, 0);
-    if (!r) {
-        act__thread_drop(t, -1, ACT__DROP_BUFFER_FULL);
-        return;
-    }
-    r->t0 = act__clock_ns();
-    int64_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    atomic_store_explicit(&r->t1, bits, memory_order_relaxed);
-    r->x = 0;
-    r->name = id;
-    r->type = 0;
-    r->kind = ACT__R_COUNTER;
-    r->flags = 0;
-    push(t, r, 0);
+    act__thread_put_counter(t, id, act__clock_ns(), value);
 }
 
 void act_counter_unit(const char *track, const char *series, const char *unit,

@@ -343,23 +343,5 @@ int act__counter_sample(act_session *s, uint32_t series, int64_t ts_ns,
     act__thread *t = act__thread_for(s);
     if (!t)
         return ACT_ENOMEM;
-    if ((char *)(t->rec + 1) > t->str && act__thread_reserve(t, 1, 0) != 0) {
-        act__thread_drop(t, -1, ACT__DROP_BUFFER_FULL);
-        return ACT_ELIMIT;
-    }
-    act__rec *r = t->rec;
-    r->t0 = ts_ns;
-    int64_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    atomic_store_explicit(&r->t1, bits, memory_order_relaxed);
-    r->x = 0;
-    r->name = series;
-    r->type = 0;
-    r->kind = ACT__R_COUNTER;
-    r->flags = 0;
-    t->rec = r + 1;
-    t->used++;
-    t->args_ok = 0;
-    act__thread_commit(t);
-    return 0;
+    return act__thread_put_counter(t, series, ts_ns, value) == 0 ? 0 : ACT_ELIMIT;
 }
