@@ -172,6 +172,7 @@ static void test_kineto(const char *ref)
 #endif
 }
 
+#ifdef CLI_TEST_HAVE_JANSSON
 /* The X-event name with the largest summed dur in @p trace. */
 static const char *largest_total(json_t *trace)
 {
@@ -198,6 +199,7 @@ static const char *largest_total(json_t *trace)
     }
     return best;
 }
+#endif
 
 static void test_recorded(void)
 {
