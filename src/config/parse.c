@@ -641,7 +641,7 @@ int act_config_load_env(const act_config_parse_opts *opts,
         return ACT_EINVAL;
     if (err)
         memset(err, 0, sizeof *err);
-    const char *path = getenv("ACTRACE_CONFIG");
+    const char *path = secure_getenv("ACTRACE_CONFIG");
     if (path && *path)
         return act_config_parse_file(path, opts, config, err);
     if (*config)

@@ -114,7 +114,7 @@ static int is_bare_name(const char *s)
  * (this very code, found with dladdr) lies below the build directory. */
 static const char *plugin_dir(void)
 {
-    const char *env = getenv("ACTRACE_PLUGIN_DIR");
+    const char *env = secure_getenv("ACTRACE_PLUGIN_DIR");
     if (env && *env) {
         if (env[0] == '/')
             return env;
@@ -489,7 +489,7 @@ int act__plugins_load(act_session *s, const act_config *cfg,
     if (cfg)
         rc = list_split(&l, act_config_get_str(cfg, "PLUGINS"), ',');
     if (!rc)
-        rc = list_split(&l, getenv("ACTRACE_PLUGINS"), ':');
+        rc = list_split(&l, secure_getenv("ACTRACE_PLUGINS"), ':');
     for (size_t i = 0; !rc && i < nextra; i++)
         if (extra[i])
             rc = list_add(&l, extra[i], strlen(extra[i]));
