@@ -8,3 +8,6 @@ set_target_properties(act_suid_probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJE
 act_add_test(HardenSetuid SOURCES ${PROJECT_SOURCE_DIR}/tests/hardening/test_setuid.c
              LABELS hardening nosan)
 add_dependencies(test_HardenSetuid act_suid_probe act_tp_ok)
+act_add_test(HardenConfig SOURCES ${PROJECT_SOURCE_DIR}/tests/hardening/test_config_limits.c
+             LABELS hardening config nosan TIMEOUT 120)
+add_dependencies(test_HardenConfig actrace_cli)
