@@ -11,3 +11,5 @@ add_dependencies(test_HardenSetuid act_suid_probe act_tp_ok)
 act_add_test(HardenConfig SOURCES ${PROJECT_SOURCE_DIR}/tests/hardening/test_config_limits.c
              LABELS hardening config nosan TIMEOUT 120)
 add_dependencies(test_HardenConfig actrace_cli)
+act_add_test(HardenOutput SOURCES ${PROJECT_SOURCE_DIR}/tests/hardening/test_output_files.c
+             LIBS Threads::Threads LABELS hardening writer TIMEOUT 60)
