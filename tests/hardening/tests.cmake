@@ -13,3 +13,6 @@ act_add_test(HardenConfig SOURCES ${PROJECT_SOURCE_DIR}/tests/hardening/test_con
 add_dependencies(test_HardenConfig actrace_cli)
 act_add_test(HardenOutput SOURCES ${PROJECT_SOURCE_DIR}/tests/hardening/test_output_files.c
              LIBS Threads::Threads LABELS hardening writer TIMEOUT 60)
+act_add_test(HardenRecord SOURCES ${PROJECT_SOURCE_DIR}/tests/hardening/test_record_output.c
+             LABELS hardening cli nosan TIMEOUT 120)
+add_dependencies(test_HardenRecord actrace_cli)
