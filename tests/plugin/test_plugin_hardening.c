@@ -14,7 +14,9 @@
 #include "check.h"
 #include "plugin_test_util.h"
 
-#define SCRATCH ACT_BINARY_DIR "/tests/plugin/scratch-hardening"
+/* A fresh directory per run (mkdtemp in main). */
+static char scratch[512];
+#define SCRATCH scratch
 
 static const char *tp(const char *name)
 {
@@ -62,7 +64,6 @@ static void test_symlink(void)
     snprintf(sticky, sizeof sticky, "%s/sticky", SCRATCH);
     snprintf(link, sizeof link, "%s/evil.so", sticky);
     snprintf(chain, sizeof chain, "%s/chain.so", SCRATCH);
-    mkdir(SCRATCH, 0755);
     mkdir(sticky, 01777);
     CHECK_OK(chmod(sticky, 01777)); /* like /tmp */
     unlink(link);
@@ -82,8 +83,9 @@ static void test_symlink(void)
     const char *list2[] = {chain};
     log_reset();
     run_session(list2, 1, NULL, NULL, NULL);
-    CHECK_EQ_INT(log_count("refused", "symlink " SCRATCH "/sticky/evil.so",
-                           "owned by uid 4242"), 1);
+    char want[700];
+    snprintf(want, sizeof want, "symlink %s/sticky/evil.so", SCRATCH);
+    CHECK_EQ_INT(log_count("refused", want, "owned by uid 4242"), 1);
     CHECK_EQ_INT(log_count("loaded", NULL, NULL), 0);
     /* The same link owned by root is fine. */
     CHECK_OK(lchown(link, 0, 0));
@@ -163,6 +165,10 @@ int main(void)
 {
     /* Without the bound, the hang test would never end: fail instead. */
     alarm(100);
+    snprintf(scratch, sizeof scratch, "%s/tests/plugin/hardening.XXXXXX",
+             ACT_BINARY_DIR);
+    CHECK_FATAL(mkdtemp(scratch) != NULL);
+    CHECK_OK(chmod(scratch, 0755));
     /* Helpers of plugin_test_util.h this test does not need. */
     (void)trace_count;
     (void)trace_process;
