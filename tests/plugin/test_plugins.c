@@ -25,7 +25,7 @@
 #define TP_NULLENTRY 8
 #define TP_GARBAGE 9
 #define TP_LOG 10     /* logs hostile text (escapes, CR, bad UTF-8) */
-#define TP_HANG 11    /* flush never returns */
+#define TP_HANG 11    /* emits in stop, then flush never returns */
 #define TP_LEAK 12    /* a thread that outlives finalize */
 #define TP_RACE 13    /* a thread rewrites records while they are emitted */
 
@@ -139,6 +139,14 @@ static void race(tp *t)
         h->emit(h->ctx, &race_rec, 1);
     atomic_store(&race_stop, 1);
     pthread_join(th, NULL);
+    /* The racer is done (and may have been descheduled in its "huge"
+     * half all along): ten emits that must be kept. */
+    race_rec.nargs = 1;
+    race_rec.name_len = 9;
+    race_arg[0].key_len = 3;
+    race_arg[0].v.s.len = 5;
+    for (int i = 0; i < 10; i++)
+        h->emit(h->ctx, &race_rec, 1);
 }
 #endif
 
@@ -352,9 +360,31 @@ static void garbage(tp *t)
 }
 #endif
 
+static void tp_emit_all(tp *t);
+
+#if TP_VARIANT == TP_HANG
+/* Emits in stop (which returns), then hangs in flush without touching the
+ * host again: the host's wait is bounded, and what was emitted is kept. */
+static void tp_stop(void *state)
+{
+    tp_emit_all(state);
+}
+
 static void tp_flush(void *state)
 {
-    tp *t = state;
+    (void)state;
+    for (;;) /* a wedged driver */
+        sleep(1000);
+}
+#else
+static void tp_flush(void *state)
+{
+    tp_emit_all(state);
+}
+#endif
+
+static void tp_emit_all(tp *t)
+{
 #if TP_VARIANT == TP_GARBAGE
     garbage(t);
 #elif TP_VARIANT == TP_RACE
@@ -378,11 +408,6 @@ static void tp_flush(void *state)
     s[1].ts_ns = t->t0 + 5000;
     s[1].value = 0;
     h->emit_samples(h->ctx, t->track, s, 2);
-#if TP_VARIANT == TP_HANG
-    /* Its records are in; now it never returns (a wedged driver). */
-    for (;;)
-        sleep(1000);
-#endif
 #endif
 }
 
@@ -404,6 +429,9 @@ static const act_plugin table = {
     .version = "0.0.1",
     .init = tp_init,
     .start = tp_start,
+#if TP_VARIANT == TP_HANG
+    .stop = tp_stop,
+#endif
     .flush = tp_flush,
     .finalize = tp_finalize,
 };
