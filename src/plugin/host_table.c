@@ -131,7 +131,10 @@ static void h_log(act_plugin_ctx *p, int32_t level, const char *msg)
         level = ACT_PLUGIN_LOG_DEBUG;
     if (level > ACT_PLUGIN_LOG_ERROR)
         level = ACT_PLUGIN_LOG_ERROR;
-    char clean[LOG_TEXT_MAX * 4 + 8];
+    /* The escaped text is cut at a character boundary and fits act_log's
+     * 1024-byte line with the prefix (a plugin name has 64 bytes at most),
+     * so the line never ends in half a UTF-8 sequence. */
+    char clean[LOG_TEXT_MAX];
     act__phost_log_text(clean, sizeof clean, msg, LOG_TEXT_MAX);
     act_log((act_log_level)level, "plugin '%s': %s", c->name, clean);
 }

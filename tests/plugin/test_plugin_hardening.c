@@ -51,6 +51,28 @@ static void test_log_text(void)
     CHECK(strstr(line, "\\x1b[31mred\\x1b[0m\\x0dover\\x07bell") != NULL);
     CHECK(strstr(line, "\\xc2\\x9b2J") != NULL);
     CHECK(strstr(line, "bad\\xff\\xfe caf\xc3\xa9 end\\x0anext line") != NULL);
+
+    /* A long message is cut at a character boundary: the line is valid
+     * UTF-8 and fits the log's 1024 bytes. */
+    line = strstr(log_buf, "plugin 'tp_log': tp_log long ");
+    CHECK_FATAL(line != NULL);
+    end = strchr(line, '\n');
+    CHECK_FATAL(end != NULL);
+    CHECK(end - line < 1024 && end - line > 800);
+    const unsigned char *u = (const unsigned char *)line;
+    int utf8_ok = 1;
+    while (u < (const unsigned char *)end) {
+        if (*u < 0x80) {
+            u++;
+        } else if (*u == 0xc3 && u + 1 < (const unsigned char *)end &&
+                   u[1] == 0xa9) {
+            u += 2;
+        } else {
+            utf8_ok = 0;
+            break;
+        }
+    }
+    CHECK(utf8_ok);
 }
 
 /* A symlink on the path as given is checked, not only where it leads. */

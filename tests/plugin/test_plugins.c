@@ -210,6 +210,12 @@ static int32_t tp_init(const act_plugin_host *h, void **state, char *reason,
     h->log(h->ctx, ACT_PLUGIN_LOG_WARN,
            "tp_log says \x1b[31mred\x1b[0m\rover\x07" "bell\xc2\x9b" "2J "
            "bad\xff\xfe caf\xc3\xa9 end\nnext line");
+    /* Long: cut at a character boundary, never mid-sequence. */
+    static char longmsg[3001];
+    memcpy(longmsg, "tp_log long ", 12);
+    for (size_t i = 12; i + 2 <= 3000; i += 2)
+        memcpy(longmsg + i, "\xc3\xa9", 2);
+    h->log(h->ctx, ACT_PLUGIN_LOG_WARN, longmsg);
 #endif
 #if TP_VARIANT == TP_LEAK
     /* A plugin bug: a thread that runs plugin code after finalize, never
