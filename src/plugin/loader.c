@@ -740,14 +740,6 @@ void act__plugins_stop(act__plugins *p)
         call_bounded(p->v[i], p->v[i]->table.flush, "flush");
 }
 
-size_t act__plugins_stuck(const act__plugins *p)
-{
-    size_t n = 0;
-    for (size_t i = 0; p && i < p->n; i++)
-        n += atomic_load(&p->v[i]->stuck) != 0;
-    return n;
-}
-
 void act__plugins_destroy(act__plugins *p)
 {
     if (!p)

@@ -29,9 +29,6 @@ void act__plugins_destroy(act__plugins *p);
 /* For the trace's "actraceStats": per loaded plugin, its name, path and
  * how many records it handed over that were rejected. */
 size_t act__plugins_count(const act__plugins *p);
-/* Number of plugins whose stop, flush or finalize did not return within
- * PLUGIN_TIMEOUT_MSECS (reported and skipped since). */
-size_t act__plugins_stuck(const act__plugins *p);
 const char *act__plugins_name(const act__plugins *p, size_t i);
 const char *act__plugins_path(const act__plugins *p, size_t i);
 uint64_t act__plugins_rejected(const act__plugins *p, size_t i);
