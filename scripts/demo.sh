@@ -14,7 +14,7 @@ for p in example host; do
     PLUGINS="$PLUGINS --plugin $(cd "$BUILD/plugins" && pwd)/$p.so"
   fi
 done
-"$BUILD/bin/actrace" record -c "$(dirname "$0")/../examples/demo/demo.cfg" -o "$BUILD/traces/demo.json" $PLUGINS \
+"$BUILD/bin/actrace" record -c "$(dirname "$0")/../examples/demo/demo.cfg" -o "$BUILD/traces/demo.json" --force $PLUGINS \
   -- "$BUILD/bin/actrace-demo"
 if "$BUILD/bin/actrace" summary "$BUILD/traces/demo.json" 2>/dev/null; then :; else
   echo "(actrace summary not available in this build)"

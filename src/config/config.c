@@ -38,7 +38,52 @@ void act_config_destroy(act_config *cfg)
         free(cfg->e[i].value);
     }
     free(cfg->e);
+    free(cfg->idx);
     free(cfg);
+}
+
+/* ---- the key index ------------------------------------------------------ */
+
+static uint64_t key_hash(const char *k)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * UINT64_C(0x100000001b3);
+    return h ^ (h >> 29);
+}
+
+static void index_put(uint32_t *idx, size_t cap, const act__config_entry *e,
+                      size_t i)
+{
+    size_t m = cap - 1, h = (size_t)key_hash(e[i].key) & m;
+    while (idx[h])
+        h = (h + 1) & m;
+    idx[h] = (uint32_t)(i + 1);
+}
+
+int act__config_index_reserve(act_config *cfg, size_t n)
+{
+    if (n > UINT32_MAX - 1)
+        return ACT_ENOMEM;
+    if (cfg->idx_cap >= 2 * n && cfg->idx)
+        return 0;
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    uint32_t *idx = calloc(cap, sizeof *idx);
+    if (!idx)
+        return ACT_ENOMEM;
+    for (size_t i = 0; i < cfg->n; i++)
+        index_put(idx, cap, cfg->e, i);
+    free(cfg->idx);
+    cfg->idx = idx;
+    cfg->idx_cap = cap;
+    return 0;
+}
+
+void act__config_index_add(act_config *cfg, size_t i)
+{
+    index_put(cfg->idx, cfg->idx_cap, cfg->e, i);
 }
 
 int act_config_dup(const act_config *cfg, act_config **out)
@@ -51,6 +96,8 @@ int act_config_dup(const act_config *cfg, act_config **out)
     *c = *cfg;
     c->e = NULL;
     c->n = c->cap = 0;
+    c->idx = NULL;
+    c->idx_cap = 0;
     if (cfg->n) {
         c->e = calloc(cfg->n, sizeof *c->e);
         if (!c->e) {
@@ -70,6 +117,10 @@ int act_config_dup(const act_config *cfg, act_config **out)
             return ACT_ENOMEM;
         }
     }
+    if (act__config_index_reserve(c, c->n) != 0) {
+        act_config_destroy(c);
+        return ACT_ENOMEM;
+    }
     *out = c;
     return 0;
 }
@@ -77,9 +128,16 @@ int act_config_dup(const act_config *cfg, act_config **out)
 const act__config_entry *act__config_entry_find(const act_config *cfg,
                                                 const char *key)
 {
-    for (size_t i = 0; i < cfg->n; i++)
-        if (strcmp(cfg->e[i].key, key) == 0)
-            return &cfg->e[i];
+    if (!cfg->idx) {
+        for (size_t i = 0; i < cfg->n; i++)
+            if (strcmp(cfg->e[i].key, key) == 0)
+                return &cfg->e[i];
+        return NULL;
+    }
+    size_t m = cfg->idx_cap - 1, h = (size_t)key_hash(key) & m;
+    for (uint32_t v; (v = cfg->idx[h]) != 0; h = (h + 1) & m)
+        if (strcmp(cfg->e[v - 1].key, key) == 0)
+            return &cfg->e[v - 1];
     return NULL;
 }
 

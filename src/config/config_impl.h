@@ -12,6 +12,12 @@
 
 #include "internal.h"
 
+/* The largest config file act_config_parse_file() reads (docs/config.md):
+ * 16 MiB, far above any real config (tens of thousands of keys fit), so
+ * that ACTRACE_CONFIG=/dev/zero fails fast instead of growing until memory
+ * runs out. */
+#define ACT__CONFIG_FILE_MAX ((size_t)16 << 20)
+
 /* How a known key's value is checked and written back. */
 typedef enum act__key_kind {
     ACT__K_INT = 0,  /* whole number in [min, max] */
@@ -56,7 +62,20 @@ struct act_config {
     size_t n, cap;
     uint64_t seq;
     act_activity_set types; /* effective ACTIVITY_TYPES */
+    /* Hash index over e[].key (open addressing, linear probing): slot
+     * holds entry index + 1, 0 = empty; idx_cap is 0 or a power of two at
+     * least twice n. Keeps a lookup O(1), so parsing and formatting a
+     * config are linear in its number of keys. */
+    uint32_t *idx;
+    size_t idx_cap;
 };
+
+/* Make room in the index for @p n entries in all (rehashing what is
+ * there). Returns 0 or ACT_ENOMEM; after success, adding entries up to
+ * @p n cannot fail. */
+int act__config_index_reserve(act_config *cfg, size_t n);
+/* Enter e[@p i] into the index (room was reserved). */
+void act__config_index_add(act_config *cfg, size_t i);
 
 /* Entry of a key that was set, or NULL. */
 const act__config_entry *act__config_entry_find(const act_config *cfg,

@@ -421,6 +421,8 @@ static int apply(pctx *c, act_config *cfg)
         cfg->e = e;
         cfg->cap = cap;
     }
+    if (act__config_index_reserve(cfg, cfg->n + c->n) != 0)
+        return ACT_ENOMEM;
     for (size_t i = 0; i < c->n; i++) {
         staged *s = &c->st[i];
         act__config_entry *e =
@@ -432,6 +434,7 @@ static int apply(pctx *c, act_config *cfg)
             e = &cfg->e[cfg->n++];
             e->key = s->key;
             e->def = s->def;
+            act__config_index_add(cfg, cfg->n - 1);
         }
         e->value = s->value;
         e->seq = ++cfg->seq;
@@ -584,11 +587,20 @@ int act_config_parse_file(const char *path, const act_config_parse_opts *opts,
     char *buf = NULL;
     size_t len = 0;
     int saved = 0;
+    int too_big = 0;
     if (f) {
         size_t cap = 0;
         for (;;) {
+            if (len > ACT__CONFIG_FILE_MAX) {
+                /* /dev/zero or a runaway file: stop before memory does. */
+                too_big = 1;
+                rc = ACT_ELIMIT;
+                break;
+            }
             if (len == cap) {
                 cap = cap ? 2 * cap : 4096;
+                if (cap > ACT__CONFIG_FILE_MAX + 1)
+                    cap = ACT__CONFIG_FILE_MAX + 1;
                 char *nb = realloc(buf, cap);
                 if (!nb) {
                     rc = ACT_ENOMEM;
@@ -614,9 +626,15 @@ int act_config_parse_file(const char *path, const act_config_parse_opts *opts,
         free(buf);
         if (err) {
             err->code = rc;
-            snprintf(err->message, sizeof err->message,
-                     "cannot read config file %s: %s", path,
-                     rc == ACT_EIO ? strerror(saved) : act_strerror(rc));
+            if (too_big)
+                snprintf(err->message, sizeof err->message,
+                         "config file %s is larger than %u bytes (16 MiB, "
+                         "the limit for a config)", path,
+                         (unsigned)ACT__CONFIG_FILE_MAX);
+            else
+                snprintf(err->message, sizeof err->message,
+                         "cannot read config file %s: %s", path,
+                         rc == ACT_EIO ? strerror(saved) : act_strerror(rc));
         }
         return rc;
     }
@@ -641,7 +659,7 @@ int act_config_load_env(const act_config_parse_opts *opts,
         return ACT_EINVAL;
     if (err)
         memset(err, 0, sizeof *err);
-    const char *path = getenv("ACTRACE_CONFIG");
+    const char *path = secure_getenv("ACTRACE_CONFIG");
     if (path && *path)
         return act_config_parse_file(path, opts, config, err);
     if (*config)

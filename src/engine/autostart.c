@@ -52,7 +52,7 @@ __attribute__((constructor))
 #endif
 static void auto_start(void)
 {
-    const char *out = getenv("ACTRACE_RECORD_OUTPUT");
+    const char *out = secure_getenv("ACTRACE_RECORD_OUTPUT");
     if (!out || !*out)
         return;
     /* Kineto's placeholder: ACTIVITIES_LOG_FILE = /tmp/trace_%pid%.json. */
@@ -72,7 +72,7 @@ static void auto_start(void)
         return;
     act_session_opts o;
     act_session_opts_init(&o);
-    const char *name = getenv("ACTRACE_RECORD_NAME");
+    const char *name = secure_getenv("ACTRACE_RECORD_NAME");
     o.trace_name = name && *name ? name : NULL;
     int rc = act_session_create(&o, &auto_session);
     if (rc == 0)

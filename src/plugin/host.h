@@ -41,6 +41,10 @@ struct act_plugin_ctx {
     _Atomic uint32_t reported; /* bit per reason already logged */
     _Atomic uint64_t filtered; /* records of unselected types */
     _Atomic uint64_t dropped;  /* refused by the engine (limit, state) */
+
+    int64_t timeout_ms;  /* PLUGIN_TIMEOUT_MSECS; 0 = wait for ever */
+    _Atomic int stuck;   /* a bounded call did not return: skipped */
+    _Atomic int dead;    /* the session is gone: every call is refused */
 };
 
 /* Fill c->host with the host functions. */
@@ -48,6 +52,13 @@ void act__phost_init(struct act_plugin_ctx *c);
 
 /* Count @p n rejections of reason @p r; log the first one. */
 void act__phost_reject(struct act_plugin_ctx *c, act__prej r, uint64_t n);
+
+/* Plugin log text made safe for a terminal and a log file: at most @p max
+ * bytes of @p s (up to its NUL), valid printable UTF-8 kept, C0/C1 control
+ * characters (ESC, CR, LF, BEL...), DEL and invalid UTF-8 written as
+ * "\xNN". Writes a NUL-terminated string into @p dst (@p cap bytes; 4 *
+ * max + 1 hold any input) and returns its length. */
+size_t act__phost_log_text(char *dst, size_t cap, const char *s, size_t max);
 
 /* Total rejections of a plugin. */
 uint64_t act__phost_rejected(const struct act_plugin_ctx *c);

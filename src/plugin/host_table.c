@@ -20,7 +20,32 @@
 static struct act_plugin_ctx *ctx_of(act_plugin_ctx *p)
 {
     struct act_plugin_ctx *c = p;
-    return c && c->magic == ACT__PLUGIN_MAGIC ? c : NULL;
+    /* A stuck plugin's thread may call in after its session is gone. */
+    return c && c->magic == ACT__PLUGIN_MAGIC &&
+                   !atomic_load_explicit(&c->dead, memory_order_acquire)
+               ? c
+               : NULL;
+}
+
+/* Copies a plugin struct that starts with its uint32_t struct_size into
+ * @p dst (@p cap bytes): the first min(size, cap, avail) bytes, the rest
+ * zeroed (@p avail: the bytes the plugin's element spans, the stride of its
+ * array; 0 for a lone struct). Returns the size read once, which the copy
+ * also holds, so checks and use see one value (a racing plugin thread
+ * cannot change it in between). */
+static uint32_t copy_in(void *dst, size_t cap, const void *src, size_t avail)
+{
+    uint32_t size;
+    memcpy(&size, src, sizeof size);
+    size_t take = size < cap ? size : cap;
+    if (avail && take > avail)
+        take = avail;
+    if (take < sizeof size)
+        take = sizeof size;
+    memcpy(dst, src, take);
+    memset((char *)dst + take, 0, cap - take);
+    memcpy(dst, &size, sizeof size);
+    return size;
 }
 
 void act__phost_reject(struct act_plugin_ctx *c, act__prej r, uint64_t n)
@@ -46,6 +71,53 @@ uint64_t act__phost_rejected(const struct act_plugin_ctx *c)
     return n;
 }
 
+/* Plugin log text kept per message (input bytes). */
+#define LOG_TEXT_MAX 900u
+
+size_t act__phost_log_text(char *dst, size_t cap, const char *s, size_t max)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0, i = 0;
+    if (!cap)
+        return 0;
+    /* Scan at most @p max bytes: a missing NUL must not run off. */
+    const char *nul = memchr(s, '\0', max);
+    size_t n = nul ? (size_t)(nul - s) : max;
+    while (i < n) {
+        unsigned char ch = (unsigned char)s[i];
+        size_t len = 1;
+        int ok;
+        if (ch >= 0x20 && ch < 0x7f) {
+            ok = 1;
+        } else if (ch < 0x80) {
+            ok = 0; /* C0 controls (ESC, CR, LF, BEL...) and DEL */
+        } else {
+            len = ch >= 0xf0 ? 4 : ch >= 0xe0 ? 3 : 2;
+            ok = i + len <= n && act__utf8_valid(s + i, len);
+            /* C1 controls (U+0080..U+009F) act like ESC on some
+             * terminals. */
+            if (ok && ch == 0xc2 && (unsigned char)s[i + 1] < 0xa0)
+                ok = 0;
+            if (!ok)
+                len = 1;
+        }
+        if (o + (ok ? len : 4) + 1 > cap)
+            break;
+        if (ok) {
+            memcpy(dst + o, s + i, len);
+            o += len;
+        } else {
+            dst[o++] = '\\';
+            dst[o++] = 'x';
+            dst[o++] = hex[ch >> 4];
+            dst[o++] = hex[ch & 15];
+        }
+        i += len;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
 static void h_log(act_plugin_ctx *p, int32_t level, const char *msg)
 {
     struct act_plugin_ctx *c = ctx_of(p);
@@ -59,7 +131,12 @@ static void h_log(act_plugin_ctx *p, int32_t level, const char *msg)
         level = ACT_PLUGIN_LOG_DEBUG;
     if (level > ACT_PLUGIN_LOG_ERROR)
         level = ACT_PLUGIN_LOG_ERROR;
-    act_log((act_log_level)level, "plugin '%s': %.900s", c->name, msg);
+    /* The escaped text is cut at a character boundary and fits act_log's
+     * 1024-byte line with the prefix (a plugin name has 64 bytes at most),
+     * so the line never ends in half a UTF-8 sequence. */
+    char clean[LOG_TEXT_MAX];
+    act__phost_log_text(clean, sizeof clean, msg, LOG_TEXT_MAX);
+    act_log((act_log_level)level, "plugin '%s': %s", c->name, clean);
 }
 
 static int64_t h_now(act_plugin_ctx *p)
@@ -125,11 +202,19 @@ static int32_t h_add_device(act_plugin_ctx *p, const act_plugin_device *dev,
     struct act_plugin_ctx *c = ctx_of(p);
     if (!c)
         return ACT_EINVAL;
-    if (!dev || !out ||
-        !act__pcheck_stride(dev->struct_size, ACT_PLUGIN_DEVICE_SIZE_1_0)) {
-        act__phost_reject(c, dev ? ACT__PREJ_STRUCT_SIZE : ACT__PREJ_CALL, 1);
+    if (!dev || !out) {
+        act__phost_reject(c, ACT__PREJ_CALL, 1);
         return ACT_EINVAL;
     }
+    /* Checked and used from one copy: another plugin thread may change
+     * the plugin's struct meanwhile (struct_size too). */
+    act_plugin_device dcopy;
+    uint32_t dsize = copy_in(&dcopy, sizeof dcopy, dev, 0);
+    if (!act__pcheck_stride(dsize, ACT_PLUGIN_DEVICE_SIZE_1_0)) {
+        act__phost_reject(c, ACT__PREJ_STRUCT_SIZE, 1);
+        return ACT_EINVAL;
+    }
+    dev = &dcopy;
     act__prej e = act__pcheck_cstr(dev->name, CSTR_MAX);
     if (!e && dev->vendor)
         e = act__pcheck_cstr(dev->vendor, CSTR_MAX);
@@ -204,12 +289,16 @@ static int32_t h_emit(act_plugin_ctx *p, const act_plugin_record *records,
     act__arg args[ACT_PLUGIN_ARGS_MAX];
     int32_t kept = 0;
     for (uint32_t i = 0; i < count; i++) {
-        const act_plugin_record *r = (const act_plugin_record *)(const void *)(
-            base + (size_t)i * stride);
+        /* One copy of the record is checked and used (nargs, name_len,
+         * args...): a plugin thread changing it meanwhile changes nothing
+         * here. */
+        act_plugin_record rcopy;
+        uint32_t rsize = copy_in(&rcopy, sizeof rcopy,
+                                 base + (size_t)i * stride, stride);
         act__emit_record er;
-        act__prej e = r->struct_size != stride
+        act__prej e = rsize != stride
                           ? ACT__PREJ_STRUCT_SIZE
-                          : act__pcheck_record(r, ndev, &er, args);
+                          : act__pcheck_record(&rcopy, ndev, &er, args);
         if (ACT_UNLIKELY(e)) {
             act__phost_reject(c, e, 1);
             continue;
@@ -235,13 +324,17 @@ static int32_t h_add_counter(act_plugin_ctx *p,
     struct act_plugin_ctx *c = ctx_of(p);
     if (!c)
         return ACT_EINVAL;
-    if (!counter || !out ||
-        !act__pcheck_stride(counter->struct_size,
-                            ACT_PLUGIN_COUNTER_SIZE_1_0)) {
-        act__phost_reject(c, counter ? ACT__PREJ_STRUCT_SIZE : ACT__PREJ_CALL,
-                          1);
+    if (!counter || !out) {
+        act__phost_reject(c, ACT__PREJ_CALL, 1);
         return ACT_EINVAL;
     }
+    act_plugin_counter ccopy;
+    uint32_t csize = copy_in(&ccopy, sizeof ccopy, counter, 0);
+    if (!act__pcheck_stride(csize, ACT_PLUGIN_COUNTER_SIZE_1_0)) {
+        act__phost_reject(c, ACT__PREJ_STRUCT_SIZE, 1);
+        return ACT_EINVAL;
+    }
+    counter = &ccopy;
     uint32_t ndev = atomic_load_explicit(&c->ndev, memory_order_acquire);
     uint32_t device = counter->device;
     act__prej e = device == ACT_PLUGIN_HOST_DEVICE || device < ndev
@@ -316,10 +409,12 @@ static int32_t h_emit_samples(act_plugin_ctx *p, uint32_t counter,
     const unsigned char *base = (const unsigned char *)samples;
     int32_t kept = 0;
     for (uint32_t i = 0; i < count; i++) {
-        const act_plugin_sample *sm = (const act_plugin_sample *)(const void *)(
-            base + (size_t)i * stride);
+        act_plugin_sample scopy;
+        uint32_t ssize = copy_in(&scopy, sizeof scopy,
+                                 base + (size_t)i * stride, stride);
+        const act_plugin_sample *sm = &scopy;
         act__prej e = ACT__PREJ_NONE;
-        if (sm->struct_size != stride)
+        if (ssize != stride)
             e = ACT__PREJ_STRUCT_SIZE;
         else if (sm->ts_ns < 0 || sm->ts_ns > ACT__TIME_MAX)
             e = ACT__PREJ_TIME;

@@ -10,6 +10,14 @@
  * folder when libactrace itself lies in the build tree, else the installed
  * <libdir>/actrace/plugins. Every refusal is logged naming the file and the
  * reason, and never stops the session or the other plugins.
+ *
+ * The path is checked as given, component by component (symlinks
+ * included), and then canonical, before dlopen() runs any of its code.
+ * Plugins stay mapped (RTLD_NODELETE), so a plugin thread that outlives
+ * finalize cannot crash the program. A plugin's stop, flush and finalize
+ * run on a helper thread and are waited for PLUGIN_TIMEOUT_MSECS at most:
+ * a plugin that does not return is reported as stuck and skipped from then
+ * on, and the trace is written without waiting for it.
  */
 #include <ctype.h>
 #include <dlfcn.h>
@@ -22,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "actrace/log.h"
@@ -37,6 +46,8 @@
 
 #define MAX_PLUGINS 64
 #define WHY_MAX 512
+/* PLUGIN_TIMEOUT_MSECS when the config has no value (docs/config.md). */
+#define PLUGIN_TIMEOUT_DEFAULT_MS 5000
 
 struct act__plugins {
     size_t n;
@@ -114,7 +125,7 @@ static int is_bare_name(const char *s)
  * (this very code, found with dladdr) lies below the build directory. */
 static const char *plugin_dir(void)
 {
-    const char *env = getenv("ACTRACE_PLUGIN_DIR");
+    const char *env = secure_getenv("ACTRACE_PLUGIN_DIR");
     if (env && *env) {
         if (env[0] == '/')
             return env;
@@ -167,6 +178,90 @@ static int check_node(const char *path, const struct stat *st,
         snprintf(why, WHY_MAX, "%s %.400s is writable by group or others "
                  "(mode %04o)", what, path, (unsigned)(st->st_mode & 07777));
         return ACT_EUNSAFE;
+    }
+    return 0;
+}
+
+/* Walks @p given (absolute) as the kernel resolves it, with lstat on each
+ * component: every directory crossed must pass check_node, and every
+ * symlink must be owned by root or the current user. realpath() and the
+ * canonical check below see only where links lead, never the links: an
+ * attacker's link in a sticky world-writable directory (such as /tmp,
+ * with protected_symlinks off) would otherwise pass. A missing component
+ * is left for realpath() to report. */
+static int check_walk(const char *given, char *why)
+{
+    char cur[PATH_MAX] = "";  /* resolved so far, without the final '/' */
+    char rest[PATH_MAX * 2]; /* still to walk */
+    snprintf(rest, sizeof rest, "%s", given);
+    int links = 0;
+    char *p = rest;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        char *end = strchr(p, '/');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 1 && p[0] == '.') {
+            p += len;
+            continue;
+        }
+        if (len == 2 && p[0] == '.' && p[1] == '.') {
+            char *slash = strrchr(cur, '/');
+            if (slash)
+                *slash = '\0';
+            p += len;
+            continue;
+        }
+        size_t cl = strlen(cur);
+        if (cl + 1 + len >= sizeof cur) {
+            snprintf(why, WHY_MAX, "path too long");
+            return ACT_EUNSAFE;
+        }
+        char cand[PATH_MAX];
+        memcpy(cand, cur, cl);
+        cand[cl] = '/';
+        memcpy(cand + cl + 1, p, len);
+        cand[cl + 1 + len] = '\0';
+        p += len;
+        struct stat st;
+        if (lstat(cand, &st) != 0)
+            return 0; /* realpath() reports it, with its errno */
+        if (S_ISLNK(st.st_mode)) {
+            if (!owner_ok(&st)) {
+                snprintf(why, WHY_MAX, "symlink %.400s is owned by uid %u, "
+                         "neither root nor the current user", cand,
+                         (unsigned)st.st_uid);
+                return ACT_EUNSAFE;
+            }
+            if (++links > 40) {
+                snprintf(why, WHY_MAX, "too many levels of symbolic links");
+                return ACT_EUNSAFE;
+            }
+            char target[PATH_MAX];
+            ssize_t n = readlink(cand, target, sizeof target - 1);
+            if (n < 0)
+                return 0;
+            target[n] = '\0';
+            char next[PATH_MAX * 2];
+            if (snprintf(next, sizeof next, "%s/%s", target, p) >=
+                (int)sizeof next) {
+                snprintf(why, WHY_MAX, "path too long");
+                return ACT_EUNSAFE;
+            }
+            memcpy(rest, next, strlen(next) + 1);
+            p = rest;
+            if (target[0] == '/')
+                cur[0] = '\0';
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            int rc = check_node(cand, &st, "directory", why);
+            if (rc)
+                return rc;
+        }
+        memcpy(cur, cand, strlen(cand) + 1);
     }
     return 0;
 }
@@ -281,6 +376,12 @@ static void ctx_free(struct act_plugin_ctx *c)
 {
     if (!c)
         return;
+    if (atomic_load(&c->stuck)) {
+        /* A helper thread may still be inside the plugin, holding c: the
+         * host table refuses its calls from now on, and c is left. */
+        atomic_store(&c->dead, 1);
+        return;
+    }
     if (c->dl)
         dlclose(c->dl);
     pthread_mutex_destroy(&c->lock);
@@ -326,10 +427,17 @@ static int load_one(act_session *s, const act_config *cfg,
     }
     if (cfg)
         act_config_foreach(cfg, types_explicit_visit, &c->types_explicit);
+    int64_t tmo = PLUGIN_TIMEOUT_DEFAULT_MS;
+    if (cfg && act_config_get_int(cfg, "PLUGIN_TIMEOUT_MSECS", &tmo) != 0)
+        tmo = PLUGIN_TIMEOUT_DEFAULT_MS;
+    c->timeout_ms = tmo;
     act__phost_init(c);
 
     dlerror();
-    c->dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+    /* RTLD_NODELETE: dlclose() leaves the code mapped, so a plugin thread
+     * still running after finalize (a plugin bug) cannot SIGSEGV the
+     * program. */
+    c->dl = dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!c->dl) {
         const char *e = dlerror();
         snprintf(why, WHY_MAX, "dlopen failed: %s", e ? e : "unknown error");
@@ -446,6 +554,11 @@ static void load_entry(act_session *s, const act_config *cfg,
                 "name ([A-Za-z0-9_-]{1,64})", entry);
         return;
     }
+    int wrc = check_walk(given, why);
+    if (wrc) {
+        act_log(ACT_LOG_WARN, "plugin %s: refused: %s", given, why);
+        return;
+    }
     char *real = realpath(given, NULL);
     if (!real) {
         act_log(ACT_LOG_WARN, "plugin %s: refused: %s: %s", entry, given,
@@ -489,7 +602,7 @@ int act__plugins_load(act_session *s, const act_config *cfg,
     if (cfg)
         rc = list_split(&l, act_config_get_str(cfg, "PLUGINS"), ',');
     if (!rc)
-        rc = list_split(&l, getenv("ACTRACE_PLUGINS"), ':');
+        rc = list_split(&l, secure_getenv("ACTRACE_PLUGINS"), ':');
     for (size_t i = 0; !rc && i < nextra; i++)
         if (extra[i])
             rc = list_add(&l, extra[i], strlen(extra[i]));
@@ -511,10 +624,109 @@ int act__plugins_load(act_session *s, const act_config *cfg,
     return 0;
 }
 
+/* ---- bounded calls into a plugin ---------------------------------------- */
+
+typedef struct pcall {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    void (*fn)(void *);
+    void *state;
+    int done;      /* the call returned */
+    int abandoned; /* the caller stopped waiting: the helper frees */
+} pcall;
+
+static void pcall_free(pcall *pc)
+{
+    pthread_cond_destroy(&pc->cv);
+    pthread_mutex_destroy(&pc->m);
+    free(pc);
+}
+
+static void *pcall_main(void *arg)
+{
+    pcall *pc = arg;
+    pc->fn(pc->state);
+    pthread_mutex_lock(&pc->m);
+    pc->done = 1;
+    int abandoned = pc->abandoned;
+    pthread_cond_signal(&pc->cv);
+    pthread_mutex_unlock(&pc->m);
+    if (abandoned)
+        pcall_free(pc);
+    return NULL;
+}
+
+/* Runs @p fn (the plugin's @p what) and waits for it PLUGIN_TIMEOUT_MSECS
+ * at most (0: for ever, on the calling thread). A call that does not
+ * return in time marks the plugin stuck: it is reported once and skipped
+ * from then on, and its helper thread is left to finish (or not) on its
+ * own. */
+static void call_bounded(struct act_plugin_ctx *c, void (*fn)(void *),
+                         const char *what)
+{
+    if (!fn || atomic_load(&c->stuck))
+        return;
+    if (c->timeout_ms <= 0) {
+        fn(c->state);
+        return;
+    }
+    pcall *pc = calloc(1, sizeof *pc);
+    pthread_condattr_t ca;
+    pthread_attr_t ta;
+    int ok = pc != NULL;
+    if (ok) {
+        pc->fn = fn;
+        pc->state = c->state;
+        pthread_mutex_init(&pc->m, NULL);
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&pc->cv, &ca);
+        pthread_condattr_destroy(&ca);
+        pthread_attr_init(&ta);
+        pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+        pthread_t t;
+        ok = pthread_create(&t, &ta, pcall_main, pc) == 0;
+        pthread_attr_destroy(&ta);
+        if (!ok)
+            pcall_free(pc);
+    }
+    if (!ok) {
+        fn(c->state); /* no thread to spare: unbounded, as before */
+        return;
+    }
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += (time_t)(c->timeout_ms / 1000);
+    dl.tv_nsec += (long)(c->timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&pc->m);
+    while (!pc->done)
+        if (pthread_cond_timedwait(&pc->cv, &pc->m, &dl) == ETIMEDOUT)
+            break;
+    int done = pc->done;
+    if (!done)
+        pc->abandoned = 1;
+    pthread_mutex_unlock(&pc->m);
+    if (done) {
+        pcall_free(pc);
+        return;
+    }
+    atomic_store(&c->stuck, 1);
+    act_log(ACT_LOG_ERROR, "plugin '%s' (%s): %s did not return within %lld "
+            "ms (PLUGIN_TIMEOUT_MSECS): the plugin is stuck and skipped from "
+            "now on; the trace is written without it", c->name, c->path,
+            what, (long long)c->timeout_ms);
+}
+
 void act__plugins_start(act__plugins *p)
 {
+    /* Start is not bounded: it runs before the program's work, on the
+     * thread that starts the session, which some plugins need. */
     for (size_t i = 0; p && i < p->n; i++)
-        if (p->v[i]->table.start)
+        if (p->v[i]->table.start && !atomic_load(&p->v[i]->stuck))
             p->v[i]->table.start(p->v[i]->state);
 }
 
@@ -523,11 +735,9 @@ void act__plugins_stop(act__plugins *p)
     /* All stop first, then all flush: no plugin produces while another
      * one drains. */
     for (size_t i = 0; p && i < p->n; i++)
-        if (p->v[i]->table.stop)
-            p->v[i]->table.stop(p->v[i]->state);
+        call_bounded(p->v[i], p->v[i]->table.stop, "stop");
     for (size_t i = 0; p && i < p->n; i++)
-        if (p->v[i]->table.flush)
-            p->v[i]->table.flush(p->v[i]->state);
+        call_bounded(p->v[i], p->v[i]->table.flush, "flush");
 }
 
 void act__plugins_destroy(act__plugins *p)
@@ -536,8 +746,7 @@ void act__plugins_destroy(act__plugins *p)
         return;
     for (size_t i = 0; i < p->n; i++) {
         struct act_plugin_ctx *c = p->v[i];
-        if (c->table.finalize)
-            c->table.finalize(c->state);
+        call_bounded(c, c->table.finalize, "finalize");
         uint64_t rej = act__phost_rejected(c);
         if (rej)
             act_log(ACT_LOG_WARN, "plugin '%s' (%s): %llu records or calls "

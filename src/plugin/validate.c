@@ -103,10 +103,19 @@ act__prej act__pcheck_args(const act_plugin_arg *args, uint32_t nargs,
         return ACT__PREJ_STRUCT_SIZE;
     const unsigned char *base = (const unsigned char *)args;
     for (uint32_t i = 0; i < nargs; i++) {
-        const act_plugin_arg *a =
-            (const act_plugin_arg *)(const void *)(base + (size_t)i * stride);
-        if (a->struct_size != stride)
+        /* One copy of each arg is checked and converted (key_len, string
+         * length): a plugin thread changing the arg meanwhile cannot make
+         * the two disagree. The bytes the pointers lead to stay the
+         * plugin's; the writer escapes them whatever they become. */
+        act_plugin_arg copy;
+        const unsigned char *src = base + (size_t)i * stride;
+        uint32_t size;
+        memcpy(&size, src, sizeof size);
+        if (size != stride)
             return ACT__PREJ_STRUCT_SIZE;
+        memset(&copy, 0, sizeof copy);
+        memcpy(&copy, src, stride < sizeof copy ? stride : sizeof copy);
+        const act_plugin_arg *a = &copy;
         if (!a->key || a->key_len == 0 || a->key_len > ARG_KEY_MAX ||
             !act__utf8_valid(a->key, a->key_len))
             return ACT__PREJ_ARG;

@@ -63,7 +63,10 @@ act__prej act__pcheck_args(const act_plugin_arg *args, uint32_t nargs,
 
 /* Validate one record of a batch whose stride was checked. @p ndev is the
  * number of devices the plugin described. On success fills @p out (type
- * canonical, device still the plugin-local index) and @p args. */
+ * canonical, device still the plugin-local index) and @p args. @p r must
+ * be the host's own copy of the record (host_table.c copies each record
+ * once), so that what is checked is what is used; args are copied one by
+ * one inside act__pcheck_args for the same reason. */
 act__prej act__pcheck_record(const act_plugin_record *r, uint32_t ndev,
                              act__emit_record *out, act__arg *args);
 

@@ -31,7 +31,7 @@ static _Atomic int log_level = -1; /* -1: not yet read from ACTRACE_LOG */
 
 static int level_from_env(void)
 {
-    const char *e = getenv("ACTRACE_LOG");
+    const char *e = secure_getenv("ACTRACE_LOG");
     if (!e)
         return ACT_LOG_WARN;
     static const char *const names[] = {"debug", "info", "warn", "error", "off"};

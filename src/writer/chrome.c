@@ -923,7 +923,7 @@ static void emit_header(wctx *w)
 static int env_int(const char *const *names, int64_t *out)
 {
     for (; *names; names++) {
-        const char *e = getenv(*names);
+        const char *e = secure_getenv(*names);
         if (e && *e) {
             char *end;
             long long v = strtoll(e, &end, 10);

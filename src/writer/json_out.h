@@ -172,7 +172,10 @@ typedef struct act__out {
  * renamed to @p path by act__out_finish. A path ending in ".gz" is written
  * gzip-compressed (zlib, level 6); without zlib support that is
  * ACT_ENOTSUP. Nothing is created at @p path before act__out_finish
- * succeeds, and an existing file there stays untouched until then.
+ * succeeds, and an existing file there stays untouched until then (a
+ * replaced file keeps its mode and owner). A target that is not a regular
+ * file (a device, a FIFO, /dev/stdout, /dev/fd/N) is written in place
+ * instead, not atomically (out_sink.c).
  * @param o    sink to initialise (its previous content is ignored)
  * @param err  optional buffer (may be NULL) for a message naming the path
  *             and the OS reason; also available as act__out_errmsg(o)

@@ -5,16 +5,29 @@
  * Bytes collect in a staging buffer that writers fill through
  * reserve/commit; a full buffer goes to the temporary file (through zlib
  * for ".gz" paths) or, for a memory sink, to a growing array. The file is
- * "<path>.tmp.XXXXXX" next to the final path, created with O_EXCL and mode
- * 0666 so the umask applies, and renamed over the final path only when
- * everything was written. The first error is kept (sticky): the temporary
- * file is removed at once, further writes are discarded, and finish
- * reports it. Nothing ever appears at the final path after an error.
+ * "<path>.tmp.XXXXXX" next to the final path (or "actrace.tmp.XXXXXX" in
+ * its directory when that name would pass NAME_MAX), created with O_EXCL
+ * and mode 0666 so the umask applies, and renamed over the final path only
+ * when everything was written. Replacing an existing file keeps its mode
+ * (and its owner where we may set it); hard links to the old file keep the
+ * old content, as with any atomic replace. The first error is kept
+ * (sticky): the temporary file is removed at once, further writes are
+ * discarded, and finish reports it. Nothing ever appears at the final path
+ * after an error.
+ *
+ * A target that is not a regular file (a character device such as
+ * /dev/null, a FIFO, a terminal, /dev/stdout, /dev/fd/N: anything a rename
+ * would replace with a regular file) is written in place, without a
+ * temporary file: /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N
+ * write to a duplicate of that descriptor, so ">>" appends and a pipe
+ * ("-o >(gzip > t.gz)") works. Such output is not atomic: an error leaves
+ * what was written so far.
  */
 #include "writer/json_out.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -83,6 +96,54 @@ static void drop_file(act__out *o)
         unlink(o->tmp);
         o->tmp[0] = '\0';
     }
+}
+
+/* The descriptor a path such as /dev/stdout or /proc/self/fd/3 names, or
+ * -1. Written through a dup() of it, the output shares the caller's file
+ * offset and flags (O_APPEND) instead of reopening the file at 0. */
+static int named_fd(const char *path)
+{
+    if (strcmp(path, "/dev/stdout") == 0)
+        return 1;
+    if (strcmp(path, "/dev/stderr") == 0)
+        return 2;
+    static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/",
+                                       "/proc/thread-self/fd/"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        size_t n = strlen(dirs[i]);
+        if (strncmp(path, dirs[i], n) != 0)
+            continue;
+        const char *d = path + n;
+        long v = 0;
+        if (!*d)
+            return -1;
+        for (; *d; d++) {
+            if (*d < '0' || *d > '9' || v > 1000000)
+                return -1;
+            v = v * 10 + (*d - '0');
+        }
+        return (int)v;
+    }
+    return -1;
+}
+
+/* Opens a target that is written in place (see the file comment). */
+static int open_in_place(const char *path, const struct stat *st, int *err)
+{
+    int fd = -1, nfd = named_fd(path);
+    if (nfd >= 0)
+        fd = fcntl(nfd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) {
+        /* A regular file reached through /dev/stdout-like names that are
+         * not open here is truncated, as a shell's '>' would. */
+        int trunc = st && S_ISREG(st->st_mode) ? O_TRUNC : 0;
+        do {
+            fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | trunc);
+        } while (fd < 0 && errno == EINTR);
+    }
+    if (fd < 0)
+        *err = errno;
+    return fd;
 }
 
 static void os_fail(act__out *o, const char *what, int e)
@@ -236,7 +297,8 @@ static int open_fail(act__out *o, char *err, size_t errcap)
     int e = o->err;
     if (o->state == ST_FILE && o->fd >= 0) {
         close(o->fd);
-        unlink(o->tmp);
+        if (o->tmp && o->tmp[0])
+            unlink(o->tmp);
     }
     free_all(o);
     o->state = ST_CLOSED;
@@ -267,10 +329,15 @@ int act__out_open_ex(act__out *o, const char *path, unsigned flags, char *err,
         return open_fail(o, err, errcap);
     }
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
         set_err(o, ACT_EINVAL, "cannot write '%s': it is a directory", path);
         return open_fail(o, err, errcap);
     }
+    /* Devices, FIFOs, sockets, terminals and the process's own
+     * descriptors are written in place: a rename would replace the node
+     * (as root, "-o /dev/null" would destroy /dev/null). */
+    int in_place = (exists && !S_ISREG(st.st_mode)) || named_fd(path) >= 0;
     int gz = !(flags & ACT__OUT_NOGZIP) && ends_with(path, ".gz");
 #ifndef ACT_HAVE_ZLIB
     if (gz) {
@@ -282,9 +349,14 @@ int act__out_open_ex(act__out *o, const char *path, unsigned flags, char *err,
     }
 #endif
     size_t plen = strlen(path);
-    o->tmp = malloc(plen + sizeof ".tmp.XXXXXX");
+    /* "<path>.tmp.XXXXXX" unless the name would pass NAME_MAX (a legal
+     * name of 245 to 255 bytes): then "actrace.tmp.XXXXXX" beside it. */
+    const char *slash = strrchr(path, '/');
+    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+    int short_tmp = plen - dlen + sizeof ".tmp.XXXXXX" - 1 > NAME_MAX;
+    o->tmp = in_place ? NULL : malloc(plen + sizeof "actrace.tmp.XXXXXX");
     o->buf = malloc(ACT__OUT_BUF_SIZE);
-    if (!o->tmp || !o->buf) {
+    if ((!in_place && !o->tmp) || !o->buf) {
         set_err(o, ACT_ENOMEM, "cannot write '%s': out of memory", path);
         return open_fail(o, err, errcap);
     }
@@ -301,10 +373,26 @@ int act__out_open_ex(act__out *o, const char *path, unsigned flags, char *err,
     uint64_t seed = ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)ts.tv_nsec ^
                     ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)o;
     int fd = -1, e = EEXIST;
+    if (in_place) {
+        fd = open_in_place(path, exists ? &st : NULL, &e);
+        if (fd < 0) {
+            set_err(o, code_of_errno(e), "cannot open '%s': %s", path,
+                    strerror(e));
+            return open_fail(o, err, errcap);
+        }
+    }
     for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
         uint64_t r = mix64(seed ^ mix64(atomic_fetch_add(&counter, 1)));
-        memcpy(o->tmp, path, plen);
-        char *q = o->tmp + plen;
+        char *q;
+        if (short_tmp) {
+            memcpy(o->tmp, path, dlen);
+            q = o->tmp + dlen;
+            memcpy(q, "actrace", 7);
+            q += 7;
+        } else {
+            memcpy(o->tmp, path, plen);
+            q = o->tmp + plen;
+        }
         memcpy(q, ".tmp.", 5);
         q += 5;
         for (int k = 0; k < 6; k++, r /= 62)
@@ -326,6 +414,13 @@ int act__out_open_ex(act__out *o, const char *path, unsigned flags, char *err,
     }
     o->fd = fd;
     o->state = ST_FILE;
+    if (!in_place && exists) {
+        /* Replacing a file: it keeps its owner (where we may set it) and
+         * its permission bits (never set-id ones), not the umask's. */
+        if (st.st_uid != geteuid() || st.st_gid != getegid())
+            (void)!fchown(fd, st.st_uid, st.st_gid);
+        (void)!fchmod(fd, st.st_mode & 0777);
+    }
 
 #ifdef ACT_HAVE_ZLIB
     if (gz) {
@@ -485,7 +580,9 @@ int act__out_finish(act__out *o)
         do {
             r = fsync(o->fd);
         } while (r < 0 && errno == EINTR);
-        if (r < 0)
+        /* A pipe, a terminal or /dev/null cannot be synced: nothing to
+         * report. */
+        if (r < 0 && !(!o->tmp && (errno == EINVAL || errno == EROFS)))
             os_fail(o, "write", errno);
     }
     if (!o->err) {
@@ -495,7 +592,7 @@ int act__out_finish(act__out *o)
         if (r < 0 && errno != EINTR)
             os_fail(o, "write", errno);
     }
-    if (!o->err && rename(o->tmp, o->path) < 0) {
+    if (!o->err && o->tmp && rename(o->tmp, o->path) < 0) {
         int e = errno;
         set_err(o, code_of_errno(e), "cannot rename '%s' to '%s': %s",
                 o->tmp, o->path, strerror(e));

@@ -41,6 +41,7 @@ int main(void)
 
     /* The demo: threads, nested spans, counters, args. */
     const char *demo = tu_trace_path("record_demo.json");
+    remove(demo); /* record never overwrites without --force */
     snprintf(cmd, sizeof cmd, "%s record -o %s -- %s/bin/actrace-demo >/dev/null 2>&1", ACTRACE,
              demo, ACT_BINARY_DIR);
     CHECK_EQ_INT(run(cmd), 0);

@@ -5,9 +5,12 @@
  * that returns garbage without crashing). See tests/plugin/tests.cmake.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <actrace/plugin.h>
@@ -21,6 +24,10 @@
 #define TP_SMALL 7
 #define TP_NULLENTRY 8
 #define TP_GARBAGE 9
+#define TP_LOG 10     /* logs hostile text (escapes, CR, bad UTF-8) */
+#define TP_HANG 11    /* emits in stop, then flush never returns */
+#define TP_LEAK 12    /* a thread that outlives finalize */
+#define TP_RACE 13    /* a thread rewrites records while they are emitted */
 
 #ifndef TP_VARIANT
 #error "define TP_VARIANT"
@@ -30,6 +37,14 @@
 #define TP_NAME "tp_second"
 #elif TP_VARIANT == TP_GARBAGE
 #define TP_NAME "tp_garbage"
+#elif TP_VARIANT == TP_LOG
+#define TP_NAME "tp_log"
+#elif TP_VARIANT == TP_HANG
+#define TP_NAME "tp_hang"
+#elif TP_VARIANT == TP_LEAK
+#define TP_NAME "tp_leak"
+#elif TP_VARIANT == TP_RACE
+#define TP_NAME "tp_race"
 #else
 #define TP_NAME "tp_ok"
 #endif
@@ -59,6 +74,81 @@ static act_plugin_record rec(int32_t kind, int32_t type, uint32_t dev,
     r.name_len = (uint32_t)strlen(name);
     return r;
 }
+
+#if TP_VARIANT == TP_LEAK
+static _Atomic unsigned long leak_ticks;
+static void *leak_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+        atomic_fetch_add(&leak_ticks, 1);
+    }
+    return NULL;
+}
+#endif
+
+#if TP_VARIANT == TP_RACE
+/* One record and one arg in plugin memory, emitted again and again while
+ * racer() flips the lengths between valid and huge values: the host must
+ * check and use one copy. */
+static act_plugin_record race_rec;
+static act_plugin_arg race_arg[1];
+static atomic_int race_stop;
+static void *racer(void *arg)
+{
+    (void)arg;
+    volatile uint32_t *nargs = &race_rec.nargs;
+    volatile uint32_t *name_len = &race_rec.name_len;
+    volatile uint32_t *key_len = &race_arg[0].key_len;
+    volatile uint64_t *slen = &race_arg[0].v.s.len;
+    while (!atomic_load_explicit(&race_stop, memory_order_relaxed)) {
+        *nargs = 0x7fffffffu;
+        *name_len = 0x7fffffffu;
+        *key_len = 0x7fffffffu;
+        *slen = UINT64_C(1) << 40;
+        *nargs = 1;
+        *name_len = 9;
+        *key_len = 3;
+        *slen = 5;
+    }
+    return NULL;
+}
+
+static void race(tp *t)
+{
+    const act_plugin_host *h = t->h;
+    memset(race_arg, 0, sizeof race_arg);
+    race_arg[0].struct_size = sizeof race_arg[0];
+    race_arg[0].kind = ACT_PLUGIN_ARG_STRING;
+    race_arg[0].key = "key";
+    race_arg[0].key_len = 3;
+    race_arg[0].v.s.ptr = "value";
+    race_arg[0].v.s.len = 5;
+    race_rec = rec(ACT_PLUGIN_RECORD_HOST_SPAN, ACT_RUNTIME,
+                   ACT_PLUGIN_HOST_DEVICE, t->tid, t->t0 + 10, t->t0 + 20, 0,
+                   "tp_racing");
+    race_rec.args = race_arg;
+    race_rec.nargs = 1;
+    atomic_store(&race_stop, 0);
+    pthread_t th;
+    if (pthread_create(&th, NULL, racer, NULL) != 0)
+        return;
+    for (int i = 0; i < 200000; i++)
+        h->emit(h->ctx, &race_rec, 1);
+    atomic_store(&race_stop, 1);
+    pthread_join(th, NULL);
+    /* The racer is done (and may have been descheduled in its "huge"
+     * half all along): ten emits that must be kept. */
+    race_rec.nargs = 1;
+    race_rec.name_len = 9;
+    race_arg[0].key_len = 3;
+    race_arg[0].v.s.len = 5;
+    for (int i = 0; i < 10; i++)
+        h->emit(h->ctx, &race_rec, 1);
+}
+#endif
 
 static int32_t tp_init(const act_plugin_host *h, void **state, char *reason,
                        uint32_t cap)
@@ -114,16 +204,59 @@ static int32_t tp_init(const act_plugin_host *h, void **state, char *reason,
         free(t);
         return -1;
     }
+#if TP_VARIANT == TP_LOG
+    /* ESC sequences, CR, BEL, a C1 CSI, invalid UTF-8, and valid UTF-8
+     * ("é") that must be kept. */
+    h->log(h->ctx, ACT_PLUGIN_LOG_WARN,
+           "tp_log says \x1b[31mred\x1b[0m\rover\x07" "bell\xc2\x9b" "2J "
+           "bad\xff\xfe caf\xc3\xa9 end\nnext line");
+    /* Long: cut at a character boundary, never mid-sequence. */
+    static char longmsg[3001];
+    memcpy(longmsg, "tp_log long ", 12);
+    for (size_t i = 12; i + 2 <= 3000; i += 2)
+        memcpy(longmsg + i, "\xc3\xa9", 2);
+    h->log(h->ctx, ACT_PLUGIN_LOG_WARN, longmsg);
+#endif
+#if TP_VARIANT == TP_LEAK
+    /* A plugin bug: a thread that runs plugin code after finalize, never
+     * joined. The host must not unmap the plugin under it. */
+    pthread_t th;
+    if (pthread_create(&th, NULL, leak_main, NULL) == 0)
+        pthread_detach(th);
+#endif
     *state = t;
     return 0;
 #endif
 }
+
+#if TP_VARIANT == TP_SECOND
+static void *tid_main(void *arg)
+{
+    *(uint64_t *)arg = (uint64_t)syscall(SYS_gettid);
+    return NULL;
+}
+#endif
 
 static void tp_start(void *state)
 {
     tp *t = state;
     t->t0 = t->h->now_ns(t->h->ctx);
     t->tid = (uint64_t)syscall(SYS_gettid);
+#if TP_VARIANT == TP_SECOND
+    /* Both tp_ok and tp_second emit a host span at [t0 + 1000, t0 + 2000]
+     * of their own start: on one thread they overlap partially whenever
+     * the two start less than 1 us apart, which viewers draw on an
+     * overflow track (and CI's trace validation fails at random). The
+     * second plugin's host span goes on a thread of its own instead: a
+     * thread it created, whose tid no other host event uses. */
+    pthread_t th;
+    uint64_t tid = 0;
+    if (pthread_create(&th, NULL, tid_main, &tid) == 0) {
+        pthread_join(th, NULL);
+        if (tid)
+            t->tid = tid;
+    }
+#endif
 }
 
 #if TP_VARIANT == TP_GARBAGE
@@ -233,11 +366,35 @@ static void garbage(tp *t)
 }
 #endif
 
+static void tp_emit_all(tp *t);
+
+#if TP_VARIANT == TP_HANG
+/* Emits in stop (which returns), then hangs in flush without touching the
+ * host again: the host's wait is bounded, and what was emitted is kept. */
+static void tp_stop(void *state)
+{
+    tp_emit_all(state);
+}
+
 static void tp_flush(void *state)
 {
-    tp *t = state;
+    (void)state;
+    for (;;) /* a wedged driver */
+        sleep(1000);
+}
+#else
+static void tp_flush(void *state)
+{
+    tp_emit_all(state);
+}
+#endif
+
+static void tp_emit_all(tp *t)
+{
 #if TP_VARIANT == TP_GARBAGE
     garbage(t);
+#elif TP_VARIANT == TP_RACE
+    race(t);
 #else
     const act_plugin_host *h = t->h;
     act_plugin_record r[3] = {
@@ -278,6 +435,9 @@ static const act_plugin table = {
     .version = "0.0.1",
     .init = tp_init,
     .start = tp_start,
+#if TP_VARIANT == TP_HANG
+    .stop = tp_stop,
+#endif
     .flush = tp_flush,
     .finalize = tp_finalize,
 };

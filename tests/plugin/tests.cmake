@@ -5,7 +5,7 @@
 # the installed plugin directory.
 set(ACT_TP_DIR ${PROJECT_BINARY_DIR}/tests/plugin/plugins)
 set(ACT_TP_VARIANTS ok=1 second=2 decline=3 fail=4 nosym=5 major2=6 small=7
-    nullentry=8 garbage=9)
+    nullentry=8 garbage=9 log=10 hang=11 leak=12 race=13)
 set(ACT_TP_TARGETS "")
 foreach(v ${ACT_TP_VARIANTS})
   string(REPLACE "=" ";" kv ${v})
@@ -16,7 +16,7 @@ foreach(v ${ACT_TP_VARIANTS})
     SUFFIX ".so" LIBRARY_OUTPUT_DIRECTORY ${ACT_TP_DIR} C_VISIBILITY_PRESET hidden)
   target_include_directories(act_tp_${name} PRIVATE ${PROJECT_SOURCE_DIR}/include)
   target_compile_definitions(act_tp_${name} PRIVATE _GNU_SOURCE TP_VARIANT=${num})
-  target_link_libraries(act_tp_${name} PRIVATE m)
+  target_link_libraries(act_tp_${name} PRIVATE m Threads::Threads)
   act_warnings(act_tp_${name})
   list(APPEND ACT_TP_TARGETS act_tp_${name})
 endforeach()
@@ -53,4 +53,12 @@ if(ACT_HAVE_JANSSON AND ACT_BUILD_PLUGINS AND NOT ACT_SANITIZE)
              -P ${PROJECT_SOURCE_DIR}/tests/plugin/out_of_tree.cmake)
   set_tests_properties(PluginExampleOutOfTree PROPERTIES
     LABELS "unit;install;nosan" TIMEOUT 300 SKIP_RETURN_CODE 77)
+endif()
+
+# Misbehaving plugins (issue 12): log escapes, symlinks, a stuck flush, a
+# thread outliving finalize, records rewritten while checked.
+if(ACT_HAVE_JANSSON)
+  act_add_test(PluginHardening SOURCES ${PROJECT_SOURCE_DIR}/tests/plugin/test_plugin_hardening.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS plugin tsan TIMEOUT 120)
+  add_dependencies(test_PluginHardening ${ACT_TP_TARGETS})
 endif()

@@ -39,8 +39,12 @@ static void on_warning(void *user, const act_parse_error *e)
     diag(user, "warning", e);
 }
 
+/* The library's limit for a config file (act_config_parse_file,
+ * docs/config.md); `config check` applies the same one. */
+#define CONFIG_FILE_MAX ((size_t)16 << 20)
+
 /* Whole file (or stdin for "-") into a heap buffer; NULL and errno set on
- * failure. */
+ * failure (EFBIG: larger than CONFIG_FILE_MAX). */
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
@@ -50,8 +54,14 @@ static char *slurp(const char *path, size_t *len)
     size_t cap = 0, n = 0;
     int err = 0;
     for (;;) {
+        if (n > CONFIG_FILE_MAX) {
+            err = EFBIG;
+            break;
+        }
         if (n == cap) {
             cap = cap ? 2 * cap : 4096;
+            if (cap > CONFIG_FILE_MAX + 1)
+                cap = CONFIG_FILE_MAX + 1;
             char *nb = realloc(buf, cap);
             if (!nb) {
                 err = ENOMEM;
@@ -95,8 +105,12 @@ static int config_check(int argc, char **argv)
     size_t len = 0;
     char *text = slurp(file, &len);
     if (!text) {
-        fprintf(stderr, "%s: error: cannot read: %s\n", file,
-                strerror(errno));
+        if (errno == EFBIG)
+            fprintf(stderr, "%s: error: larger than %zu bytes (16 MiB, the "
+                    "limit for a config)\n", file, CONFIG_FILE_MAX);
+        else
+            fprintf(stderr, "%s: error: cannot read: %s\n", file,
+                    strerror(errno));
         return 2;
     }
     opts.user = (void *)file;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... -- CMD [ARGS]
+ * actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... [--force] -- CMD [ARGS]
  *
  * Runs CMD with libactrace preloaded; the library's auto-started session
  * (src/engine/autostart.c) records it and writes FILE when CMD exits. The
- * config is checked here first, so a mistake is reported before CMD runs.
+ * config is checked here first, and so is FILE (its directory exists and
+ * is writable; an existing trace is not replaced without --force), so a
+ * mistake is reported before CMD runs.
  * Exit status: CMD's (128+N if it died of signal N); 2 for a usage or
  * config error; 1 if CMD could not be run or no trace was written.
  */
@@ -24,13 +26,70 @@
 
 static void record_usage(FILE *f)
 {
-    fprintf(f, "usage: actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... -- CMD [ARGS]\n"
+    fprintf(f, "usage: actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... [--force] -- CMD [ARGS]\n"
                "  -o FILE         trace to write; %%pid%% is replaced by the program's pid\n"
                "                  (default: the config's ACTIVITIES_LOG_FILE, else\n"
                "                  actrace-%%pid%%.json; a .gz name compresses)\n"
                "  -c CONFIG       config file (Kineto syntax; see docs/config.md)\n"
                "  --plugin PATH   load a plugin: a path, or a bare name from the plugin\n"
-               "                  directory (example, host, ...); repeatable\n");
+               "                  directory (example, host, ...); repeatable\n"
+               "  --force         replace FILE if it exists (it is never overwritten\n"
+               "                  otherwise; devices, FIFOs and /dev/stdout need no --force)\n");
+}
+
+/* Checks, before the program runs, that the trace can be written at
+ * @p path (shown to the user as @p shown): its directory exists and is
+ * writable, it is not a directory, and an existing file is replaced only
+ * with @p force. Non-regular targets (devices, FIFOs, /dev/fd/N) are
+ * written in place and need no --force. Returns 0, or 2 after printing
+ * why. */
+static int check_output(const char *path, const char *shown, int force)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "actrace record: cannot write %s: it is a directory\n", shown);
+            return 2;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            if (access(path, W_OK) != 0) {
+                fprintf(stderr, "actrace record: cannot write %s: %s\n", shown, strerror(errno));
+                return 2;
+            }
+            return 0;
+        }
+        if (!force) {
+            fprintf(stderr, "actrace record: %s exists; use --force to overwrite it\n", shown);
+            return 2;
+        }
+    } else if (errno != ENOENT) {
+        fprintf(stderr, "actrace record: cannot write %s: %s\n", shown, strerror(errno));
+        return 2;
+    }
+    char dir[PATH_MAX * 2 + 40];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (stat(dir, &st) != 0) {
+        fprintf(stderr, "actrace record: cannot write %s: directory %s: %s\n", shown, dir,
+                strerror(errno));
+        return 2;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "actrace record: cannot write %s: %s is not a directory\n", shown, dir);
+        return 2;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "actrace record: cannot write %s: directory %s: %s\n", shown, dir,
+                strerror(errno));
+        return 2;
+    }
+    return 0;
 }
 
 /* Path of the libactrace.so this program runs with, for LD_PRELOAD. */
@@ -80,7 +139,7 @@ static int append_env(const char *name, const char *value, char sep)
 int act_cmd_record(int argc, char **argv)
 {
     const char *out = NULL, *cfg = NULL;
-    int i = 1;
+    int i = 1, force = 0;
     char plugins[8192] = "";
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -103,6 +162,8 @@ int act_cmd_record(int argc, char **argv)
                 return 2;
             }
             snprintf(plugins + used, sizeof plugins - used, "%s%s", used ? ":" : "", p);
+        } else if (strcmp(a, "--force") == 0) {
+            force = 1;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             record_usage(stdout);
             return 0;
@@ -202,8 +263,20 @@ int act_cmd_record(int argc, char **argv)
     expand_pid(final_out, sizeof final_out, abs_out, (int)pid);
     char shown[PATH_MAX + 32];
     expand_pid(shown, sizeof shown, out, (int)pid);
+    /* The output is checked before the program runs (it waits at the
+     * gate): a typo must not cost an hours-long run. */
+    int orc = check_output(final_out, shown, force);
+    if (orc != 0) {
+        kill(pid, SIGKILL);
+        close(gate[1]);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        return orc;
+    }
     struct stat before;
     int existed = stat(final_out, &before) == 0;
+    /* A device or FIFO is written in place and may show no change. */
+    int special = existed && !S_ISREG(before.st_mode);
     close(gate[1]); /* let the child run */
     /* Ctrl-C reaches the whole foreground group: let the program handle it
      * (its trace is written by its own handler) and report its status. */
@@ -220,6 +293,10 @@ int act_cmd_record(int argc, char **argv)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
         return 127;
     struct stat after;
+    if (special) {
+        fprintf(stderr, "actrace record: wrote %s\n", shown);
+        return rc;
+    }
     if (stat(final_out, &after) != 0 ||
         (existed && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
          after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_ino == before.st_ino)) {

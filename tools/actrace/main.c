@@ -11,7 +11,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: actrace COMMAND [ARGS]\n"
             "\n"
-            "  record [-o FILE] [-c CONFIG] [--plugin PATH]... -- CMD [ARGS]\n"
+            "  record [-o FILE] [-c CONFIG] [--plugin PATH]... [--force] -- CMD [ARGS]\n"
             "                         run CMD and write its trace\n"
             "  summary [--json] FILE  summarise a trace (actrace's or Kineto's)\n"
             "  check [--strict] [--quiet] FILE\n"
