@@ -308,6 +308,7 @@ int act_session_start(act_session *s)
         return ACT_EBUSY;
     sample_clock_offset(s);
     s->start_mono_ns = act__clock_ns();
+    s->time_anchor_ns = s->start_mono_ns;
     atomic_store(&s->state, ACT__S_ARMED);
     if (s->start_iter <= -2) /* warmup iterations counted from now */
         s->start_iter = atomic_load(&s->steps) + (-2 - s->start_iter);
