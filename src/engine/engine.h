@@ -211,6 +211,8 @@ struct act_session {
     /* Windows (DESIGN.md section 4). */
     int64_t warmup_ns, duration_ns; /* < 0: not configured */
     int64_t start_iter, iterations; /* < 0: not configured */
+    int64_t profile_start_unix_ns;  /* PROFILE_START_TIME; 0: not set */
+    int disabled;                   /* ACTIVITIES_ENABLED = false */
     _Atomic int64_t steps;
     pthread_t timer;
     int timer_running;

@@ -1255,6 +1255,14 @@ static void emit_header(wctx *w)
         put_str0(o, trace_id);
         lit(o, ",\n");
     }
+    /* Kineto hands the group id only to its logger observer; actrace
+     * writes it next to trace_id, where tools look for request ids. */
+    const char *group_id = act_config_get_str(s->config, "REQUEST_GROUP_TRACE_ID");
+    if (group_id && *group_id) {
+        lit(o, "\"group_trace_id\":");
+        put_str0(o, group_id);
+        lit(o, ",\n");
+    }
     char host[256];
     if (gethostname(host, sizeof host) != 0)
         strcpy(host, "unknown");
