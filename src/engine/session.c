@@ -140,10 +140,10 @@ static int apply_config(act_session *s)
                                : start_ms > INT64_MAX / 1000000 ? INT64_MAX
                                                                 : start_ms * 1000000;
     if (s->profile_start_unix_ns && (e.iterations || e.start_iter)) {
-        act_log(ACT_LOG_ERROR, "config: PROFILE_START_TIME cannot be combined with "
-                "PROFILE_START_ITERATION or ACTIVITIES_ITERATIONS (a window starts "
-                "at a time or at an iteration)");
-        return ACT_EINVAL;
+        /* As in Kineto, an iteration window takes precedence. */
+        act_log(ACT_LOG_WARN, "config: PROFILE_START_TIME is ignored: the iteration "
+                "keys (PROFILE_START_ITERATION, ACTIVITIES_ITERATIONS) start the window");
+        s->profile_start_unix_ns = 0;
     }
     /* A config cannot name a type before it is registered: registered
      * types are recorded unless ACTIVITY_TYPES was set (the plugin host
@@ -218,10 +218,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
         act_session_destroy(s);
         return rc == ACT_ENOMEM ? ACT_ENOMEM : ACT_EINVAL;
     }
-    if (apply_config(s) != 0) {
-        act_session_destroy(s);
-        return ACT_EINVAL;
-    }
+    apply_config(s);
     /* Pre-fault the first buffers so that recording does not page-fault. */
     int64_t pre = cfg_int(s->config, "BUFFER_PREALLOC_MB", 16);
     if (pre > 0) {

@@ -110,16 +110,23 @@ static void test_start_time(void)
     json_decref(root);
     act_session_destroy(s);
 
-    /* A time and an iteration cannot both start the window. */
-    snprintf(cfg, sizeof cfg, "PROFILE_START_TIME = %lld\nPROFILE_START_ITERATION = 3\n",
-             (long long)(unix_ms() + 1000));
-    act_session_opts o;
-    act_session_opts_init(&o);
-    o.config_text = cfg;
-    o.config_text_len = strlen(cfg);
-    s = NULL;
-    CHECK_EQ_INT(act_session_create(&o, &s), ACT_EINVAL);
-    CHECK(s == NULL);
+    /* An iteration window takes precedence over a start time (Kineto). */
+    snprintf(cfg, sizeof cfg, "PROFILE_START_TIME = %lld\nPROFILE_START_ITERATION = 1\n"
+             "ACTIVITIES_ITERATIONS = 1\n", (long long)(unix_ms() + 600000));
+    s = tu_session(cfg);
+    act_instant(ACT_CPU_INSTANT_EVENT, "iteration 0");
+    act_step();
+    act_instant(ACT_CPU_INSTANT_EVENT, "iteration 1");
+    act_step();
+    act_instant(ACT_CPU_INSTANT_EVENT, "iteration 2");
+    path = tmp_path("keys_start_iteration.json");
+    CHECK_OK(act_session_write(s, path));
+    root = tu_load(path);
+    CHECK(tu_find(root, "i", "iteration 0") == NULL);
+    CHECK(tu_find(root, "i", "iteration 1") != NULL);
+    CHECK(tu_find(root, "i", "iteration 2") == NULL);
+    json_decref(root);
+    act_session_destroy(s);
 }
 
 static void test_group_trace_id(void)
