@@ -313,7 +313,9 @@ static int wait_until(act_session *s, int64_t deadline_ns)
 static void *timer_main(void *arg)
 {
     act_session *s = arg;
-    int64_t t0 = act__clock_ns();
+    /* The warmup counts from act_session_start, not from when this thread
+     * got to run (PROFILE_START_TIME is a time, not a delay). */
+    int64_t t0 = s->start_mono_ns;
     if (s->warmup_ns > 0) {
         if (wait_until(s, t0 + s->warmup_ns))
             return NULL;

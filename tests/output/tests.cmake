@@ -10,6 +10,6 @@ endif()
 # tp_ok from tests/plugin.
 if(ACT_HAVE_JANSSON)
   act_add_test(SessionConfigKeys SOURCES ${PROJECT_SOURCE_DIR}/tests/output/test_config_keys.c
-               LIBS PkgConfig::JANSSON LABELS engine)
+               LIBS PkgConfig::JANSSON LABELS engine tsan)
   add_dependencies(test_SessionConfigKeys act_tp_ok)
 endif()
