@@ -66,8 +66,6 @@ typedef struct wctx {
     int oom;
 } wctx;
 
-struct side_track;
-
 /* ---- small helpers -------------------------------------------------------- */
 
 static uint64_t mix(uint64_t k)
@@ -927,7 +925,7 @@ static void plan_overlaps(wctx *w, act__thread **threads, size_t nthreads)
         }
     }
     qsort(v, n, sizeof *v, cmp_hspan);
-    stack = malloc(n * sizeof *stack);
+    stack = malloc((n ? n : 1) * sizeof *stack);
     if (!stack)
         goto oom;
     /* The sweep viewers make: spans in start order, a stack of the open

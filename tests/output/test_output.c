@@ -251,6 +251,7 @@ static void test_counters(void)
         CHECK_OK(pthread_create(&th[i], NULL, counter_thread, NULL));
     for (int i = 0; i < CTHREADS; i++)
         pthread_join(th[i], NULL);
+    act_span_record(ACT_CPU_OP, "host work", t, t + 5000); /* for speedscope */
     CHECK_OK(act_session_write(s, path));
 
     json_t *root = tu_load(path);
