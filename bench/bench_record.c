@@ -75,6 +75,7 @@ static double run_loop(enum kind k, long n)
 {
     act_name_id name = act_name("aten::matmul");
     static const char str20[] = "12345678901234567890";
+    const int64_t base = act_now_ns(); /* supplied times must be near the clock */
     double t0 = now_s();
     switch (k) {
     case SPAN:
@@ -85,7 +86,7 @@ static double run_loop(enum kind k, long n)
         break;
     case SUPPLIED:
         for (long i = 0; i < n; i++)
-            act_span_record_id(ACT_CPU_OP, name, i * 1000, i * 1000 + 500);
+            act_span_record_id(ACT_CPU_OP, name, base + i * 1000, base + i * 1000 + 500);
         break;
     case COUNTER:
         for (long i = 0; i < n; i++)
@@ -93,7 +94,7 @@ static double run_loop(enum kind k, long n)
         break;
     case SUPPLIED_ARGS2:
         for (long i = 0; i < n; i++) {
-            act_span_record_id(ACT_CPU_OP, name, i * 1000, i * 1000 + 500);
+            act_span_record_id(ACT_CPU_OP, name, base + i * 1000, base + i * 1000 + 500);
             act_arg_int("External id", i);
             act_arg_str("shape", str20);
         }

@@ -73,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     in src = {data, size};
     act_plugin_arg args[8];
+    const int64_t base = act_now_ns();
     while (src.n) {
         act_plugin_record r;
         memset(&r, 0, sizeof r);
@@ -83,8 +84,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r.device == 0xff)
             r.device = ACT_PLUGIN_HOST_DEVICE;
         r.stream = take(&src, 1);
-        r.start_ns = (int64_t)take(&src, 3) - 1000;
-        r.end_ns = r.start_ns + (int64_t)take(&src, 2) - 100;
+        if (r.stream == 0xff) /* any 64-bit stream id */
+            r.stream = take(&src, 8);
+        /* Near the clock (times far from it are refused), sometimes anything. */
+        r.start_ns = base + (int64_t)take(&src, 3) - 1000;
+        if (take(&src, 1) == 0xfe)
+            r.start_ns = (int64_t)take(&src, 8);
+        r.end_ns = (int64_t)((uint64_t)r.start_ns + take(&src, 2) - 100); /* wraps: no UB */
         r.correlation = take(&src, 1);
         r.external_id = take(&src, 1);
         r.name = span(&src, &r.name_len);
@@ -132,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     close(fd);
     if (act_session_write(s, path) != 0)
         abort();
+    check_trace_lines(path);
     check_trace_file(path);
     act_session_destroy(s);
     return 0;

@@ -5,7 +5,7 @@
  * correlation push/pop, device spans) whose names, keys, values and times
  * come from the input bytes. The session is written to a file, which must
  * be one valid JSON document (checked by a small strict validator below),
- * and recorded + dropped must equal the calls made.
+ * with no negative ts and one device track per 64-bit stream id.
  */
 #include <math.h>
 #include <stdint.h>
@@ -125,8 +125,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 12:
             if (have_dev) {
                 int64_t t0 = base + (i64(&src) % 1000000);
-                act_device_span_record(type, dev, byte(&src) % 4, str(&src, c), t0,
-                                       t0 + byte(&src) * 100);
+                /* Mostly small stream ids; sometimes any 64-bit id (streams
+                 * that share their low 31 bits must not share a track),
+                 * sometimes a name for the stream instead of a span. */
+                uint8_t sb = byte(&src);
+                uint64_t stream = sb >= 0xf0 ? (uint64_t)i64(&src) : sb % 4;
+                if ((sb & 0x0f) == 0x0e)
+                    act_stream_name(dev, stream, str(&src, c));
+                else
+                    act_device_span_record(type, dev, stream, str(&src, c), t0,
+                                           t0 + byte(&src) * 100);
             }
             break;
         case 13: act_name(str(&src, a)); break;
@@ -142,6 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     close(fd);
     if (act_session_write(s, path) != 0)
         abort();
+    check_trace_lines(path);
     check_trace_file(path);
     act_session_destroy(s);
     return 0;

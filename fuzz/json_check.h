@@ -157,6 +157,67 @@ static int valid_json(const char *p, size_t n)
 }
 
 
+/* The unsigned number after @p key in @p line; 0 if found (the writer
+ * writes one event per line, integers in decimal). */
+static int num_after(const char *line, const char *key, unsigned long long *u)
+{
+    const char *p = strstr(line, key);
+    if (!p)
+        return -1;
+    *u = strtoull(p + strlen(key), NULL, 10);
+    return 0;
+}
+
+/* What a trace must hold beyond valid JSON: no negative ts or dur, and no
+ * ts a double cannot hold to the nanosecond (timestamps far from the
+ * session are refused, so the writer's arithmetic cannot wrap), and on device processes one track per 64-bit stream id: a
+ * tid never carries two streams, a stream never two tids. */
+static void check_trace_lines(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        abort();
+    enum { MAXS = 4096 };
+    static unsigned long long pids[MAXS], tids[MAXS], streams[MAXS];
+    size_t n = 0;
+    static char line[1 << 16];
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "\"ts\":-") || strstr(line, "\"dur\":-")) {
+            fprintf(stderr, "fuzz: negative ts or dur: %.200s\n", line);
+            abort();
+        }
+        /* Every ts within 2^53 ns of the base: exact to the ns as a double. */
+        const char *ts = strstr(line, "\"ts\":");
+        if (ts && strtod(ts + 5, NULL) * 1000.0 >= 9007199254740992.0) {
+            fprintf(stderr, "fuzz: ts beyond double precision: %.200s\n", line);
+            abort();
+        }
+        unsigned long long pid, tid, stream;
+        if (num_after(line, "\"pid\":", &pid) || pid < 0x40000000u ||
+            num_after(line, "\"tid\":", &tid) || num_after(line, "\"stream\":", &stream))
+            continue;
+        size_t i = 0;
+        for (; i < n; i++) {
+            if (pids[i] != pid)
+                continue;
+            if ((tids[i] == tid) != (streams[i] == stream)) {
+                fprintf(stderr, "fuzz: pid %llu: tid %llu/%llu, stream %llu/%llu\n", pid,
+                        tids[i], tid, streams[i], stream);
+                abort();
+            }
+            if (tids[i] == tid)
+                break;
+        }
+        if (i == n && n < MAXS) {
+            pids[n] = pid;
+            tids[n] = tid;
+            streams[n] = stream;
+            n++;
+        }
+    }
+    fclose(f);
+}
+
 /* Read the file at @p path, remove it, and abort unless it is one valid
  * JSON document. */
 static void check_trace_file(const char *path)

@@ -29,8 +29,9 @@
 
 /* ---- time --------------------------------------------------------------- */
 
-/* Timestamps beyond +-2^62 ns (146 years) are refused where they enter, so
- * the writer's arithmetic (offsets, durations) can never overflow. */
+/* Timestamps beyond +-2^62 ns (146 years) are refused where they enter; the
+ * engine then also refuses those far from the session (engine.h,
+ * ACT__TIME_WINDOW), so the writer's arithmetic can never overflow. */
 #define ACT__TIME_MAX (INT64_C(1) << 62)
 static inline int act__time_ok(int64_t t)
 {
@@ -117,7 +118,9 @@ typedef struct act__emit_record {
 
 /* Append one record into the calling thread's buffer. Returns 0, or
  * ACT_ELIMIT when the buffer limit dropped it (counted by the session),
- * ACT_ESTATE when the session is not collecting. */
+ * ACT_ERANGE when a time is outside the session's window (counted as
+ * bad_times; engine.h, ACT__TIME_WINDOW), ACT_ESTATE when the session is
+ * not collecting. */
 int act__emit(act_session *s, const act__emit_record *r);
 
 /* ---- counters -------------------------------------------------------- */
@@ -127,7 +130,8 @@ int act__emit(act_session *s, const act__emit_record *r);
 int act__counter_series(act_session *s, uint16_t source, uint32_t device,
                         const char *track, const char *series,
                         const char *unit, uint32_t *out);
-/* One sample; the value must be finite (callers check). */
+/* One sample; the value must be finite (callers check). ACT_ERANGE (and
+ * counted as bad_times) when @p ts_ns is outside the session's window. */
 int act__counter_sample(act_session *s, uint32_t series, int64_t ts_ns,
                         double value);
 

@@ -42,7 +42,9 @@ ACT_API void act_span_begin_id(act_activity_type type, act_name_id name);
 /** End the innermost open span of the calling thread. */
 ACT_API void act_span_end(void);
 
-/** A complete span with caller-supplied times (act_now_ns() clock). */
+/** A complete span with caller-supplied times (act_now_ns() clock). Times
+ *  more than 2^51 ns (26 days) from the session's start and from the clock
+ *  now, or an end before the start, are dropped and counted (bad_times). */
 ACT_API void act_span_record(act_activity_type type, const char *name,
                              int64_t start_ns, int64_t end_ns);
 /** act_span_record() with an interned name: the fastest call. */
@@ -125,8 +127,9 @@ ACT_API int act_stream_name(uint32_t device, uint64_t stream, const char *name);
  * Device activity (a kernel, a copy...) on @p device / @p stream with
  * times on the act_now_ns() clock. The calling thread's external
  * correlation id is attached ("External id"). Counted and dropped like
- * every recording call: unknown device, end before start, type not
- * selected.
+ * every recording call: unknown device, end before start, a time far
+ * from the clock (as act_span_record()), type not selected. A stream id
+ * may use all 64 bits: each stream gets its own track.
  */
 ACT_API void act_device_span_record(act_activity_type type, uint32_t device,
                                     uint64_t stream, const char *name,

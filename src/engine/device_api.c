@@ -85,7 +85,8 @@ void act_device_span_record(act_activity_type type, uint32_t device, uint64_t st
         act__thread_drop(t, type, ACT__DROP_NOT_SELECTED);
         return;
     }
-    if (end_ns < start_ns || !act__time_ok(start_ns) || !act__time_ok(end_ns)) {
+    if (end_ns < start_ns || !act__session_time_ok(s, start_ns) ||
+        !act__session_time_ok(s, end_ns)) {
         act__thread_drop(t, type, ACT__DROP_BAD_TIMES);
         return;
     }
@@ -125,7 +126,7 @@ void act_device_counter(uint32_t device, const char *track, const char *series,
         act__thread_drop(t, -1, ACT__DROP_NONFINITE);
         return;
     }
-    if (!act__time_ok(ts_ns)) {
+    if (!act__session_time_ok(s, ts_ns)) {
         act__thread_drop(t, -1, ACT__DROP_BAD_TIMES);
         return;
     }

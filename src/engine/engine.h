@@ -211,6 +211,8 @@ struct act_session {
     /* Windows (DESIGN.md section 4). */
     int64_t warmup_ns, duration_ns; /* < 0: not configured */
     int64_t start_iter, iterations; /* < 0: not configured */
+    int64_t profile_start_unix_ns;  /* PROFILE_START_TIME; 0: not set */
+    int disabled;                   /* ACTIVITIES_ENABLED = false */
     _Atomic int64_t steps;
     pthread_t timer;
     int timer_running;
@@ -218,6 +220,9 @@ struct act_session {
 
     int64_t start_mono_ns, stop_mono_ns;
     int64_t mono_to_unix_ns; /* add to a monotonic time to get Unix time */
+    /* The clock when the session was started (set once, before anything
+     * can record): the anchor of the timestamp window (act__session_time_ok). */
+    int64_t time_anchor_ns;
 
     struct act__plugins *plugins;
     char errmsg[512];
@@ -256,6 +261,30 @@ static inline int act__type_selected(const act_session *s, int type)
     if (s->custom_types_default)
         return act_activity_type_name((act_activity_type)type) != NULL;
     return act_activity_set_has(&s->types, (act_activity_type)type);
+}
+
+/* Caller-supplied timestamps (the app's act_span_record and device calls,
+ * every plugin record and sample) must lie within ACT__TIME_WINDOW of the
+ * session's start or of the clock when they are recorded. Every event of a
+ * trace then lies within [start - W, stop + W], so the writer's integer
+ * arithmetic cannot overflow and one absurd timestamp cannot push the real
+ * events beyond what a double holds to the nanosecond (2^53 ns, 104 days,
+ * relative to baseTimeNanoseconds). 2^51 ns is about 26 days. */
+#define ACT__TIME_WINDOW (INT64_C(1) << 51)
+
+static inline int act__time_near(int64_t t, int64_t anchor)
+{
+    /* |t - anchor| <= W, in unsigned arithmetic: no overflow for any t. */
+    return (uint64_t)t - (uint64_t)anchor + (uint64_t)ACT__TIME_WINDOW <=
+           2 * (uint64_t)ACT__TIME_WINDOW;
+}
+
+static inline int act__session_time_ok(const act_session *s, int64_t t)
+{
+    if (ACT_LIKELY(act__time_near(t, s->time_anchor_ns)))
+        return 1;
+    /* A session may run for weeks: then compare with the clock. */
+    return act__time_near(t, act__clock_ns());
 }
 
 /* ---- engine internals used across files ---------------------------------- */

@@ -206,7 +206,8 @@ static ACT_NOINLINE void span_record(act_session *s, act_activity_type type,
     act__thread *t = thread_of(s);
     if (!t || !admit(t, type))
         return;
-    if (ACT_UNLIKELY(end < start || !act__time_ok(start) || !act__time_ok(end))) {
+    if (ACT_UNLIKELY(end < start || !act__session_time_ok(s, start) ||
+                     !act__session_time_ok(s, end))) {
         act__thread_drop(t, type, ACT__DROP_BAD_TIMES);
         return;
     }

@@ -207,6 +207,11 @@ int act__emit(act_session *s, const act__emit_record *r)
     act__thread *t = act__thread_for(s);
     if (!t)
         return ACT_ENOMEM;
+    if (ACT_UNLIKELY(!act__session_time_ok(s, r->start_ns) ||
+                     (r->kind != ACT__EMIT_INSTANT && !act__session_time_ok(s, r->end_ns)))) {
+        act__thread_drop(t, r->type, ACT__DROP_BAD_TIMES);
+        return ACT_ERANGE;
+    }
     /* Size the whole group (event, device info, args and their strings) so
      * it lands in one chunk and is published at once. */
     uint32_t nlen = cap32(r->name_len, 1u << 20);
@@ -343,5 +348,9 @@ int act__counter_sample(act_session *s, uint32_t series, int64_t ts_ns,
     act__thread *t = act__thread_for(s);
     if (!t)
         return ACT_ENOMEM;
+    if (ACT_UNLIKELY(!act__session_time_ok(s, ts_ns))) {
+        act__thread_drop(t, -1, ACT__DROP_BAD_TIMES);
+        return ACT_ERANGE;
+    }
     return act__thread_put_counter(t, series, ts_ns, value) == 0 ? 0 : ACT_ELIMIT;
 }

@@ -86,7 +86,7 @@ static int read_opts(const act_session_opts *in, act_session_opts *out)
 
 /* Which window keys were set explicitly (not defaults). */
 typedef struct explicit_keys {
-    int warmup, duration, iterations, start_iter, types;
+    int warmup, duration, iterations, start_iter, types, start_time;
 } explicit_keys;
 
 static int visit_key(void *user, const char *key, const char *value)
@@ -104,6 +104,8 @@ static int visit_key(void *user, const char *key, const char *value)
         e->start_iter = 1;
     else if (strcmp(key, "ACTIVITY_TYPES") == 0)
         e->types = 1;
+    else if (strcmp(key, "PROFILE_START_TIME") == 0)
+        e->start_time = 1;
     return 0;
 }
 
@@ -127,8 +129,22 @@ static int apply_config(act_session *s)
     const char *cat = act_config_get_str(s->config, "TRACE_CATEGORIES");
     s->categories_generic = cat && strcmp(cat, "generic") == 0;
 
-    explicit_keys e = {0, 0, 0, 0, 0};
+    explicit_keys e = {0, 0, 0, 0, 0, 0};
     act_config_foreach(s->config, visit_key, &e);
+    int enabled = 1;
+    s->disabled = act_config_get_bool(s->config, "ACTIVITIES_ENABLED", &enabled) == 0 && !enabled;
+    /* PROFILE_START_TIME (ms since the Unix epoch; 0 is "not set"): the
+     * window opens then (act_session_start computes the wait). */
+    int64_t start_ms = e.start_time ? cfg_int(s->config, "PROFILE_START_TIME", 0) : 0;
+    s->profile_start_unix_ns = start_ms <= 0 ? 0
+                               : start_ms > INT64_MAX / 1000000 ? INT64_MAX
+                                                                : start_ms * 1000000;
+    if (s->profile_start_unix_ns && (e.iterations || e.start_iter)) {
+        /* As in Kineto, an iteration window takes precedence. */
+        act_log(ACT_LOG_WARN, "config: PROFILE_START_TIME is ignored: the iteration "
+                "keys (PROFILE_START_ITERATION, ACTIVITIES_ITERATIONS) start the window");
+        s->profile_start_unix_ns = 0;
+    }
     /* A config cannot name a type before it is registered: registered
      * types are recorded unless ACTIVITY_TYPES was set (the plugin host
      * applies the same rule). */
@@ -149,6 +165,10 @@ static int apply_config(act_session *s)
             /* Relative to the step count at start: resolved in start(). */
             s->start_iter = -2 - cfg_int(s->config, "ACTIVITIES_WARMUP_ITERATIONS", 0);
         }
+    } else if (s->profile_start_unix_ns) {
+        /* Opens at the start time (no warmup: the time is the start). */
+        s->warmup_ns = 0;
+        s->duration_ns = e.duration ? cfg_int(s->config, "ACTIVITIES_DURATION_MSECS", 500) * 1000000 : -1;
     } else if (e.warmup || e.duration) {
         s->warmup_ns = e.warmup ? cfg_int(s->config, "ACTIVITIES_WARMUP_PERIOD_SECS", 0) * 1000000000 : 0;
         s->duration_ns = e.duration ? cfg_int(s->config, "ACTIVITIES_DURATION_MSECS", 500) * 1000000 : -1;
@@ -215,7 +235,12 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     s->sources[0].name = strdup("host");
     s->sources[0].backend = strdup("");
     s->nsources = 1;
-    rc = act__plugins_load(s, s->config, o.plugins, o.plugin_count, &s->plugins);
+    /* ACTIVITIES_ENABLED = false: nothing is recorded, so no plugin is
+     * loaded (none runs its init, none starts). */
+    if (s->disabled)
+        act_log(ACT_LOG_INFO, "ACTIVITIES_ENABLED is false: the session records nothing and loads no plugin");
+    else
+        rc = act__plugins_load(s, s->config, o.plugins, o.plugin_count, &s->plugins);
     if (rc != 0) {
         act_session_destroy(s);
         return rc;
@@ -240,6 +265,8 @@ static void sample_clock_offset(act_session *s)
 
 void act__session_open_window(act_session *s)
 {
+    if (s->disabled) /* ACTIVITIES_ENABLED = false: the window never opens */
+        return;
     int expected = ACT__S_ARMED;
     pthread_mutex_lock(&s->lock);
     int ok = atomic_compare_exchange_strong(&s->state, &expected, ACT__S_COLLECTING);
@@ -286,7 +313,9 @@ static int wait_until(act_session *s, int64_t deadline_ns)
 static void *timer_main(void *arg)
 {
     act_session *s = arg;
-    int64_t t0 = act__clock_ns();
+    /* The warmup counts from act_session_start, not from when this thread
+     * got to run (PROFILE_START_TIME is a time, not a delay). */
+    int64_t t0 = s->start_mono_ns;
     if (s->warmup_ns > 0) {
         if (wait_until(s, t0 + s->warmup_ns))
             return NULL;
@@ -308,9 +337,18 @@ int act_session_start(act_session *s)
         return ACT_EBUSY;
     sample_clock_offset(s);
     s->start_mono_ns = act__clock_ns();
+    s->time_anchor_ns = s->start_mono_ns;
     atomic_store(&s->state, ACT__S_ARMED);
     if (s->start_iter <= -2) /* warmup iterations counted from now */
         s->start_iter = atomic_load(&s->steps) + (-2 - s->start_iter);
+    if (s->profile_start_unix_ns) {
+        /* Wait until PROFILE_START_TIME (at most 2^61 ns, 73 years, so
+         * that the timer's deadline cannot overflow). */
+        int64_t wait = s->profile_start_unix_ns - (s->start_mono_ns + s->mono_to_unix_ns);
+        s->warmup_ns = wait <= 0 ? 0 : wait > ACT__TIME_MAX / 2 ? ACT__TIME_MAX / 2 : wait;
+        if (wait <= 0)
+            act_log(ACT_LOG_INFO, "PROFILE_START_TIME has passed: collecting from now");
+    }
     if (s->warmup_ns >= 0 || s->duration_ns >= 0) {
         /* Without a warmup the window opens now, not when the timer thread
          * gets to run, so nothing recorded right after start is lost. */

@@ -51,6 +51,18 @@ typedef struct wctx {
     name_ent unnamed;                         /* "(unnamed)" */
     char pidtid[64]; /* ,"pid":P,"tid":T,"ts":  of the thread being written */
     uint32_t pidtid_len;
+    /* Streams: devices with a stream id beyond 31 bits get dense tids. */
+    size_t ndev;
+    uint8_t *dev_dense;      /* per device: its streams are renumbered */
+    struct smap_ent *smap;   /* (device, stream) -> tid, dense devices only */
+    size_t smap_cap, smap_n;
+    /* Plugin host spans moved off a thread they partially overlap. */
+    keyset moved;            /* record addresses */
+    uint64_t plugin_host_spans;
+    struct side_track *sides;
+    size_t nsides;
+    /* Counter samples written, and C events they were written in. */
+    uint64_t counter_samples, counter_events;
     int oom;
 } wctx;
 
@@ -150,6 +162,74 @@ static inline char *cpy(char *p, const char *s, size_t n)
     return p + n;
 }
 #define CPY(p, lit) cpy((p), (lit), sizeof(lit) - 1)
+
+/* ---- streams -------------------------------------------------------------- */
+
+/* Stream ids are 64-bit (CUPTI packs a context and a stream into one), tids
+ * are written as integers below 2^31. A device whose stream ids all fit
+ * keeps them as tids (as Kineto writes them); a device with one that does
+ * not gets tids 1, 2, 3, ... for its streams in id order. The id itself is
+ * in every event's args.stream and, for a renumbered device, in the track's
+ * thread_name. */
+typedef struct smap_ent {
+    uint64_t stream;
+    uint32_t device;
+    uint32_t tid; /* 0: empty slot */
+} smap_ent;
+
+#define STREAM_TID_MAX 0x7fffffffu
+
+static size_t smap_slot(const wctx *w, uint32_t device, uint64_t stream)
+{
+    size_t j = mix(stream ^ ((uint64_t)device << 40) ^ device) & (w->smap_cap - 1);
+    while (w->smap[j].tid &&
+           (w->smap[j].stream != stream || w->smap[j].device != device))
+        j = (j + 1) & (w->smap_cap - 1);
+    return j;
+}
+
+/* Insert (device, stream) with a provisional tid of 1; dense tids are
+ * assigned once every stream is known. */
+static int smap_add(wctx *w, uint32_t device, uint64_t stream)
+{
+    if ((w->smap_n + 1) * 2 > w->smap_cap) {
+        size_t ncap = w->smap_cap ? w->smap_cap * 2 : 64;
+        smap_ent *old = w->smap;
+        size_t ocap = w->smap_cap;
+        w->smap = calloc(ncap, sizeof *w->smap);
+        if (!w->smap) {
+            w->smap = old;
+            return -1;
+        }
+        w->smap_cap = ncap;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i].tid)
+                w->smap[smap_slot(w, old[i].device, old[i].stream)] = old[i];
+        free(old);
+    }
+    size_t j = smap_slot(w, device, stream);
+    if (!w->smap[j].tid) {
+        w->smap[j] = (smap_ent){stream, device, 1};
+        w->smap_n++;
+    }
+    return 0;
+}
+
+static uint32_t stream_tid(const wctx *w, uint32_t device, uint64_t stream)
+{
+    if (device >= w->ndev || !w->dev_dense[device])
+        return (uint32_t)stream & STREAM_TID_MAX; /* fits: see smap */
+    if (!w->smap_cap)
+        return 0;
+    return w->smap[smap_slot(w, device, stream)].tid;
+}
+
+/* tid of the track for @p source's moved spans of thread @p tid: above any
+ * Linux tid (< 2^22) and below 2^31, one per source (< 256). */
+static uint32_t side_tid(uint16_t source, uint32_t tid)
+{
+    return 0x40000000u | ((uint32_t)source << 22) | (tid & 0x3fffffu);
+}
 
 /* ---- names ----------------------------------------------------------------- */
 
@@ -380,7 +460,7 @@ static void emit_ids(const wctx *w, const act__rec *aux, int32_t *pid, uint32_t 
         *tid = (uint32_t)stream & 0x7fffffffu;
     } else {
         *pid = (int32_t)(DEVICE_PID_BASE + *device);
-        *tid = (uint32_t)stream & 0x7fffffffu;
+        *tid = stream_tid(w, *device, stream);
     }
 }
 
@@ -483,6 +563,8 @@ static void emit_plugin(wctx *w, rpos at)
     uint16_t source;
     uint64_t corr;
     emit_ids(w, aux, &pid, &tid, &source, &device, &corr);
+    if (device == ACT__HOST_DEVICE && w->moved.n && keyset_has(&w->moved, (uint64_t)(uintptr_t)r))
+        tid = side_tid(source, tid);
     act__emit_kind kind = (act__emit_kind)aux->flags;
     act__out *o = w->o;
     const char *cat = category(w, source, r->type);
@@ -601,11 +683,22 @@ static void scan_thread(wctx *w, const act__thread *t, tscan *sc)
                     if (keyset_add(r->flags == ACT__EMIT_HOST_SPAN ? &w->host_corr : &w->dev_corr, key))
                         w->oom = 1;
                 }
+                uint32_t dev = (uint32_t)r->x;
+                if (dev != ACT__HOST_DEVICE) {
+                    if ((uint64_t)r->t0 > STREAM_TID_MAX && dev < w->ndev)
+                        w->dev_dense[dev] = 1;
+                } else if (i > 0 && c->recs[i - 1].kind == ACT__R_EMIT_SPAN) {
+                    w->plugin_host_spans++;
+                }
                 continue;
             }
             sc->recorded++;
-            if (!is_event(r->kind))
+            if (!is_event(r->kind)) {
+                /* Counter samples count for the base time too. */
+                if (r->kind == ACT__R_COUNTER && r->t0 < sc->min_t0)
+                    sc->min_t0 = r->t0;
                 continue;
+            }
             sc->events++;
             if (r->t0 < sc->min_t0)
                 sc->min_t0 = r->t0;
@@ -657,6 +750,223 @@ static void emit_thread(wctx *w, const act__thread *t, const tscan *sc)
             if (is_event(c->recs[i].kind))
                 emit_at(w, (rpos){c, i, 0});
     }
+}
+
+/* ---- stream tids ----------------------------------------------------------- */
+
+static int cmp_smap(const void *a, const void *b)
+{
+    const smap_ent *x = a, *y = b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+/* Renumber the streams of every device that has an id beyond 31 bits
+ * (seen by scan_thread in events, here in named streams). */
+static void plan_streams(wctx *w, act__thread **threads, size_t nthreads)
+{
+    const act_session *s = w->s;
+    int any = 0;
+    for (size_t d = 0; d < w->ndev; d++) {
+        const act__device *dev = &s->devices[d];
+        for (size_t k = 0; k < dev->nstreams; k++)
+            if (dev->streams[k].id > STREAM_TID_MAX)
+                w->dev_dense[d] = 1;
+        any |= w->dev_dense[d];
+    }
+    if (!any)
+        return;
+    for (size_t k = 0; k < nthreads; k++) {
+        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+            uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+            for (uint32_t i = 0; i < n; i++) {
+                const act__rec *r = &c->recs[i];
+                uint32_t dev = (uint32_t)r->x;
+                if (r->kind == ACT__R_AUX_DEV && dev < w->ndev && w->dev_dense[dev] &&
+                    smap_add(w, dev, (uint64_t)r->t0))
+                    goto oom;
+            }
+        }
+    }
+    for (size_t d = 0; d < w->ndev; d++) {
+        const act__device *dev = &s->devices[d];
+        for (size_t k = 0; w->dev_dense[d] && k < dev->nstreams; k++)
+            if (smap_add(w, (uint32_t)d, dev->streams[k].id))
+                goto oom;
+    }
+    /* Dense tids in stream id order, from 1 on each device. */
+    smap_ent *v = malloc((w->smap_n ? w->smap_n : 1) * sizeof *v);
+    if (!v)
+        goto oom;
+    size_t n = 0;
+    for (size_t j = 0; j < w->smap_cap; j++)
+        if (w->smap[j].tid)
+            v[n++] = w->smap[j];
+    qsort(v, n, sizeof *v, cmp_smap);
+    uint32_t rank = 0;
+    for (size_t j = 0; j < n; j++) {
+        rank = j && v[j].device == v[j - 1].device ? rank + 1 : 1;
+        w->smap[smap_slot(w, v[j].device, v[j].stream)].tid = rank;
+    }
+    free(v);
+    return;
+oom:
+    w->oom = 1;
+}
+
+/* ---- sources sharing a thread ------------------------------------------------ */
+
+/* Spans that two sources (the app and a plugin, or two plugins) put on one
+ * thread come from different clocks and calls, and may overlap partially,
+ * which no viewer can draw on one track (Perfetto moves one to an overflow
+ * track, chrome://tracing draws them wrongly). The rule: the app's spans stay
+ * on the thread; a plugin span that partially overlaps a span of a source
+ * loaded before it (the app first) is moved to a track of its own for that
+ * thread and plugin, named "<thread> [<plugin>]". Spans that nest stay
+ * where they were recorded, so runtime calls still sit under the operators
+ * that made them. A source's spans that overlap each other are its own
+ * doing and are left alone (actrace check reports them). */
+typedef struct side_track {
+    uint32_t tid; /* the thread's tid */
+    uint16_t source;
+} side_track;
+
+typedef struct hspan {
+    int64_t t0, t1;
+    const act__rec *rec;
+    uint32_t tid, seq;
+    uint16_t source;
+} hspan;
+
+static int cmp_hspan(const void *a, const void *b)
+{
+    const hspan *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
+    if (x->t1 != y->t1)
+        return x->t1 > y->t1 ? -1 : 1; /* the parent first */
+    if (x->source != y->source)
+        return x->source < y->source ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int hspan_push(hspan **v, size_t *n, size_t *cap, hspan h)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 256;
+        hspan *nv = realloc(*v, ncap * sizeof *nv);
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = ncap;
+    }
+    h.seq = (uint32_t)*n;
+    (*v)[(*n)++] = h;
+    return 0;
+}
+
+static void move_span(wctx *w, const hspan *h)
+{
+    if (keyset_add(&w->moved, (uint64_t)(uintptr_t)h->rec)) {
+        w->oom = 1;
+        return;
+    }
+    for (size_t i = w->nsides; i-- > 0;)
+        if (w->sides[i].tid == h->tid && w->sides[i].source == h->source)
+            return;
+    side_track *ns = realloc(w->sides, (w->nsides + 1) * sizeof *ns);
+    if (!ns) {
+        w->oom = 1;
+        return;
+    }
+    w->sides = ns;
+    w->sides[w->nsides++] = (side_track){h->tid, h->source};
+}
+
+/* Decide which plugin host spans move (w->moved), before anything is
+ * written. Costs memory only for threads that have plugin host spans. */
+static void plan_overlaps(wctx *w, act__thread **threads, size_t nthreads)
+{
+    keyset tids = {NULL, 0, 0};
+    hspan *v = NULL;
+    size_t n = 0, cap = 0, *stack = NULL;
+    for (size_t k = 0; k < nthreads; k++) {
+        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+            uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+            for (uint32_t i = 0; i + 1 < used; i++) {
+                const act__rec *r = &c->recs[i], *aux = r + 1;
+                if (r->kind != ACT__R_EMIT_SPAN || aux->kind != ACT__R_AUX_DEV ||
+                    (uint32_t)aux->x != ACT__HOST_DEVICE)
+                    continue;
+                hspan h = {r->t0, end_of(w, r), r, (uint32_t)aux->t0 & 0x7fffffffu, 0,
+                           (uint16_t)(aux->x >> 32)};
+                if (hspan_push(&v, &n, &cap, h) || keyset_add(&tids, (uint64_t)h.tid + 1))
+                    goto oom;
+            }
+        }
+    }
+    for (size_t k = 0; k < nthreads; k++) {
+        uint32_t tid = (uint32_t)threads[k]->tid & 0x7fffffffu;
+        if (!keyset_has(&tids, (uint64_t)tid + 1))
+            continue;
+        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+            uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+            for (uint32_t i = 0; i < used; i++) {
+                const act__rec *r = &c->recs[i];
+                if (r->kind != ACT__R_SPAN)
+                    continue;
+                hspan h = {r->t0, end_of(w, r), r, tid, 0, 0};
+                if (hspan_push(&v, &n, &cap, h))
+                    goto oom;
+            }
+        }
+    }
+    qsort(v, n, sizeof *v, cmp_hspan);
+    stack = malloc((n ? n : 1) * sizeof *stack);
+    if (!stack)
+        goto oom;
+    /* The sweep viewers make: spans in start order, a stack of the open
+     * ones; a span that ends after the innermost open one overlaps it
+     * partially. The later source yields. */
+    for (size_t i = 0; i < n;) {
+        uint32_t tid = v[i].tid;
+        size_t sp = 0;
+        for (; i < n && v[i].tid == tid; i++) {
+            const hspan *x = &v[i];
+            int moved = 0;
+            for (;;) {
+                while (sp && v[stack[sp - 1]].t1 <= x->t0)
+                    sp--;
+                if (!sp || x->t1 <= v[stack[sp - 1]].t1)
+                    break;
+                const hspan *top = &v[stack[sp - 1]];
+                if (x->source > top->source) {
+                    moved = 1;
+                    break;
+                }
+                if (top->source == x->source)
+                    break;
+                move_span(w, top);
+                sp--;
+            }
+            if (moved)
+                move_span(w, x);
+            else
+                stack[sp++] = i;
+        }
+    }
+    free(stack);
+    free(v);
+    free(tids.slot);
+    return;
+oom:
+    w->oom = 1;
+    free(stack);
+    free(v);
+    free(tids.slot);
 }
 
 /* ---- counters --------------------------------------------------------------- */
@@ -754,6 +1064,7 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
     if (n) /* qsort's pointer must not be NULL, even for no elements */
         qsort(v, n, sizeof *v, cmp_sample);
     act__out *o = w->o;
+    w->counter_samples = n;
     for (size_t i = 0; i < n;) {
         uint32_t track = v[i].track;
         size_t end = i;
@@ -770,9 +1081,15 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             goto oom;
         int32_t pid = head->device == ACT__HOST_DEVICE ? w->pid : (int32_t)(DEVICE_PID_BASE + head->device);
         for (size_t j = i; j < end;) {
+            /* One event per time: samples of different series at the same
+             * time share it (what a C event is for); a series sampled again
+             * at the same time (sorted next to each other) starts another
+             * event, so that no sample's value is lost. */
             int64_t ts = v[j].ts;
-            for (; j < end && v[j].ts == ts; j++)
+            size_t j0 = j;
+            for (; j < end && v[j].ts == ts && (j == j0 || v[j].series != v[j - 1].series); j++)
                 cur[v[j].series] = v[j].v;
+            w->counter_events++;
             lit(o, "{\"ph\":\"C\",\"cat\":\"");
             lit(o, head->device == ACT__HOST_DEVICE ? "host_counter" : "gpu_pm_counter");
             lit(o, "\",\"name\":");
@@ -846,6 +1163,17 @@ static void emit_metadata(wctx *w, act__thread **threads, size_t nthreads)
         if (tn)
             meta(o, "thread_name", threads[i]->pid, threads[i]->tid, "name", tn, 0);
     }
+    for (size_t i = 0; i < w->nsides; i++) {
+        const side_track *st = &w->sides[i];
+        const char *tn = act__thread_name_lookup((int32_t)st->tid, buf, sizeof buf);
+        const char *src = st->source < s->nsources ? s->sources[st->source].name : "";
+        char label[320];
+        if (tn)
+            snprintf(label, sizeof label, "%s [%s]", tn, src);
+        else
+            snprintf(label, sizeof label, "thread %" PRIu32 " [%s]", st->tid, src);
+        meta(o, "thread_name", w->pid, side_tid(st->source, st->tid), "name", label, 0);
+    }
     for (size_t d = 0; d < s->ndevices; d++) {
         const act__device *dev = &s->devices[d];
         if (!act__source_live(s, dev->source))
@@ -858,9 +1186,25 @@ static void emit_metadata(wctx *w, act__thread **threads, size_t nthreads)
             snprintf(label, sizeof label, "device %zu", d);
         meta(o, "process_name", pid, 0, "name", label, 0);
         meta(o, "process_sort_index", pid, 0, "sort_index", NULL, (int64_t)(100 + d));
+        if (d < w->ndev && w->dev_dense[d]) {
+            /* Renumbered streams: every track is named, by default with
+             * its stream id. */
+            for (size_t j = 0; j < w->smap_cap; j++) {
+                const smap_ent *e = &w->smap[j];
+                if (!e->tid || e->device != d)
+                    continue;
+                const char *nm = NULL;
+                for (size_t k = 0; k < dev->nstreams && !nm; k++)
+                    if (dev->streams[k].id == e->stream)
+                        nm = dev->streams[k].name;
+                snprintf(label, sizeof label, "stream %" PRIu64, e->stream);
+                meta(o, "thread_name", pid, e->tid, "name", nm ? nm : label, 0);
+            }
+            continue;
+        }
         for (size_t k = 0; k < dev->nstreams; k++)
-            meta(o, "thread_name", pid, (int64_t)(dev->streams[k].id & 0x7fffffffu), "name",
-                 dev->streams[k].name, 0);
+            meta(o, "thread_name", pid, (int64_t)stream_tid(w, (uint32_t)d, dev->streams[k].id),
+                 "name", dev->streams[k].name, 0);
     }
 }
 
@@ -907,6 +1251,14 @@ static void emit_header(wctx *w)
     if (trace_id && *trace_id) {
         lit(o, "\"trace_id\":");
         put_str0(o, trace_id);
+        lit(o, ",\n");
+    }
+    /* Kineto hands the group id only to its logger observer; actrace
+     * writes it next to trace_id, where tools look for request ids. */
+    const char *group_id = act_config_get_str(s->config, "REQUEST_GROUP_TRACE_ID");
+    if (group_id && *group_id) {
+        lit(o, "\"group_trace_id\":");
+        put_str0(o, group_id);
         lit(o, ",\n");
     }
     char host[256];
@@ -1058,6 +1410,10 @@ static void emit_footer(wctx *w, const uint64_t *recorded, const char *path)
     }
     lit(o, "]");
     if (s->nseries) {
+        lit(o, ",\"counter_samples\":");
+        put_u64(o, w->counter_samples);
+        lit(o, ",\"counter_events\":");
+        put_u64(o, w->counter_events);
         lit(o, ",\"counters\":[");
         int firsts = 1;
         for (size_t i = 0; i < s->nseries; i++) {
@@ -1130,12 +1486,19 @@ int act__write_chrome(act_session *s, const char *path)
 
     uint64_t recorded = 0;
     int64_t min_t0 = s->start_mono_ns ? s->start_mono_ns : act__clock_ns();
+    w.ndev = s->ndevices;
+    w.dev_dense = calloc(w.ndev ? w.ndev : 1, 1);
+    if (!w.dev_dense)
+        w.oom = 1, w.ndev = 0;
     for (size_t i = 0; i < nthreads; i++) {
         scan_thread(&w, threads[i], &scans[i]);
         recorded += scans[i].recorded;
-        if (scans[i].events && scans[i].min_t0 < min_t0)
+        if (scans[i].min_t0 < min_t0)
             min_t0 = scans[i].min_t0;
     }
+    plan_streams(&w, threads, nthreads);
+    if (w.plugin_host_spans)
+        plan_overlaps(&w, threads, nthreads);
     /* Base: a whole second at least one second before the earliest event,
      * so every ts is positive and never 0 (as in Kineto's traces). */
     int64_t first_unix = min_t0 + s->mono_to_unix_ns;
@@ -1156,6 +1519,10 @@ int act__write_chrome(act_session *s, const char *path)
         free(w.prefix[i][1].json);
     }
     free(w.names);
+    free(w.dev_dense);
+    free(w.smap);
+    free(w.moved.slot);
+    free(w.sides);
     free(w.host_corr.slot);
     free(w.dev_corr.slot);
     free(threads);

@@ -100,8 +100,9 @@ static int life(const char *path)
     act_name_id id = act_name("interned");
     pthread_t th;
     int started = pthread_create(&th, NULL, worker, NULL) == 0;
+    int64_t t0 = act_now_ns(); /* supplied times must be near the clock */
     for (int i = 0; i < 300; i++) {
-        act_span_record_id(ACT_CPU_OP, id, i, i + 1);
+        act_span_record_id(ACT_CPU_OP, id, t0 + i, t0 + i + 1);
         act_instant(ACT_CPU_INSTANT_EVENT, "tick");
     }
     if (started)

@@ -17,6 +17,7 @@ static void *worker(void *arg)
 {
     long id = (long)arg;
     act_name_id n = act_name("interned span");
+    int64_t t0 = act_now_ns(); /* supplied times must be near the clock */
     for (int i = 0; i < ITERS; i++) {
         switch ((i + id) % 5) {
         case 0:
@@ -24,7 +25,7 @@ static void *worker(void *arg)
             act_span_end();
             break;
         case 1:
-            act_span_record_id(ACT_USER_ANNOTATION, n, i, i + 1);
+            act_span_record_id(ACT_USER_ANNOTATION, n, t0 + i, t0 + i + 1);
             act_arg_int("i", i);
             break;
         case 2:

@@ -26,7 +26,7 @@ act_add_test(PluginValidate SOURCES ${PROJECT_SOURCE_DIR}/tests/plugin/test_plug
 
 if(ACT_HAVE_JANSSON)
   act_add_test(PluginLoader SOURCES ${PROJECT_SOURCE_DIR}/tests/plugin/test_plugin_loader.c
-               LIBS PkgConfig::JANSSON Threads::Threads LABELS plugin tsan)
+               LIBS PkgConfig::JANSSON Threads::Threads m LABELS plugin tsan)
   add_dependencies(test_PluginLoader ${ACT_TP_TARGETS})
   if(ACT_BUILD_PLUGINS)
     act_add_test(PluginExample SOURCES ${PROJECT_SOURCE_DIR}/tests/plugin/test_plugin_example.c
