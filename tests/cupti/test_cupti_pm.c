@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PM sampling without a GPU. The host half runs against real libcupti
+ * for chip GH100: the metric list holds known metrics with units; the
+ * default set (CP_PM_DEFAULT_METRICS) fits one pass and gets a config
+ * image; an unknown metric is refused with the chip's list; a metric
+ * that needs more than one pass (sm__throughput...) is refused with its
+ * name to drop; units of rollups (pct_of_peak -> %, per_second). The
+ * decode path runs with a stubbed sample source: one counter track per
+ * metric on the GPU's device with its unit, GPU timestamps moved to the
+ * host clock, a hardware-buffer overflow counted, NaN values refused.
+ * Skipped (77) without libcupti.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#include "cupti_api.h"
+#include "cupti_pm.h"
+
+/* ---- listing ----------------------------------------------------------------- */
+
+static int nlisted, saw_sm_cycles, saw_dram_thr_pct;
+
+static void on_metric(void *u, const char *name, const char *desc,
+                      const char *unit)
+{
+    (void)u;
+    (void)desc;
+    nlisted++;
+    if (!strcmp(name, "sm__cycles_active") && !strcmp(unit, "gpc_cycle"))
+        saw_sm_cycles = 1;
+    if (!strcmp(name, "dram__throughput") && !strcmp(unit, "percent"))
+        saw_dram_thr_pct = 1;
+}
+
+/* ---- fake host for the sink -------------------------------------------------- */
+
+#define NT 8
+static char track[NT][128], unit[NT][32];
+static uint32_t track_dev[NT];
+static int ntracks;
+static int64_t ts[NT][16];
+static double val[NT][16];
+static int nsamp[NT];
+
+static int32_t f_add_counter(act_plugin_ctx *c, const act_plugin_counter *k,
+                             uint32_t *out)
+{
+    (void)c;
+    if (ntracks >= NT)
+        return ACT_PLUGIN_ELIMIT;
+    snprintf(track[ntracks], sizeof track[0], "%s/%s", k->track,
+             k->series ? k->series : "");
+    snprintf(unit[ntracks], sizeof unit[0], "%s", k->unit ? k->unit : "");
+    track_dev[ntracks] = k->device;
+    *out = (uint32_t)ntracks++;
+    return 0;
+}
+
+static int32_t f_emit_samples(act_plugin_ctx *c, uint32_t t,
+                              const act_plugin_sample *s, uint32_t n)
+{
+    (void)c;
+    if (t >= (uint32_t)ntracks)
+        return ACT_PLUGIN_EINVAL;
+    for (uint32_t i = 0; i < n && nsamp[t] < 16; i++) {
+        ts[t][nsamp[t]] = s[i].ts_ns;
+        val[t][nsamp[t]] = s[i].value;
+        nsamp[t]++;
+    }
+    return (int32_t)n;
+}
+
+/* ---- stub source: two reads of samples, then nothing ------------------------- */
+
+typedef struct stub {
+    int calls;
+} stub;
+
+static int stub_read(void *u, cp_pm_sample *out, int cap, int *overflow)
+{
+    stub *s = u;
+    s->calls++;
+    if (s->calls == 1) {
+        CHECK(cap >= 3);
+        for (int i = 0; i < 3; i++) {
+            memset(&out[i], 0, sizeof out[i]);
+            out[i].start_gpu_ns = 5000000000ull + (uint64_t)i * 10000;
+            out[i].end_gpu_ns = out[i].start_gpu_ns + 10000;
+            out[i].values[0] = 10.0 * (i + 1); /* % */
+            out[i].values[1] = 1e9 * (i + 1);  /* bytes/s */
+        }
+        out[1].values[1] = NAN; /* refused, the rest kept */
+        return 3;
+    }
+    if (s->calls == 2) {
+        *overflow = 1; /* the hardware buffer overflowed */
+        memset(&out[0], 0, sizeof out[0]);
+        out[0].start_gpu_ns = 5000100000ull;
+        out[0].values[0] = 55.5;
+        out[0].values[1] = 7.0;
+        return 1;
+    }
+    return 0;
+}
+
+static int fail_read(void *u, cp_pm_sample *out, int cap, int *overflow)
+{
+    (void)u;
+    (void)out;
+    (void)cap;
+    (void)overflow;
+    return -1;
+}
+
+int main(void)
+{
+    cu_cupti api;
+    char why[512];
+    if (cu_cupti_load(&api, why, sizeof why) != 0) {
+        printf("skipped: no libcupti (%s)\n", why);
+        return 77;
+    }
+    static char msg[70000];
+
+    /* Listing GH100's metrics. */
+    int n = cp_pm_list(&api, "GH100", on_metric, NULL, msg, sizeof msg);
+    CHECK(n > 100);
+    CHECK_EQ_INT(n, nlisted);
+    CHECK(saw_sm_cycles);
+    CHECK(saw_dram_thr_pct);
+    CHECK_EQ_INT(cp_pm_list(&api, "NOSUCHCHIP", NULL, NULL, msg, sizeof msg),
+                 -1);
+    CHECK(strstr(msg, "NOSUCHCHIP") != NULL);
+
+    /* The default set fits one pass on GH100 and gets a config image. */
+    uint8_t *img = NULL;
+    size_t len = 0;
+    CHECK_EQ_INT(cp_pm_check(&api, "GH100", CP_PM_DEFAULT_METRICS, NULL, &img,
+                             &len, msg, sizeof msg),
+                 0);
+    CHECK(img != NULL && len > 0);
+    CHECK(strstr(msg, "8 metrics, 1 pass") != NULL);
+    free(img);
+
+    /* Unknown metric: named, with the chip's list. */
+    CHECK_EQ_INT(cp_pm_check(&api, "GH100",
+                             "sm__cycles_active.avg, nosuch__metric.sum", NULL,
+                             NULL, NULL, msg, sizeof msg),
+                 -1);
+    CHECK(strstr(msg, "unknown metric 'nosuch__metric.sum'") != NULL);
+    CHECK(strstr(msg, "sm__cycles_active") != NULL);
+    CHECK(strstr(msg, "dram__throughput") != NULL);
+    CHECK(strstr(msg, "'sm__cycles_active.avg'") == NULL);
+
+    /* Multi-pass: sm__throughput needs several passes on GH100; the one
+     * to drop is named, the others are not. */
+    CHECK_EQ_INT(cp_pm_check(&api, "GH100",
+                             "gr__cycles_active.avg,"
+                             "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                             NULL, NULL, NULL, msg, sizeof msg),
+                 -1);
+    CHECK(strstr(msg, "more than one pass") != NULL);
+    CHECK(strstr(msg, "drop sm__throughput.avg.pct_of_peak_sustained_elapsed") !=
+          NULL);
+    CHECK(strstr(msg, "gr__cycles_active") == NULL);
+    /* Nothing named. */
+    CHECK_EQ_INT(cp_pm_check(&api, "GH100", " , ", NULL, NULL, NULL, msg,
+                             sizeof msg),
+                 -1);
+
+    /* Units. */
+    char u[64];
+    CHECK_EQ_INT(cp_pm_unit(&api, "GH100",
+                            "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+                            u, sizeof u),
+                 0);
+    CHECK_EQ_STR(u, "%");
+    CHECK_EQ_INT(cp_pm_unit(&api, "GH100", "dram__bytes_read.sum.per_second",
+                            u, sizeof u),
+                 0);
+    CHECK_EQ_STR(u, "byte/second");
+    CHECK_EQ_INT(cp_pm_unit(&api, "GH100", "gr__cycles_active.avg", u,
+                            sizeof u),
+                 0);
+    CHECK_EQ_STR(u, "sys_cycle");
+
+    /* Decode path with a stubbed source. */
+    act_plugin_host host;
+    memset(&host, 0, sizeof host);
+    host.struct_size = sizeof host;
+    host.add_counter = f_add_counter;
+    host.emit_samples = f_emit_samples;
+    const char *metrics[] = {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+                             "dram__bytes_read.sum.per_second"};
+    const char *units[] = {"%", "byte/second"};
+    cp_pm_sink sink;
+    CHECK_EQ_INT(cp_pm_sink_init(&sink, &host, 0, metrics, units, 2), 0);
+    CHECK_EQ_INT(ntracks, 2);
+    CHECK_EQ_STR(track[0],
+                 "sm__cycles_active.avg.pct_of_peak_sustained_elapsed/value");
+    CHECK_EQ_STR(unit[1], "byte/second");
+    CHECK_EQ_U64(track_dev[0], 0);
+    sink.gpu_to_host_ns = -4000000000ll; /* GPU clock 4 s ahead */
+    stub st = {0};
+    cp_pm_source src = {stub_read, &st};
+    CHECK_EQ_INT(cp_pm_drain(&sink, &src), 3); /* a short read ends a drain */
+    CHECK_EQ_INT(cp_pm_drain(&sink, &src), 1);
+    CHECK_EQ_INT(cp_pm_drain(&sink, &src), 0);
+    CHECK_EQ_U64(sink.samples, 4);
+    CHECK_EQ_U64(sink.overflows, 1);
+    CHECK_EQ_U64(sink.refused, 1);
+    CHECK_EQ_INT(nsamp[0], 4);
+    CHECK_EQ_INT(nsamp[1], 3);
+    CHECK_EQ_INT(ts[0][0], 1000000000);
+    CHECK_EQ_INT(ts[0][1], 1000010000);
+    CHECK_EQ_INT(ts[0][3], 1000100000);
+    CHECK_NEAR(val[0][2], 30.0, 1e-9);
+    CHECK_NEAR(val[0][3], 55.5, 1e-9);
+    CHECK_EQ_INT(ts[1][1], 1000020000); /* the NaN sample is gone */
+    CHECK_NEAR(val[1][1], 3e9, 1);
+    cp_pm_source bad = {fail_read, NULL};
+    CHECK_EQ_INT(cp_pm_drain(&sink, &bad), -1);
+    CHECK_MAIN_END;
+}
