@@ -164,8 +164,12 @@ static void CUPTIAPI cb_buffer_complete(CUcontext ctx, uint32_t stream,
 static void CUPTIAPI cb_api(void *userdata, CUpti_CallbackDomain domain,
                             CUpti_CallbackId cbid, const void *data)
 {
-    (void)cbid;
     cupti_plugin *cp = userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && cp->pm)
+            cp_pm_context_created(cp->pm);
+        return;
+    }
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API &&
         domain != CUPTI_CB_DOMAIN_DRIVER_API)
         return;
@@ -185,6 +189,16 @@ static void CUPTIAPI cb_api(void *userdata, CUpti_CallbackDomain domain,
             CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
         *cb->correlationData = 0;
     }
+}
+
+/* Host device of CUDA device @p ordinal for PM counter tracks. */
+static uint32_t pm_device(void *u, uint32_t ordinal)
+{
+    cupti_plugin *cp = u;
+    pthread_mutex_lock(&cp->lock);
+    uint32_t d = ct_device(&cp->ct, ordinal);
+    pthread_mutex_unlock(&cp->lock);
+    return d;
 }
 
 /* ---- selection ------------------------------------------------------------- */
@@ -370,9 +384,14 @@ static int32_t cp_init(const act_plugin_host *host, void **state,
     if (want_pm) {
         char pmwhy[1024];
         pmwhy[0] = '\0';
-        cp->pm = cp_pm_create(host, &cp->api, &cp->ct, pmwhy, sizeof pmwhy);
+        cp->pm = cp_pm_create(host, &cp->api, &cp->drv, pm_device, cp, pmwhy,
+                              sizeof pmwhy);
         if (!cp->pm)
             cp_log(cp, ACT_PLUGIN_LOG_WARN, "PM sampling off: %s", pmwhy);
+        else if (cp->api.EnableCallback)
+            /* PM sampling waits for the program to initialise CUDA. */
+            cp->api.EnableCallback(1, cp->sub, CUPTI_CB_DOMAIN_RESOURCE,
+                                   CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     }
     *state = cp;
     return ACT_PLUGIN_OK;

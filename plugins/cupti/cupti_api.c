@@ -54,6 +54,7 @@ int cu_cupti_load(cu_cupti *api, char *why, size_t cap)
     SYM(api, l, Subscribe, "cuptiSubscribe");
     SYM(api, l, Unsubscribe, "cuptiUnsubscribe");
     SYM(api, l, EnableDomain, "cuptiEnableDomain");
+    SYM(api, l, EnableCallback, "cuptiEnableCallback");
     SYM(api, l, ActivityEnable, "cuptiActivityEnable");
     SYM(api, l, ActivityDisable, "cuptiActivityDisable");
     SYM(api, l, ActivityGetNextRecord, "cuptiActivityGetNextRecord");

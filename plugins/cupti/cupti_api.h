@@ -28,6 +28,8 @@ typedef struct cu_cupti {
     CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle);
     CUptiResult (*EnableDomain)(uint32_t, CUpti_SubscriberHandle,
                                 CUpti_CallbackDomain);
+    CUptiResult (*EnableCallback)(uint32_t, CUpti_SubscriberHandle,
+                                  CUpti_CallbackDomain, CUpti_CallbackId);
     CUptiResult (*ActivityEnable)(CUpti_ActivityKind);
     CUptiResult (*ActivityDisable)(CUpti_ActivityKind);
     CUptiResult (*ActivityGetNextRecord)(uint8_t *, size_t, CUpti_Activity **);

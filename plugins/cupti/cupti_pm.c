@@ -9,17 +9,24 @@
  * to counter tracks (timestamps to the host clock, one track per metric,
  * overflow counting) is the same for CUPTI's decoder and a test stub.
  *
- * The device half (cuptiProfilerInitialize, chip name and counter
- * availability of the device, PmSamplingEnable/SetConfig/Start and a
- * decode thread) is not implemented yet: cp_pm_create declines with that
- * reason, so gpu_pm_counter stays empty on a GPU (docs/cupti.md).
+ * The device half follows Kineto's CuptiPMSamplingProfiler: once the
+ * program has initialised CUDA (never cuInit here), cuptiProfilerInitialize,
+ * the device's chip name and counter availability, the host config with
+ * its one-pass check, PmSamplingEnable / SetConfig / counter data image,
+ * Start, and a decode thread draining every 50 ms. Written against the
+ * CUDA 13 headers; it has not run on a GPU yet (tests/gpu/run.sh is the
+ * check).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cupti_pm.h"
 
@@ -428,20 +435,541 @@ int cp_pm_drain(cp_pm_sink *s, const cp_pm_source *src)
 
 /* ---- device half ------------------------------------------------------------- */
 
-cp_pm *cp_pm_create(const act_plugin_host *host, const cu_cupti *api,
-                    ct_ctx *ct, char *why, size_t cap)
+#define PM_MAX_DEVICES 16
+#define PM_HW_BUFFER (512u << 20) /* hardware buffer per device */
+#define PM_MAX_SAMPLES 4096u      /* samples the counter data image holds */
+
+typedef struct pm_dev {
+    cp_pm *pm;
+    uint32_t ordinal;
+    char chip[64];
+    CUpti_Profiler_Host_Object *hobj; /* evaluates samples */
+    CUpti_PmSampling_Object *obj;
+    uint8_t *config;
+    size_t config_len;
+    uint8_t *cdata;
+    size_t cdata_len;
+    size_t cursor, completed;
+    int decoded;
+    int started;
+    cp_pm_sink sink;
+} pm_dev;
+
+struct cp_pm {
+    const act_plugin_host *host;
+    const cu_cupti *api;
+    const cu_driver *drv;
+    cp_pm_device_fn device_of;
+    void *device_u;
+    char metrics_list[4096]; /* as configured */
+    char metrics_buf[4096];  /* split into names[] */
+    const char *names[CP_PM_MAX_METRICS];
+    int nnames;
+    uint64_t interval_ns;
+    int want_dev[PM_MAX_DEVICES]; /* PM_COUNTER_DEVICES; all when none */
+    int any_dev;
+
+    pthread_mutex_t lock; /* guards everything below */
+    pthread_cond_t wake;
+    int collecting;       /* between start and stop */
+    int set_up;           /* devices enabled (once) */
+    int profiler_inited;  /* cuptiProfilerInitialize done, deinit once */
+    pm_dev dev[PM_MAX_DEVICES];
+    int ndev;
+    pthread_t thread;
+    int thread_live, stop_req;
+};
+
+static void pm_log(cp_pm *pm, int32_t level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void pm_log(cp_pm *pm, int32_t level, const char *fmt, ...)
 {
-    (void)host;
-    (void)api;
-    (void)ct;
-    snprintf(why, cap,
-             "PM sampling on the device is not implemented in this version "
-             "(metrics can be checked with actrace-cupti-metrics)");
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pm->host->log(pm->host->ctx, level, msg);
+}
+
+static const char *cfg(cp_pm *pm, const char *key)
+{
+    const char *v = pm->host->config_get(pm->host->ctx, key);
+    return v && *v ? v : NULL;
+}
+
+cp_pm *cp_pm_create(const act_plugin_host *host, const cu_cupti *api,
+                    const cu_driver *drv, cp_pm_device_fn device_of,
+                    void *device_u, char *why, size_t cap)
+{
+    if (!api->ProfilerInitialize || !api->PmSamplingEnable ||
+        !api->PmSamplingDecodeData || !api->DeviceGetChipName ||
+        !api->ProfilerHostEvaluateToGpuValues || !host->add_counter ||
+        !host->emit_samples) {
+        snprintf(why, cap, "libcupti or the host lacks the PM sampling API");
+        return NULL;
+    }
+    cp_pm *pm = calloc(1, sizeof *pm);
+    if (!pm) {
+        snprintf(why, cap, "out of memory");
+        return NULL;
+    }
+    pm->host = host;
+    pm->api = api;
+    pm->drv = drv;
+    pm->device_of = device_of;
+    pm->device_u = device_u;
+    pthread_mutex_init(&pm->lock, NULL);
+    pthread_cond_init(&pm->wake, NULL);
+    const char *m = cfg(pm, "PM_COUNTER_METRICS");
+    if (!m)
+        m = cfg(pm, "CUPTI_PM_SAMPLING_METRICS"); /* Kineto's key */
+    if (!m)
+        m = CP_PM_DEFAULT_METRICS;
+    snprintf(pm->metrics_list, sizeof pm->metrics_list, "%s", m);
+    pm->nnames = split(m, pm->metrics_buf, sizeof pm->metrics_buf, pm->names,
+                       CP_PM_MAX_METRICS);
+    if (pm->nnames == 0) {
+        snprintf(why, cap, "PM_COUNTER_METRICS names no metric");
+        cp_pm_destroy(pm);
+        return NULL;
+    }
+    const char *iv = cfg(pm, "PM_COUNTER_INTERVAL_USECS");
+    long us = iv ? strtol(iv, NULL, 10) : 10000;
+    if (us < 1)
+        us = 10000;
+    pm->interval_ns = (uint64_t)us * 1000u;
+    const char *devs = cfg(pm, "PM_COUNTER_DEVICES");
+    const char *kdev = cfg(pm, "CUPTI_PM_SAMPLING_DEVICE_ID");
+    pm->any_dev = 1;
+    if (devs) {
+        char tmp[512];
+        snprintf(tmp, sizeof tmp, "%s", devs);
+        for (char *save = NULL, *t = strtok_r(tmp, ", ", &save); t;
+             t = strtok_r(NULL, ", ", &save)) {
+            long d = strtol(t, NULL, 10);
+            if (d >= 0 && d < PM_MAX_DEVICES) {
+                pm->want_dev[d] = 1;
+                pm->any_dev = 0;
+            }
+        }
+    } else if (kdev && strtol(kdev, NULL, 10) >= 0) {
+        long d = strtol(kdev, NULL, 10);
+        if (d < PM_MAX_DEVICES) {
+            pm->want_dev[d] = 1;
+            pm->any_dev = 0;
+        }
+    }
+    return pm;
+}
+
+/* Counter availability image of device @p ordinal (malloc'ed). */
+static uint8_t *availability(cp_pm *pm, uint32_t ordinal)
+{
+    CUpti_PmSampling_GetCounterAvailability_Params p;
+    memset(&p, 0, sizeof p);
+    p.structSize = CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE;
+    p.deviceIndex = ordinal;
+    if (pm->api->PmSamplingGetCounterAvailability(&p) != CUPTI_SUCCESS ||
+        !p.counterAvailabilityImageSize)
+        return NULL;
+    uint8_t *img = malloc(p.counterAvailabilityImageSize);
+    if (!img)
+        return NULL;
+    p.pCounterAvailabilityImage = img;
+    if (pm->api->PmSamplingGetCounterAvailability(&p) != CUPTI_SUCCESS) {
+        free(img);
+        return NULL;
+    }
+    return img;
+}
+
+static int image_init(pm_dev *d)
+{
+    CUpti_PmSampling_CounterDataImage_Initialize_Params p;
+    memset(&p, 0, sizeof p);
+    p.structSize =
+        CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+    p.pPmSamplingObject = d->obj;
+    p.counterDataSize = d->cdata_len;
+    p.pCounterData = d->cdata;
+    d->cursor = d->completed = 0;
+    d->decoded = 0;
+    return d->pm->api->PmSamplingCounterDataImageInitialize(&p) ==
+                   CUPTI_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* The CUPTI sample source of one device (see cp_pm_source). */
+static int dev_read(void *u, cp_pm_sample *out, int cap, int *overflow)
+{
+    pm_dev *d = u;
+    const cu_cupti *api = d->pm->api;
+    if (!d->decoded) {
+        CUpti_PmSampling_DecodeData_Params dp;
+        memset(&dp, 0, sizeof dp);
+        dp.structSize = CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE;
+        dp.pPmSamplingObject = d->obj;
+        dp.pCounterDataImage = d->cdata;
+        dp.counterDataImageSize = d->cdata_len;
+        CUptiResult rc = api->PmSamplingDecodeData(&dp);
+        if (dp.overflow)
+            *overflow = 1;
+        if (rc != CUPTI_SUCCESS)
+            return -1;
+        CUpti_PmSampling_GetCounterDataInfo_Params ip;
+        memset(&ip, 0, sizeof ip);
+        ip.structSize = CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE;
+        ip.pCounterDataImage = d->cdata;
+        ip.counterDataImageSize = d->cdata_len;
+        if (api->PmSamplingGetCounterDataInfo(&ip) != CUPTI_SUCCESS)
+            return -1;
+        d->completed = ip.numCompletedSamples;
+        d->cursor = 0;
+        d->decoded = 1;
+    }
+    int n = 0;
+    while (n < cap && d->cursor < d->completed) {
+        CUpti_PmSampling_CounterData_GetSampleInfo_Params si;
+        memset(&si, 0, sizeof si);
+        si.structSize =
+            CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE;
+        si.pPmSamplingObject = d->obj;
+        si.pCounterDataImage = d->cdata;
+        si.counterDataImageSize = d->cdata_len;
+        si.sampleIndex = d->cursor;
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
+        memset(&ev, 0, sizeof ev);
+        ev.structSize =
+            CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+        ev.pHostObject = d->hobj;
+        ev.pCounterDataImage = d->cdata;
+        ev.counterDataImageSize = d->cdata_len;
+        ev.rangeIndex = d->cursor;
+        ev.ppMetricNames = d->pm->names;
+        ev.numMetrics = (size_t)d->pm->nnames;
+        ev.pMetricValues = out[n].values;
+        d->cursor++;
+        if (api->PmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS ||
+            api->ProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS)
+            continue;
+        out[n].start_gpu_ns = si.startTimestamp;
+        out[n].end_gpu_ns = si.endTimestamp;
+        n++;
+    }
+    if (d->cursor >= d->completed) /* all read: the image takes more */
+        image_init(d);
+    return n;
+}
+
+static int64_t clock_ns(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Enables PM sampling on one device. 0, or -1 (logged). */
+static int dev_setup(cp_pm *pm, uint32_t ordinal)
+{
+    const cu_cupti *api = pm->api;
+    pm_dev *d = &pm->dev[pm->ndev];
+    memset(d, 0, sizeof *d);
+    d->pm = pm;
+    d->ordinal = ordinal;
+    CUpti_Device_GetChipName_Params cn;
+    memset(&cn, 0, sizeof cn);
+    cn.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+    cn.deviceIndex = ordinal;
+    CUptiResult rc = api->DeviceGetChipName(&cn);
+    if (rc != CUPTI_SUCCESS || !cn.pChipName) {
+        pm_log(pm, ACT_PLUGIN_LOG_WARN, "PM sampling: device %u: no chip "
+               "name (%s)", ordinal, cu_result_str(api, rc));
+        return -1;
+    }
+    snprintf(d->chip, sizeof d->chip, "%s", cn.pChipName);
+    uint8_t *avail = availability(pm, ordinal);
+    if (!avail) {
+        pm_log(pm, ACT_PLUGIN_LOG_WARN, "PM sampling: device %u (%s): no "
+               "counter availability (another profiler, or no permission: "
+               "NVreg_RestrictProfilingToAdminUsers)", ordinal, d->chip);
+        return -1;
+    }
+    static char msg[70000];
+    if (cp_pm_check(api, d->chip, pm->metrics_list,
+                    avail, &d->config, &d->config_len, msg,
+                    sizeof msg) != 0) {
+        pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: %s",
+               ordinal, msg);
+        free(avail);
+        return -1;
+    }
+    char why[256];
+    if (host_open(api, d->chip, avail, &d->hobj, why, sizeof why) != 0 ||
+        add_metrics(api, d->hobj, pm->names, (size_t)pm->nnames) != 0) {
+        pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: %s",
+               ordinal, why);
+        free(avail);
+        goto fail;
+    }
+    free(avail);
+    CUpti_PmSampling_Enable_Params en;
+    memset(&en, 0, sizeof en);
+    en.structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE;
+    en.deviceIndex = ordinal;
+    rc = api->PmSamplingEnable(&en);
+    if (rc != CUPTI_SUCCESS) {
+        pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: "
+               "cuptiPmSamplingEnable: %s", ordinal, cu_result_str(api, rc));
+        goto fail;
+    }
+    d->obj = en.pPmSamplingObject;
+    CUpti_PmSampling_SetConfig_Params sc;
+    memset(&sc, 0, sizeof sc);
+    sc.structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE;
+    sc.pPmSamplingObject = d->obj;
+    sc.configSize = d->config_len;
+    sc.pConfig = d->config;
+    sc.hardwareBufferSize = PM_HW_BUFFER;
+    sc.samplingInterval = pm->interval_ns;
+    sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+    sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
+    rc = api->PmSamplingSetConfig(&sc);
+    if (rc != CUPTI_SUCCESS) {
+        pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u (%s): "
+               "cuptiPmSamplingSetConfig: %s (time-interval triggers need "
+               "GA10x or later)", ordinal, d->chip, cu_result_str(api, rc));
+        goto fail;
+    }
+    CUpti_PmSampling_GetCounterDataSize_Params cs;
+    memset(&cs, 0, sizeof cs);
+    cs.structSize = CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE;
+    cs.pPmSamplingObject = d->obj;
+    cs.pMetricNames = pm->names;
+    cs.numMetrics = (size_t)pm->nnames;
+    cs.maxSamples = PM_MAX_SAMPLES;
+    if (api->PmSamplingGetCounterDataSize(&cs) != CUPTI_SUCCESS ||
+        !cs.counterDataSize || !(d->cdata = malloc(cs.counterDataSize))) {
+        pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: no counter "
+               "data image", ordinal);
+        goto fail;
+    }
+    d->cdata_len = cs.counterDataSize;
+    if (image_init(d) != 0)
+        goto fail;
+    /* One track per metric on the GPU's process, with its unit. */
+    uint32_t hdev = pm->device_of(pm->device_u, ordinal);
+    char units[CP_PM_MAX_METRICS][64];
+    const char *up[CP_PM_MAX_METRICS];
+    for (int i = 0; i < pm->nnames; i++) {
+        if (cp_pm_unit(api, d->chip, pm->names[i], units[i], 64) != 0)
+            units[i][0] = '\0';
+        up[i] = units[i];
+    }
+    if (hdev == UINT32_MAX ||
+        cp_pm_sink_init(&d->sink, pm->host, hdev, pm->names, up,
+                        (uint32_t)pm->nnames) != 0)
+        goto fail;
+    /* The GPU timer runs on Unix time (the driver keeps it in step with
+     * CLOCK_REALTIME); samples move to the host clock by this offset. */
+    d->sink.gpu_to_host_ns =
+        clock_ns(CLOCK_MONOTONIC) - clock_ns(CLOCK_REALTIME);
+    pm_log(pm, ACT_PLUGIN_LOG_INFO, "PM sampling on device %u (%s): %d "
+           "metrics every %llu us", ordinal, d->chip, pm->nnames,
+           (unsigned long long)(pm->interval_ns / 1000));
+    pm->ndev++;
+    return 0;
+fail:
+    if (d->obj) {
+        CUpti_PmSampling_Disable_Params dp;
+        memset(&dp, 0, sizeof dp);
+        dp.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE;
+        dp.pPmSamplingObject = d->obj;
+        api->PmSamplingDisable(&dp);
+    }
+    if (d->hobj)
+        host_close(api, d->hobj);
+    free(d->config);
+    free(d->cdata);
+    memset(d, 0, sizeof *d);
+    return -1;
+}
+
+/* Sets up every wanted device once CUDA is initialised. Lock held. */
+static int setup(cp_pm *pm)
+{
+    if (pm->set_up)
+        return 0;
+    int n = 0;
+    if (!pm->drv || !pm->drv->DeviceGetCount ||
+        pm->drv->DeviceGetCount(&n) != CUDA_SUCCESS)
+        return -1; /* not yet: the program has not initialised CUDA */
+    pm->set_up = 1;
+    if (!pm->profiler_inited) {
+        CUpti_Profiler_Initialize_Params ip;
+        memset(&ip, 0, sizeof ip);
+        ip.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+        CUptiResult rc = pm->api->ProfilerInitialize(&ip);
+        if (rc != CUPTI_SUCCESS) {
+            pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: "
+                   "cuptiProfilerInitialize: %s", cu_result_str(pm->api, rc));
+            return -1;
+        }
+        pm->profiler_inited = 1;
+    }
+    for (int d = 0; d < n && d < PM_MAX_DEVICES; d++)
+        if (pm->any_dev || pm->want_dev[d])
+            dev_setup(pm, (uint32_t)d);
+    return 0;
+}
+
+static void drain_all(cp_pm *pm)
+{
+    for (int i = 0; i < pm->ndev; i++) {
+        pm_dev *d = &pm->dev[i];
+        if (!d->started)
+            continue;
+        cp_pm_source src = {dev_read, d};
+        uint64_t ov = d->sink.overflows;
+        if (cp_pm_drain(&d->sink, &src) < 0)
+            d->decoded = 0;
+        if (d->sink.overflows > ov)
+            pm_log(pm, ACT_PLUGIN_LOG_WARN,
+                   "PM sampling: device %u: hardware buffer overflow (%llu "
+                   "so far): samples lost; raise PM_COUNTER_INTERVAL_USECS",
+                   d->ordinal, (unsigned long long)d->sink.overflows);
+    }
+}
+
+static void *decode_main(void *arg)
+{
+    cp_pm *pm = arg;
+    pthread_mutex_lock(&pm->lock);
+    while (!pm->stop_req) {
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += 50 * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&pm->wake, &pm->lock, &dl);
+        drain_all(pm);
+    }
+    pthread_mutex_unlock(&pm->lock);
     return NULL;
 }
 
-void cp_pm_start(cp_pm *pm) { (void)pm; }
-void cp_pm_context_created(cp_pm *pm) { (void)pm; }
-void cp_pm_stop(cp_pm *pm) { (void)pm; }
-void cp_pm_flush(cp_pm *pm) { (void)pm; }
-void cp_pm_destroy(cp_pm *pm) { (void)pm; }
+/* Starts sampling on the set-up devices and the decode thread. Lock held. */
+static void run(cp_pm *pm)
+{
+    if (setup(pm) != 0)
+        return;
+    for (int i = 0; i < pm->ndev; i++) {
+        pm_dev *d = &pm->dev[i];
+        if (d->started)
+            continue;
+        image_init(d);
+        CUpti_PmSampling_Start_Params sp;
+        memset(&sp, 0, sizeof sp);
+        sp.structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE;
+        sp.pPmSamplingObject = d->obj;
+        CUptiResult rc = pm->api->PmSamplingStart(&sp);
+        if (rc == CUPTI_SUCCESS)
+            d->started = 1;
+        else
+            pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: "
+                   "cuptiPmSamplingStart: %s", d->ordinal,
+                   cu_result_str(pm->api, rc));
+    }
+    if (!pm->thread_live && pm->ndev) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pm->stop_req = 0;
+        pm->thread_live =
+            pthread_create(&pm->thread, NULL, decode_main, pm) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+}
+
+void cp_pm_start(cp_pm *pm)
+{
+    pthread_mutex_lock(&pm->lock);
+    pm->collecting = 1;
+    run(pm);
+    pthread_mutex_unlock(&pm->lock);
+}
+
+void cp_pm_context_created(cp_pm *pm)
+{
+    pthread_mutex_lock(&pm->lock);
+    if (pm->collecting && !pm->set_up)
+        run(pm);
+    pthread_mutex_unlock(&pm->lock);
+}
+
+void cp_pm_stop(cp_pm *pm)
+{
+    pthread_mutex_lock(&pm->lock);
+    pm->collecting = 0;
+    int live = pm->thread_live;
+    pm->stop_req = 1;
+    pthread_cond_signal(&pm->wake);
+    pthread_mutex_unlock(&pm->lock);
+    if (live)
+        pthread_join(pm->thread, NULL);
+    pthread_mutex_lock(&pm->lock);
+    pm->thread_live = 0;
+    for (int i = 0; i < pm->ndev; i++) {
+        pm_dev *d = &pm->dev[i];
+        if (!d->started)
+            continue;
+        CUpti_PmSampling_Stop_Params sp;
+        memset(&sp, 0, sizeof sp);
+        sp.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE;
+        sp.pPmSamplingObject = d->obj;
+        pm->api->PmSamplingStop(&sp);
+    }
+    drain_all(pm); /* what the hardware buffer still holds */
+    for (int i = 0; i < pm->ndev; i++)
+        pm->dev[i].started = 0;
+    pthread_mutex_unlock(&pm->lock);
+}
+
+void cp_pm_flush(cp_pm *pm)
+{
+    (void)pm; /* samples are emitted as they are decoded */
+}
+
+void cp_pm_destroy(cp_pm *pm)
+{
+    if (!pm)
+        return;
+    cp_pm_stop(pm);
+    for (int i = 0; i < pm->ndev; i++) {
+        pm_dev *d = &pm->dev[i];
+        CUpti_PmSampling_Disable_Params dp;
+        memset(&dp, 0, sizeof dp);
+        dp.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE;
+        dp.pPmSamplingObject = d->obj;
+        pm->api->PmSamplingDisable(&dp);
+        host_close(pm->api, d->hobj);
+        free(d->config);
+        free(d->cdata);
+    }
+    pm->ndev = 0;
+    /* Once only: a second de-initialisation crashes (seen in Kineto). */
+    if (pm->profiler_inited && pm->api->ProfilerDeInitialize) {
+        CUpti_Profiler_DeInitialize_Params dp;
+        memset(&dp, 0, sizeof dp);
+        dp.structSize = CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE;
+        pm->api->ProfilerDeInitialize(&dp);
+        pm->profiler_inited = 0;
+    }
+    pthread_cond_destroy(&pm->wake);
+    pthread_mutex_destroy(&pm->lock);
+    free(pm);
+}

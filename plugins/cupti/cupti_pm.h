@@ -17,7 +17,6 @@
 #include <actrace/plugin.h>
 
 #include "cupti_api.h"
-#include "cupti_translate.h"
 
 #define CP_PM_MAX_METRICS 64
 /* SM activity and occupancy, instruction rate, DRAM and PCIe traffic: one
@@ -94,10 +93,15 @@ int cp_pm_drain(cp_pm_sink *s, const cp_pm_source *src);
 
 typedef struct cp_pm cp_pm;
 
+/** Maps a CUDA device ordinal to the host device index (describing the
+ *  device on first use); UINT32_MAX on failure. */
+typedef uint32_t (*cp_pm_device_fn)(void *u, uint32_t ordinal);
+
 /** Reads PM_COUNTER_* (and Kineto's CUPTI_PM_SAMPLING_*) keys. NULL with
  *  a reason when PM sampling cannot run. */
 cp_pm *cp_pm_create(const act_plugin_host *host, const cu_cupti *api,
-                    ct_ctx *ct, char *why, size_t cap);
+                    const cu_driver *drv, cp_pm_device_fn device_of,
+                    void *device_u, char *why, size_t cap);
 /** Starts sampling if CUDA is initialised, else when a context appears
  *  (cp_pm_context_created). */
 void cp_pm_start(cp_pm *pm);

@@ -117,6 +117,57 @@ static int fail_read(void *u, cp_pm_sample *out, int cap, int *overflow)
     return -1;
 }
 
+/* ---- lifecycle with counting stand-ins for the profiler calls ---------------- */
+
+static int n_init, n_deinit, n_chip, cuda_ready;
+static char logbuf[8192];
+static const char *cfg_metrics, *cfg_kineto_metrics;
+
+static CUptiResult c_init(CUpti_Profiler_Initialize_Params *p)
+{
+    (void)p;
+    n_init++;
+    return CUPTI_SUCCESS;
+}
+static CUptiResult c_deinit(CUpti_Profiler_DeInitialize_Params *p)
+{
+    (void)p;
+    n_deinit++;
+    return CUPTI_SUCCESS;
+}
+static CUptiResult c_chip(CUpti_Device_GetChipName_Params *p)
+{
+    (void)p;
+    n_chip++;
+    return CUPTI_ERROR_INVALID_DEVICE; /* the device is then skipped */
+}
+static CUresult d_count(int *n)
+{
+    *n = 1;
+    return cuda_ready ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+static void f_log(act_plugin_ctx *c, int32_t l, const char *m)
+{
+    (void)c;
+    (void)l;
+    size_t n = strlen(logbuf);
+    snprintf(logbuf + n, sizeof logbuf - n, "%s\n", m);
+}
+static const char *f_config(act_plugin_ctx *c, const char *key)
+{
+    (void)c;
+    if (!strcmp(key, "PM_COUNTER_METRICS"))
+        return cfg_metrics;
+    if (!strcmp(key, "CUPTI_PM_SAMPLING_METRICS"))
+        return cfg_kineto_metrics;
+    return NULL;
+}
+static uint32_t dev_of(void *u, uint32_t ordinal)
+{
+    (void)u;
+    return ordinal;
+}
+
 int main(void)
 {
     cu_cupti api;
@@ -225,5 +276,46 @@ int main(void)
     CHECK_NEAR(val[1][1], 3e9, 1);
     cp_pm_source bad = {fail_read, NULL};
     CHECK_EQ_INT(cp_pm_drain(&sink, &bad), -1);
+
+    /* Lifecycle: nothing touches the profiler before the program has
+     * initialised CUDA; then it is initialised once, start/stop/start
+     * works, and destroy de-initialises exactly once. */
+    cu_cupti fake = api;
+    fake.ProfilerInitialize = c_init;
+    fake.ProfilerDeInitialize = c_deinit;
+    fake.DeviceGetChipName = c_chip;
+    cu_driver drv;
+    memset(&drv, 0, sizeof drv);
+    drv.DeviceGetCount = d_count;
+    host.log = f_log;
+    host.config_get = f_config;
+    cfg_kineto_metrics = "gr__cycles_active.avg"; /* Kineto's key works */
+    char why2[256];
+    cp_pm *pm = cp_pm_create(&host, &fake, &drv, dev_of, NULL, why2,
+                             sizeof why2);
+    CHECK_FATAL(pm != NULL);
+    cp_pm_start(pm);
+    CHECK_EQ_INT(n_init, 0); /* CUDA not initialised: waits */
+    cp_pm_stop(pm);
+    cp_pm_start(pm);
+    cuda_ready = 1;
+    cp_pm_context_created(pm); /* the program created a context */
+    CHECK_EQ_INT(n_init, 1);
+    CHECK_EQ_INT(n_chip, 1);
+    CHECK(strstr(logbuf, "device 0: no chip name") != NULL);
+    cp_pm_stop(pm);
+    cp_pm_start(pm);
+    cp_pm_context_created(pm);
+    cp_pm_stop(pm);
+    CHECK_EQ_INT(n_init, 1);
+    CHECK_EQ_INT(n_chip, 1);
+    cp_pm_destroy(pm);
+    CHECK_EQ_INT(n_deinit, 1);
+    /* No metric named at all. */
+    cfg_kineto_metrics = NULL;
+    cfg_metrics = " , ";
+    CHECK(cp_pm_create(&host, &fake, &drv, dev_of, NULL, why2,
+                       sizeof why2) == NULL);
+    CHECK(strstr(why2, "PM_COUNTER_METRICS") != NULL);
     CHECK_MAIN_END;
 }

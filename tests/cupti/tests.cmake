@@ -32,3 +32,17 @@ if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_cupti)
     add_dependencies(test_PluginCuptiRecord actrace_plugin_cupti actrace_cli actrace_demo)
   endif()
 endif()
+# actrace-cupti-metrics answers for chip GH100 without a GPU (needs
+# libcupti at run time like the tests above; 2 = no libcupti -> skipped).
+if(TARGET actrace_cupti_metrics)
+  add_test(NAME PluginCuptiMetricsCli
+           COMMAND actrace_cupti_metrics --chip GH100 --check
+                   sm__cycles_active.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum.per_second)
+  set_tests_properties(PluginCuptiMetricsCli PROPERTIES LABELS "unit;plugin;cupti"
+    PASS_REGULAR_EXPRESSION "GH100: 2 metrics, 1 pass.*byte/second" SKIP_RETURN_CODE 2 TIMEOUT 120)
+  add_test(NAME PluginCuptiMetricsCliUnknown
+           COMMAND actrace_cupti_metrics --chip GH100 --check nosuch__metric.sum)
+  set_tests_properties(PluginCuptiMetricsCliUnknown PROPERTIES LABELS "unit;plugin;cupti"
+    PASS_REGULAR_EXPRESSION "unknown metric 'nosuch__metric.sum' on chip GH100.*sm__cycles_active"
+    SKIP_RETURN_CODE 2 TIMEOUT 120)
+endif()
