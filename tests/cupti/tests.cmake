@@ -46,3 +46,32 @@ if(TARGET actrace_cupti_metrics)
     PASS_REGULAR_EXPRESSION "unknown metric 'nosuch__metric.sum' on chip GH100.*sm__cycles_active"
     SKIP_RETURN_CODE 2 TIMEOUT 120)
 endif()
+# A real session with cupti_replay.so (replay_plugin.c): the translation
+# and PM sink fed with a synthetic GPU run, through the host and the
+# writer, checked with jansson and by tests/gpu/check_trace.py. Plus the
+# checker's own self-test on hand-made good and broken traces.
+if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_cupti AND ACT_HAVE_JANSSON)
+  add_library(act_cupti_replay MODULE ${PROJECT_SOURCE_DIR}/tests/cupti/replay_plugin.c
+              ${cupti_dir}/cupti_translate.c ${cupti_dir}/cupti_api.c ${cupti_dir}/cupti_pm.c)
+  set_target_properties(act_cupti_replay PROPERTIES PREFIX "" OUTPUT_NAME cupti_replay
+    SUFFIX ".so" LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/cupti
+    C_STANDARD 11 C_VISIBILITY_PRESET hidden)
+  target_include_directories(act_cupti_replay PRIVATE ${PROJECT_SOURCE_DIR}/include ${cupti_dir}
+                             ${cupti_dir}/shim ${ACT_CUPTI_INCLUDE_DIR} ${ACT_CUDA_INCLUDE_DIR})
+  target_compile_definitions(act_cupti_replay PRIVATE _GNU_SOURCE)
+  if(ACT_CUPTI_LIBDIR)
+    target_compile_definitions(act_cupti_replay PRIVATE ACT_CUPTI_LIBDIR="${ACT_CUPTI_LIBDIR}")
+  endif()
+  target_link_libraries(act_cupti_replay PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  act_warnings(act_cupti_replay)
+  act_add_test(PluginCuptiReplay SOURCES tests/cupti/test_cupti_replay.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS plugin cupti)
+  add_dependencies(test_PluginCuptiReplay act_cupti_replay)
+endif()
+find_program(ACT_PYTHON3 python3)
+if(ACT_PYTHON3)
+  add_test(NAME PluginCuptiGpuCheckSelfTest
+           COMMAND ${ACT_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/gpu/check_trace.py --self-test)
+  set_tests_properties(PluginCuptiGpuCheckSelfTest PROPERTIES LABELS "unit;plugin;cupti"
+                       TIMEOUT 120)
+endif()
