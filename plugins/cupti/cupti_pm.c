@@ -231,6 +231,8 @@ typedef struct listbuf {
     char *p;
     size_t len, cap;
     int n;
+    const char *prefix; /* only base names starting so; NULL: all */
+    size_t plen;
 } listbuf;
 
 static void list_into(void *u, const char *name, const char *desc,
@@ -239,12 +241,47 @@ static void list_into(void *u, const char *name, const char *desc,
     (void)desc;
     (void)unit;
     listbuf *l = u;
+    if (l->prefix && strncmp(name, l->prefix, l->plen) != 0)
+        return;
     if (l->len + 8 >= l->cap)
         return;
     int w = snprintf(l->p + l->len, l->cap - l->len, "%s%s",
                      l->n++ ? ", " : "", name);
     if (w > 0)
         l->len += (size_t)w < l->cap - l->len ? (size_t)w : l->cap - l->len - 1;
+}
+
+/* The chip's base metrics for an unknown @p metric: those of its unit
+ * ("sm__" of "sm__foo.avg") if any, else all of them. Returns the length
+ * of the prefix used, 0 for all. Each pass opens its own host object:
+ * CUPTI 13.0 appends to the names a host object returned before, so a
+ * second GetBaseMetrics on one object lists every name twice. */
+static size_t suggest(const cu_cupti *api, const char *chip,
+                      const uint8_t *avail, const char *metric, char *out,
+                      size_t cap)
+{
+    listbuf l = {out, 0, cap, 0, NULL, 0};
+    char why[256];
+    CUpti_Profiler_Host_Object *obj = NULL;
+    out[0] = '\0';
+    const char *us = strstr(metric, "__");
+    if (us && us > metric && host_open(api, chip, avail, &obj, why,
+                                       sizeof why) == 0) {
+        l.prefix = metric;
+        l.plen = (size_t)(us - metric) + 2;
+        list_obj(api, obj, list_into, &l);
+        host_close(api, obj);
+        if (l.n > 0)
+            return l.plen;
+    }
+    l.prefix = NULL;
+    l.len = 0;
+    out[0] = '\0';
+    if (host_open(api, chip, avail, &obj, why, sizeof why) == 0) {
+        list_obj(api, obj, list_into, &l);
+        host_close(api, obj);
+    }
+    return 0;
 }
 
 int cp_pm_check(const cu_cupti *api, const char *chip, const char *metrics,
@@ -271,6 +308,7 @@ int cp_pm_check(const cu_cupti *api, const char *chip, const char *metrics,
     char bad[1024];
     size_t blen = 0;
     int nbad = 0;
+    const char *first_bad = NULL;
     bad[0] = '\0';
     for (int i = 0; i < n; i++) {
         CUpti_Profiler_Host_Object *one = NULL;
@@ -278,6 +316,8 @@ int cp_pm_check(const cu_cupti *api, const char *chip, const char *metrics,
         if (host_open(api, chip, avail, &one, m2, sizeof m2) != 0)
             break;
         if (add_metrics(api, one, &names[i], 1) != 0) {
+            if (!first_bad)
+                first_bad = names[i];
             int w = snprintf(bad + blen, sizeof bad - blen, "%s'%s'",
                              nbad++ ? ", " : "", names[i]);
             if (w > 0 && (size_t)w < sizeof bad - blen)
@@ -287,16 +327,16 @@ int cp_pm_check(const cu_cupti *api, const char *chip, const char *metrics,
     }
     if (nbad) {
         char *all = malloc(65536);
-        listbuf l = {all, 0, all ? 65536 : 0, 0};
-        if (all) {
-            all[0] = '\0';
-            list_obj(api, obj, list_into, &l);
-        }
+        size_t prefix_len =
+            all ? suggest(api, chip, avail, first_bad, all, 65536) : 0;
         snprintf(msg, cap,
                  "unknown metric%s %s on chip %s (a metric is a base name "
-                 "with a rollup, e.g. sm__throughput.avg.pct_of_peak_"
-                 "sustained_elapsed); base metrics of %s: %s",
-                 nbad > 1 ? "s" : "", bad, chip, chip, all ? all : "?");
+                 "with a rollup, e.g. sm__cycles_active.avg); base metrics "
+                 "of %s%s%.*s%s: %s (all of them: actrace-cupti-metrics "
+                 "--chip %s)",
+                 nbad > 1 ? "s" : "", bad, chip, chip,
+                 prefix_len ? " starting with '" : "", (int)prefix_len,
+                 first_bad, prefix_len ? "'" : "", all ? all : "?", chip);
         free(all);
         host_close(api, obj);
         return -1;

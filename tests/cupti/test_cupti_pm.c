@@ -207,6 +207,13 @@ int main(void)
     CHECK(strstr(msg, "sm__cycles_active") != NULL);
     CHECK(strstr(msg, "dram__throughput") != NULL);
     CHECK(strstr(msg, "'sm__cycles_active.avg'") == NULL);
+    /* An unknown name in a known unit: that unit's metrics only. */
+    CHECK_EQ_INT(cp_pm_check(&api, "GH100", "sm__nosuch.avg", NULL, NULL,
+                             NULL, msg, sizeof msg),
+                 -1);
+    CHECK(strstr(msg, "starting with 'sm__': ") != NULL);
+    CHECK(strstr(msg, "sm__cycles_active") != NULL);
+    CHECK(strstr(msg, ", dram__") == NULL);
 
     /* Multi-pass: sm__throughput needs several passes on GH100; the one
      * to drop is named, the others are not. */

@@ -75,3 +75,21 @@ if(ACT_PYTHON3)
   set_tests_properties(PluginCuptiGpuCheckSelfTest PROPERTIES LABELS "unit;plugin;cupti"
                        TIMEOUT 120)
 endif()
+# actrace config check --chip: PM_COUNTER_METRICS (or Kineto's
+# CUPTI_PM_SAMPLING_METRICS) checked for a chip by actrace-cupti-metrics.
+if(TARGET actrace_cupti_metrics AND TARGET actrace_cli)
+  set(cfgdir ${PROJECT_BINARY_DIR}/tests/cupti)
+  file(WRITE ${cfgdir}/pm_good.cfg
+       "CUPTI_PM_SAMPLING_METRICS = sm__cycles_active.avg, dram__bytes_read.sum.per_second\n")
+  file(WRITE ${cfgdir}/pm_bad.cfg
+       "PM_COUNTER_METRICS = sm__cycles_active.avg, sm__nosuch.avg\n")
+  add_test(NAME PluginCuptiConfigCheckChip
+           COMMAND actrace_cli config check --chip GH100 ${cfgdir}/pm_good.cfg)
+  add_test(NAME PluginCuptiConfigCheckChipBad
+           COMMAND actrace_cli config check --chip GH100 ${cfgdir}/pm_bad.cfg)
+  set_tests_properties(PluginCuptiConfigCheckChip PROPERTIES LABELS "unit;plugin;cupti;cli"
+    PASS_REGULAR_EXPRESSION "PM_COUNTER_INTERVAL_USECS=10000" TIMEOUT 120)
+  set_tests_properties(PluginCuptiConfigCheckChipBad PROPERTIES LABELS "unit;plugin;cupti;cli"
+    PASS_REGULAR_EXPRESSION "unknown metric 'sm__nosuch.avg' on chip GH100.*pm_bad.cfg: error: PM_COUNTER_METRICS: not valid for chip GH100"
+    TIMEOUT 120)
+endif()
