@@ -68,6 +68,9 @@ typedef struct cupti_plugin {
 } cupti_plugin;
 
 static _Atomic(cupti_plugin *) g_cp;
+/* Held while a completed buffer is translated, and by finalize while it
+ * clears g_cp: a completion never sees an instance being freed. */
+static pthread_mutex_t g_complete_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void cp_log(cupti_plugin *cp, int32_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -142,6 +145,7 @@ static void CUPTIAPI cb_buffer_complete(CUcontext ctx, uint32_t stream,
                                         uint8_t *buffer, size_t size,
                                         size_t valid)
 {
+    pthread_mutex_lock(&g_complete_lock);
     cupti_plugin *cp = atomic_load_explicit(&g_cp, memory_order_acquire);
     if (cp) {
         pthread_mutex_lock(&cp->lock);
@@ -156,6 +160,7 @@ static void CUPTIAPI cb_buffer_complete(CUcontext ctx, uint32_t stream,
         if (buffer)
             atomic_fetch_sub(&cp->outstanding, size);
     }
+    pthread_mutex_unlock(&g_complete_lock);
     free(buffer);
 }
 
@@ -376,7 +381,9 @@ static int32_t cp_init(const act_plugin_host *host, void **state,
         set_reason(reason, reason_cap,
                    "cuptiActivityRegisterCallbacks failed: %s",
                    cu_result_str(&cp->api, rc));
+        pthread_mutex_lock(&g_complete_lock);
         atomic_store(&g_cp, NULL);
+        pthread_mutex_unlock(&g_complete_lock);
         cp->api.Unsubscribe(cp->sub);
         cp_free(cp);
         return ACT_PLUGIN_DECLINE;
@@ -462,12 +469,13 @@ static void cp_finalize(void *state)
     cp_stop(cp);
     if (cp->pm)
         cp_pm_destroy(cp->pm);
-    /* Deliver nothing more: buffers CUPTI completes from now are freed. */
+    /* No host call after finalize: from here on, completed buffers are
+     * freed untranslated (the callbacks find no instance). */
+    pthread_mutex_lock(&g_complete_lock);
+    atomic_store_explicit(&g_cp, NULL, memory_order_release);
+    pthread_mutex_unlock(&g_complete_lock);
     if (cp->api.ActivityFlushAll)
         cp->api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    atomic_store_explicit(&g_cp, NULL, memory_order_release);
-    pthread_mutex_lock(&cp->lock); /* a completion still running ends */
-    pthread_mutex_unlock(&cp->lock);
     if (cp->subscribed)
         cp->api.Unsubscribe(cp->sub);
     cp_free(cp);
