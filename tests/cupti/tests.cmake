@@ -8,6 +8,8 @@
 #  - PluginCuptiRecord: `actrace record --plugin cupti -- actrace-demo`
 #    declines cleanly and leaves the exit status and trace unchanged.
 # The first two need libcupti at run time and skip (77) without it.
+# Whatever uses CUPTI's profiler host API is labelled nosan: libcupti opens
+# libnvperf_host.so with RTLD_DEEPBIND, which the sanitizer runtimes refuse.
 # tests/gpu/run.sh is the check on a real GPU (not run by ctest).
 if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_cupti)
   set(cupti_dir ${PROJECT_SOURCE_DIR}/plugins/cupti)
@@ -18,7 +20,7 @@ if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_cupti)
   act_add_test(PluginCuptiPm
                SOURCES tests/cupti/test_cupti_pm.c ${cupti_dir}/cupti_pm.c
                        ${cupti_dir}/cupti_api.c
-               LIBS ${CMAKE_DL_LIBS} m LABELS plugin cupti TIMEOUT 300)
+               LIBS ${CMAKE_DL_LIBS} m LABELS plugin cupti nosan TIMEOUT 300)
   foreach(t PluginCuptiTranslate PluginCuptiPm)
     target_include_directories(test_${t} PRIVATE ${cupti_dir} ${cupti_dir}/shim
                                ${ACT_CUPTI_INCLUDE_DIR} ${ACT_CUDA_INCLUDE_DIR})
@@ -38,11 +40,11 @@ if(TARGET actrace_cupti_metrics)
   add_test(NAME PluginCuptiMetricsCli
            COMMAND actrace_cupti_metrics --chip GH100 --check
                    sm__cycles_active.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum.per_second)
-  set_tests_properties(PluginCuptiMetricsCli PROPERTIES LABELS "unit;plugin;cupti"
+  set_tests_properties(PluginCuptiMetricsCli PROPERTIES LABELS "unit;plugin;cupti;nosan"
     PASS_REGULAR_EXPRESSION "GH100: 2 metrics, 1 pass.*byte/second" SKIP_RETURN_CODE 2 TIMEOUT 120)
   add_test(NAME PluginCuptiMetricsCliUnknown
            COMMAND actrace_cupti_metrics --chip GH100 --check nosuch__metric.sum)
-  set_tests_properties(PluginCuptiMetricsCliUnknown PROPERTIES LABELS "unit;plugin;cupti"
+  set_tests_properties(PluginCuptiMetricsCliUnknown PROPERTIES LABELS "unit;plugin;cupti;nosan"
     PASS_REGULAR_EXPRESSION "unknown metric 'nosuch__metric.sum' on chip GH100.*sm__cycles_active"
     SKIP_RETURN_CODE 2 TIMEOUT 120)
 endif()
@@ -87,9 +89,9 @@ if(TARGET actrace_cupti_metrics AND TARGET actrace_cli)
            COMMAND actrace_cli config check --chip GH100 ${cfgdir}/pm_good.cfg)
   add_test(NAME PluginCuptiConfigCheckChipBad
            COMMAND actrace_cli config check --chip GH100 ${cfgdir}/pm_bad.cfg)
-  set_tests_properties(PluginCuptiConfigCheckChip PROPERTIES LABELS "unit;plugin;cupti;cli"
+  set_tests_properties(PluginCuptiConfigCheckChip PROPERTIES LABELS "unit;plugin;cupti;cli;nosan"
     PASS_REGULAR_EXPRESSION "PM_COUNTER_INTERVAL_USECS=10000" TIMEOUT 120)
-  set_tests_properties(PluginCuptiConfigCheckChipBad PROPERTIES LABELS "unit;plugin;cupti;cli"
+  set_tests_properties(PluginCuptiConfigCheckChipBad PROPERTIES LABELS "unit;plugin;cupti;cli;nosan"
     PASS_REGULAR_EXPRESSION "unknown metric 'sm__nosuch.avg' on chip GH100.*pm_bad.cfg: error: PM_COUNTER_METRICS: not valid for chip GH100"
     TIMEOUT 120)
 endif()
