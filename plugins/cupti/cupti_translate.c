@@ -43,6 +43,38 @@ void ct_fini(ct_ctx *c)
     memset(c->names, 0, sizeof c->names);
 }
 
+/* ---- formatting without printf (per record) ---------------------------------- */
+
+/* Writes "[x, y, z]" into @p out (at least 48 bytes); returns its length. */
+static uint32_t fmt_dim3(char *out, int32_t x, int32_t y, int32_t z)
+{
+    const int32_t v[3] = {x, y, z};
+    char *p = out;
+    *p++ = '[';
+    for (int k = 0; k < 3; k++) {
+        if (k) {
+            *p++ = ',';
+            *p++ = ' ';
+        }
+        uint32_t u = (uint32_t)v[k];
+        if (v[k] < 0) {
+            *p++ = '-';
+            u = 0u - (uint32_t)v[k];
+        }
+        char tmp[10];
+        int n = 0;
+        do {
+            tmp[n++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        while (n)
+            *p++ = tmp[--n];
+    }
+    *p++ = ']';
+    *p = '\0';
+    return (uint32_t)(p - out);
+}
+
 /* ---- args ------------------------------------------------------------------ */
 
 static act_plugin_arg *arg_at(ct_ctx *c, uint32_t *na, const char *key)
@@ -376,8 +408,8 @@ static void on_kernel(ct_ctx *c, const CUpti_ActivityKernel10 *k)
     r->external_id = ext_of(c, k->correlationId);
     uint32_t na = 0;
     char *grid = c->scratch[c->n][0], *block = c->scratch[c->n][1];
-    snprintf(grid, 48, "[%d, %d, %d]", k->gridX, k->gridY, k->gridZ);
-    snprintf(block, 48, "[%d, %d, %d]", k->blockX, k->blockY, k->blockZ);
+    fmt_dim3(grid, k->gridX, k->gridY, k->gridZ);
+    fmt_dim3(block, k->blockX, k->blockY, k->blockZ);
     arg_u(c, &na, "context", k->contextId);
     arg_u(c, &na, "registers per thread", k->registersPerThread);
     arg_i(c, &na, "shared memory",
@@ -422,10 +454,15 @@ static void memcpy_common(ct_ctx *c, uint32_t device, uint32_t stream,
         arg_u(c, &na, "src device", srcdev);
         arg_u(c, &na, "dst device", dstdev);
     }
-    char *nm = c->scratch[c->n][0];
-    int len = snprintf(nm, 48, "Memcpy %s (%s -> %s)", copy_kind(copyk),
-                       mem_kind(srck), mem_kind(dstk));
-    rec_end(c, r, nm, (uint32_t)(len < 48 ? len : 47), na);
+    /* Names are formatted once per (kind, src, dst), not per record. */
+    uint32_t ck = copyk < CT_COPY_KINDS ? copyk : 0;
+    uint32_t sk = srck < CT_MEM_KINDS ? srck : 0;
+    uint32_t dk = dstk < CT_MEM_KINDS ? dstk : 0;
+    char *nm = c->copy_names[ck][sk][dk];
+    if (!nm[0])
+        snprintf(nm, sizeof c->copy_names[0][0][0], "Memcpy %s (%s -> %s)",
+                 copy_kind((uint8_t)ck), mem_kind(sk), mem_kind(dk));
+    rec_end(c, r, nm, (uint32_t)strlen(nm), na);
 }
 
 static void on_memset(ct_ctx *c, const CUpti_ActivityMemset4 *m)
@@ -447,9 +484,11 @@ static void on_memset(ct_ctx *c, const CUpti_ActivityMemset4 *m)
     if (m->end > m->start)
         arg_d(c, &na, "memory bandwidth (GB/s)",
               (double)m->bytes / (double)(m->end - m->start));
-    char *nm = c->scratch[c->n][0];
-    int len = snprintf(nm, 48, "Memset (%s)", mem_kind(m->memoryKind));
-    rec_end(c, r, nm, (uint32_t)(len < 48 ? len : 47), na);
+    uint32_t mk = m->memoryKind < CT_MEM_KINDS ? m->memoryKind : 0;
+    char *nm = c->memset_names[mk];
+    if (!nm[0])
+        snprintf(nm, sizeof c->memset_names[0], "Memset (%s)", mem_kind(mk));
+    rec_end(c, r, nm, (uint32_t)strlen(nm), na);
 }
 
 static void on_api(ct_ctx *c, const CUpti_ActivityAPI *a, int driver)

@@ -31,6 +31,8 @@
 #define CT_EXT_RING 16384      /* power of two */
 #define CT_NAME_SLOTS 2048     /* power of two */
 #define CT_API_NAMES 4096      /* cbids cached per domain */
+#define CT_COPY_KINDS 11       /* CUPTI_ACTIVITY_MEMCPY_KIND_* */
+#define CT_MEM_KINDS 8         /* CUPTI_ACTIVITY_MEMORY_KIND_* */
 
 typedef char *(*ct_demangle_fn)(const char *, char *, size_t *, int *);
 
@@ -59,6 +61,8 @@ typedef struct ct_ctx {
     ct_name_slot names[CT_NAME_SLOTS];
     uint32_t nnames;
     ct_api_name rt_names[CT_API_NAMES], drv_names[CT_API_NAMES];
+    char copy_names[CT_COPY_KINDS][CT_MEM_KINDS][CT_MEM_KINDS][48];
+    char memset_names[CT_MEM_KINDS][32];
 
     act_plugin_record recs[CT_BATCH];
     act_plugin_arg args[CT_BATCH][CT_ARGS];

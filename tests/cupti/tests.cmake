@@ -95,3 +95,19 @@ if(TARGET actrace_cupti_metrics AND TARGET actrace_cli)
     PASS_REGULAR_EXPRESSION "unknown metric 'sm__nosuch.avg' on chip GH100.*pm_bad.cfg: error: PM_COUNTER_METRICS: not valid for chip GH100"
     TIMEOUT 120)
 endif()
+# act-bench-cupti: translation cost per record against the bare
+# cuptiActivityGetNextRecord walk (run by hand; see the file).
+if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_cupti)
+  add_executable(act_bench_cupti ${PROJECT_SOURCE_DIR}/tests/cupti/bench_cupti_translate.c
+                 ${cupti_dir}/cupti_translate.c ${cupti_dir}/cupti_api.c)
+  set_target_properties(act_bench_cupti PROPERTIES OUTPUT_NAME act-bench-cupti
+    RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin C_STANDARD 11)
+  target_include_directories(act_bench_cupti PRIVATE ${PROJECT_SOURCE_DIR}/include ${cupti_dir}
+                             ${cupti_dir}/shim ${ACT_CUPTI_INCLUDE_DIR} ${ACT_CUDA_INCLUDE_DIR})
+  target_compile_definitions(act_bench_cupti PRIVATE _GNU_SOURCE)
+  if(ACT_CUPTI_LIBDIR)
+    target_compile_definitions(act_bench_cupti PRIVATE ACT_CUPTI_LIBDIR="${ACT_CUPTI_LIBDIR}")
+  endif()
+  target_link_libraries(act_bench_cupti PRIVATE ${CMAKE_DL_LIBS})
+  act_warnings(act_bench_cupti)
+endif()
