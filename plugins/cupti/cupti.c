@@ -451,13 +451,14 @@ static void cp_flush(void *state)
     uint64_t dropped = atomic_load(&cp->cupti_dropped);
     uint64_t refused = atomic_load(&cp->buffers_refused);
     pthread_mutex_lock(&cp->lock);
-    uint64_t bad = cp->ct.bad;
+    uint64_t bad = cp->ct.bad + cp->ct.no_device;
     pthread_mutex_unlock(&cp->lock);
     if (dropped + refused + bad > cp->dropped_reported) {
         cp_log(cp, ACT_PLUGIN_LOG_WARN,
                "%" PRIu64 " CUPTI activity records dropped, %" PRIu64
                " buffer requests refused (ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB"
-               "=%zu), %" PRIu64 " records refused by the host",
+               "=%zu), %" PRIu64 " records refused by the host or of a "
+               "device that could not be described",
                dropped, refused, cp->max_bytes >> 20, bad);
         cp->dropped_reported = dropped + refused + bad;
     }

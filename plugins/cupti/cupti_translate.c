@@ -398,8 +398,10 @@ static void rec_end(ct_ctx *c, act_plugin_record *r, const char *name,
 static void on_kernel(ct_ctx *c, const CUpti_ActivityKernel10 *k)
 {
     uint32_t dev = ct_device(c, k->deviceId);
-    if (dev == UINT32_MAX)
+    if (dev == UINT32_MAX) {
+        c->no_device++;
         return;
+    }
     see_stream(c, dev, k->streamId);
     act_plugin_record *r = rec_begin(c, ACT_PLUGIN_RECORD_DEVICE_SPAN,
                                      ACT_CONCURRENT_KERNEL, dev, k->streamId,
@@ -434,8 +436,10 @@ static void memcpy_common(ct_ctx *c, uint32_t device, uint32_t stream,
                           uint32_t srcdev, uint32_t dstdev)
 {
     uint32_t dev = ct_device(c, device);
-    if (dev == UINT32_MAX)
+    if (dev == UINT32_MAX) {
+        c->no_device++;
         return;
+    }
     see_stream(c, dev, stream);
     act_plugin_record *r = rec_begin(c, ACT_PLUGIN_RECORD_DEVICE_SPAN,
                                      ACT_GPU_MEMCPY, dev, stream, start, end);
@@ -468,8 +472,10 @@ static void memcpy_common(ct_ctx *c, uint32_t device, uint32_t stream,
 static void on_memset(ct_ctx *c, const CUpti_ActivityMemset4 *m)
 {
     uint32_t dev = ct_device(c, m->deviceId);
-    if (dev == UINT32_MAX)
+    if (dev == UINT32_MAX) {
+        c->no_device++;
         return;
+    }
     see_stream(c, dev, m->streamId);
     act_plugin_record *r =
         rec_begin(c, ACT_PLUGIN_RECORD_DEVICE_SPAN, ACT_GPU_MEMSET, dev,
@@ -510,8 +516,10 @@ static void on_api(ct_ctx *c, const CUpti_ActivityAPI *a, int driver)
 static void on_sync(ct_ctx *c, const CUpti_ActivitySynchronization2 *s)
 {
     uint32_t dev = ct_device(c, device_of_context(c, s->contextId));
-    if (dev == UINT32_MAX)
+    if (dev == UINT32_MAX) {
+        c->no_device++;
         return;
+    }
     see_stream(c, dev, s->streamId);
     act_plugin_record *r =
         rec_begin(c, ACT_PLUGIN_RECORD_DEVICE_SPAN, ACT_CUDA_SYNC, dev,
@@ -530,8 +538,10 @@ static void on_sync(ct_ctx *c, const CUpti_ActivitySynchronization2 *s)
 static void on_event(ct_ctx *c, const CUpti_ActivityCudaEvent2 *e)
 {
     uint32_t dev = ct_device(c, e->deviceId);
-    if (dev == UINT32_MAX)
+    if (dev == UINT32_MAX) {
+        c->no_device++;
         return;
+    }
     see_stream(c, dev, e->streamId);
     act_plugin_record *r =
         rec_begin(c, ACT_PLUGIN_RECORD_INSTANT, ACT_CUDA_EVENT, dev,

@@ -73,6 +73,7 @@ typedef struct ct_ctx {
     uint64_t translated; /* records handed to the host */
     uint64_t skipped;    /* kinds we do not translate */
     uint64_t bad;        /* records the host refused */
+    uint64_t no_device;  /* records of a device that could not be added */
 } ct_ctx;
 
 /** Sets up @p c (zeroes it). @p drv may be NULL. Looks up __cxa_demangle. */

@@ -473,6 +473,40 @@ int main(void)
                 got[i].r.external_id == 0;
     CHECK(same);
 
+    /* Odd values: extreme dimensions, a NULL kernel name, unknown copy
+     * and memory kinds, end before start, a device beyond the table. */
+    used = 0;
+    CUpti_ActivityKernel10 *ok = put(sizeof *ok);
+    ok->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    ok->start = T0 + 500;
+    ok->end = T0 + 100; /* before start: clamped to an empty span */
+    ok->streamId = 7;
+    ok->gridX = 2147483647;
+    ok->gridY = 0;
+    ok->gridZ = -5;
+    ok->blockX = ok->blockY = ok->blockZ = 1;
+    ok->name = NULL;
+    CUpti_ActivityMemcpy6 *om = put(sizeof *om);
+    om->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    om->copyKind = 200;
+    om->srcKind = 99;
+    om->dstKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC;
+    om->streamId = 7;
+    CUpti_ActivityMemset4 *far = put(sizeof *far);
+    far->kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    far->deviceId = 5000; /* no such device: dropped */
+    ngot = 0;
+    ct_buffer(ct, buf, used);
+    CHECK_EQ_INT(ngot, 2);
+    g = find("(unknown kernel)");
+    if (CHECK(g != NULL)) {
+        CHECK(arg(g, "grid") &&
+              !strcmp(arg(g, "grid")->s, "[2147483647, 0, -5]"));
+        CHECK_EQ_INT(g->r.end_ns, g->r.start_ns);
+    }
+    CHECK(find("Memcpy Unknown (Unknown -> Managed Static)") != NULL);
+    CHECK_EQ_U64(ct->no_device, 1);
+
     /* Without a driver table: the device is named by its ordinal. */
     ct_ctx *bare = calloc(1, sizeof *bare);
     CHECK_FATAL(bare != NULL);
