@@ -13,7 +13,7 @@
  * program has initialised CUDA (never cuInit here), cuptiProfilerInitialize,
  * the device's chip name and counter availability, the host config with
  * its one-pass check, PmSamplingEnable / SetConfig / counter data image,
- * Start, and a decode thread draining every 50 ms. Written against the
+ * Start, and a thread draining every 50 ms. Written against the
  * CUDA 13 headers; it has not run on a GPU yet (tests/gpu/run.sh is the
  * check).
  */
@@ -511,7 +511,6 @@ struct cp_pm {
 
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t wake;
-    int collecting;       /* between start and stop */
     int set_up;           /* devices enabled (once) */
     int profiler_inited;  /* cuptiProfilerInitialize done, deinit once */
     pm_dev dev[PM_MAX_DEVICES];
@@ -883,30 +882,9 @@ static void drain_all(cp_pm *pm)
     }
 }
 
-static void *decode_main(void *arg)
+/* Starts sampling on the set-up devices that are not sampling. Lock held. */
+static void start_devices(cp_pm *pm)
 {
-    cp_pm *pm = arg;
-    pthread_mutex_lock(&pm->lock);
-    while (!pm->stop_req) {
-        struct timespec dl;
-        clock_gettime(CLOCK_REALTIME, &dl);
-        dl.tv_nsec += 50 * 1000000L;
-        if (dl.tv_nsec >= 1000000000L) {
-            dl.tv_sec++;
-            dl.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&pm->wake, &pm->lock, &dl);
-        drain_all(pm);
-    }
-    pthread_mutex_unlock(&pm->lock);
-    return NULL;
-}
-
-/* Starts sampling on the set-up devices and the decode thread. Lock held. */
-static void run(cp_pm *pm)
-{
-    if (setup(pm) != 0)
-        return;
     for (int i = 0; i < pm->ndev; i++) {
         pm_dev *d = &pm->dev[i];
         if (d->started)
@@ -924,37 +902,63 @@ static void run(cp_pm *pm)
                    "cuptiPmSamplingStart: %s", d->ordinal,
                    cu_result_str(pm->api, rc));
     }
-    if (!pm->thread_live && pm->ndev) {
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        pm->stop_req = 0;
-        pm->thread_live =
-            pthread_create(&pm->thread, NULL, decode_main, pm) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The sampler thread: sets the devices up once the program has
+ * initialised CUDA (asking the driver every 50 ms, or sooner when a
+ * context is created), starts them, and drains them every 50 ms. Setting
+ * up here rather than in CUPTI's resource callback keeps profiler calls
+ * out of the driver's context creation. */
+static void *pm_main(void *arg)
+{
+    cp_pm *pm = arg;
+    pthread_mutex_lock(&pm->lock);
+    while (!pm->stop_req) {
+        if (setup(pm) == 0)
+            start_devices(pm);
+        drain_all(pm);
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += 50 * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        if (!pm->stop_req)
+            pthread_cond_timedwait(&pm->wake, &pm->lock, &dl);
     }
+    pthread_mutex_unlock(&pm->lock);
+    return NULL;
 }
 
 void cp_pm_start(cp_pm *pm)
 {
     pthread_mutex_lock(&pm->lock);
-    pm->collecting = 1;
-    run(pm);
+    if (!pm->thread_live) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pm->stop_req = 0;
+        int rc = pthread_create(&pm->thread, NULL, pm_main, pm);
+        pm->thread_live = rc == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc != 0)
+            pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: cannot start its "
+                   "thread: %s", strerror(rc));
+    }
     pthread_mutex_unlock(&pm->lock);
 }
 
 void cp_pm_context_created(cp_pm *pm)
 {
     pthread_mutex_lock(&pm->lock);
-    if (pm->collecting && !pm->set_up)
-        run(pm);
+    pthread_cond_signal(&pm->wake);
     pthread_mutex_unlock(&pm->lock);
 }
 
 void cp_pm_stop(cp_pm *pm)
 {
     pthread_mutex_lock(&pm->lock);
-    pm->collecting = 0;
     int live = pm->thread_live;
     pm->stop_req = 1;
     pthread_cond_signal(&pm->wake);

@@ -102,8 +102,10 @@ typedef uint32_t (*cp_pm_device_fn)(void *u, uint32_t ordinal);
 cp_pm *cp_pm_create(const act_plugin_host *host, const cu_cupti *api,
                     const cu_driver *drv, cp_pm_device_fn device_of,
                     void *device_u, char *why, size_t cap);
-/** Starts sampling if CUDA is initialised, else when a context appears
- *  (cp_pm_context_created). */
+/** Starts the sampler thread: it sets the devices up once the program
+ *  has initialised CUDA (cp_pm_context_created wakes it early), starts
+ *  them and drains them every 50 ms. Stop drains and joins it; start
+ *  again resumes on the same configuration. */
 void cp_pm_start(cp_pm *pm);
 void cp_pm_context_created(cp_pm *pm);
 void cp_pm_stop(cp_pm *pm);

@@ -9,10 +9,15 @@
  * decode path runs with a stubbed sample source: one counter track per
  * metric on the GPU's device with its unit, GPU timestamps moved to the
  * host clock, a hardware-buffer overflow counted, NaN values refused.
+ * With the argument "lifecycle" (PluginCuptiPmLifecycle, also under
+ * TSan): the sampler thread's start/stop/start and the profiler's single
+ * initialisation and de-initialisation, with counting stand-ins.
  * Skipped (77) without libcupti.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,7 +124,7 @@ static int fail_read(void *u, cp_pm_sample *out, int cap, int *overflow)
 
 /* ---- lifecycle with counting stand-ins for the profiler calls ---------------- */
 
-static int n_init, n_deinit, n_chip, cuda_ready;
+static _Atomic int n_init, n_deinit, n_chip, cuda_ready;
 static char logbuf[8192];
 static const char *cfg_metrics, *cfg_kineto_metrics;
 
@@ -162,19 +167,90 @@ static const char *f_config(act_plugin_ctx *c, const char *key)
         return cfg_kineto_metrics;
     return NULL;
 }
+static void nap_ms(int ms)
+{
+    struct timespec d = {0, ms * 1000000L};
+    nanosleep(&d, NULL);
+}
+
+/* Waits up to 3 s for *v to reach @p want. */
+static int wait_for(_Atomic int *v, int want)
+{
+    for (int i = 0; i < 300 && atomic_load(v) < want; i++)
+        nap_ms(10);
+    return atomic_load(v);
+}
+
 static uint32_t dev_of(void *u, uint32_t ordinal)
 {
     (void)u;
     return ordinal;
 }
 
-int main(void)
+/* Lifecycle: nothing touches the profiler before the program has
+ * initialised CUDA; then it is initialised once, start/stop/start works,
+ * and destroy de-initialises exactly once. No profiler host call is made
+ * (the chip name fails), so this part also runs under TSan. */
+static void lifecycle(const cu_cupti *api)
+{
+    act_plugin_host host;
+    memset(&host, 0, sizeof host);
+    host.struct_size = sizeof host;
+    host.add_counter = f_add_counter;
+    host.emit_samples = f_emit_samples;
+    cu_cupti fake = *api;
+    fake.ProfilerInitialize = c_init;
+    fake.ProfilerDeInitialize = c_deinit;
+    fake.DeviceGetChipName = c_chip;
+    cu_driver drv;
+    memset(&drv, 0, sizeof drv);
+    drv.DeviceGetCount = d_count;
+    host.log = f_log;
+    host.config_get = f_config;
+    cfg_kineto_metrics = "gr__cycles_active.avg"; /* Kineto's key works */
+    char why2[256];
+    cp_pm *pm = cp_pm_create(&host, &fake, &drv, dev_of, NULL, why2,
+                             sizeof why2);
+    if (!CHECK(pm != NULL))
+        return;
+    cp_pm_start(pm);
+    nap_ms(120); /* the sampler asks the driver twice or so */
+    CHECK_EQ_INT(n_init, 0); /* CUDA not initialised: it waits */
+    cp_pm_stop(pm);
+    cp_pm_start(pm);
+    cuda_ready = 1;
+    cp_pm_context_created(pm); /* the program created a context */
+    CHECK_EQ_INT(wait_for(&n_init, 1), 1);
+    CHECK_EQ_INT(wait_for(&n_chip, 1), 1);
+    cp_pm_stop(pm);
+    CHECK(strstr(logbuf, "device 0: no chip name") != NULL);
+    cp_pm_start(pm);
+    cp_pm_context_created(pm);
+    nap_ms(60);
+    cp_pm_stop(pm);
+    CHECK_EQ_INT(n_init, 1);
+    CHECK_EQ_INT(n_chip, 1);
+    cp_pm_destroy(pm);
+    CHECK_EQ_INT(n_deinit, 1);
+    /* No metric named at all. */
+    cfg_kineto_metrics = NULL;
+    cfg_metrics = " , ";
+    CHECK(cp_pm_create(&host, &fake, &drv, dev_of, NULL, why2,
+                       sizeof why2) == NULL);
+    CHECK(strstr(why2, "PM_COUNTER_METRICS") != NULL);
+}
+
+int main(int argc, char **argv)
 {
     cu_cupti api;
     char why[512];
     if (cu_cupti_load(&api, why, sizeof why) != 0) {
         printf("skipped: no libcupti (%s)\n", why);
         return 77;
+    }
+    if (argc > 1 && !strcmp(argv[1], "lifecycle")) {
+        lifecycle(&api);
+        CHECK_MAIN_END;
     }
     static char msg[70000];
 
@@ -284,45 +360,5 @@ int main(void)
     cp_pm_source bad = {fail_read, NULL};
     CHECK_EQ_INT(cp_pm_drain(&sink, &bad), -1);
 
-    /* Lifecycle: nothing touches the profiler before the program has
-     * initialised CUDA; then it is initialised once, start/stop/start
-     * works, and destroy de-initialises exactly once. */
-    cu_cupti fake = api;
-    fake.ProfilerInitialize = c_init;
-    fake.ProfilerDeInitialize = c_deinit;
-    fake.DeviceGetChipName = c_chip;
-    cu_driver drv;
-    memset(&drv, 0, sizeof drv);
-    drv.DeviceGetCount = d_count;
-    host.log = f_log;
-    host.config_get = f_config;
-    cfg_kineto_metrics = "gr__cycles_active.avg"; /* Kineto's key works */
-    char why2[256];
-    cp_pm *pm = cp_pm_create(&host, &fake, &drv, dev_of, NULL, why2,
-                             sizeof why2);
-    CHECK_FATAL(pm != NULL);
-    cp_pm_start(pm);
-    CHECK_EQ_INT(n_init, 0); /* CUDA not initialised: waits */
-    cp_pm_stop(pm);
-    cp_pm_start(pm);
-    cuda_ready = 1;
-    cp_pm_context_created(pm); /* the program created a context */
-    CHECK_EQ_INT(n_init, 1);
-    CHECK_EQ_INT(n_chip, 1);
-    CHECK(strstr(logbuf, "device 0: no chip name") != NULL);
-    cp_pm_stop(pm);
-    cp_pm_start(pm);
-    cp_pm_context_created(pm);
-    cp_pm_stop(pm);
-    CHECK_EQ_INT(n_init, 1);
-    CHECK_EQ_INT(n_chip, 1);
-    cp_pm_destroy(pm);
-    CHECK_EQ_INT(n_deinit, 1);
-    /* No metric named at all. */
-    cfg_kineto_metrics = NULL;
-    cfg_metrics = " , ";
-    CHECK(cp_pm_create(&host, &fake, &drv, dev_of, NULL, why2,
-                       sizeof why2) == NULL);
-    CHECK(strstr(why2, "PM_COUNTER_METRICS") != NULL);
     CHECK_MAIN_END;
 }

@@ -5,6 +5,8 @@
 #  - PluginCuptiPm: PM metrics of chip GH100 through the profiler host API
 #    (list, units, one-pass check, unknown and multi-pass refusals) and
 #    the decode path with a stubbed sample source;
+#  - PluginCuptiPmLifecycle: the PM sampler thread's start/stop/start and
+#    single profiler (de)initialisation (also under TSan);
 #  - PluginCuptiRecord: `actrace record --plugin cupti -- actrace-demo`
 #    declines cleanly and leaves the exit status and trace unchanged.
 # The first two need libcupti at run time and skip (77) without it.
@@ -21,7 +23,12 @@ if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_cupti)
                SOURCES tests/cupti/test_cupti_pm.c ${cupti_dir}/cupti_pm.c
                        ${cupti_dir}/cupti_api.c
                LIBS ${CMAKE_DL_LIBS} m LABELS plugin cupti nosan TIMEOUT 300)
-  foreach(t PluginCuptiTranslate PluginCuptiPm)
+  act_add_test(PluginCuptiPmLifecycle
+               SOURCES tests/cupti/test_cupti_pm.c ${cupti_dir}/cupti_pm.c
+                       ${cupti_dir}/cupti_api.c
+               LIBS ${CMAKE_DL_LIBS} m Threads::Threads LABELS plugin cupti tsan
+               ARGS lifecycle)
+  foreach(t PluginCuptiTranslate PluginCuptiPm PluginCuptiPmLifecycle)
     target_include_directories(test_${t} PRIVATE ${cupti_dir} ${cupti_dir}/shim
                                ${ACT_CUPTI_INCLUDE_DIR} ${ACT_CUDA_INCLUDE_DIR})
     if(ACT_CUPTI_LIBDIR)
