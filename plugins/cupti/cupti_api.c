@@ -134,6 +134,10 @@ int cu_driver_load(cu_driver *drv, char *why, size_t cap)
     SYM(drv, l, DeviceGetName, "cuDeviceGetName");
     SYM(drv, l, DeviceGetAttribute, "cuDeviceGetAttribute");
     SYM(drv, l, DeviceTotalMem, "cuDeviceTotalMem_v2");
+    SYM(drv, l, DevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState");
+    SYM(drv, l, DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    SYM(drv, l, DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    SYM(drv, l, CtxSetCurrent, "cuCtxSetCurrent");
     if (!drv->DriverGetVersion || !drv->DeviceGetCount || !drv->DeviceGet) {
         snprintf(why, cap, "libcuda.so.1 lacks cuDeviceGetCount");
         cu_driver_unload(drv);

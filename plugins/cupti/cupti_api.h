@@ -94,6 +94,10 @@ typedef struct cu_driver {
     CUresult (*DeviceGetName)(char *, int, CUdevice);
     CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
     CUresult (*DeviceTotalMem)(size_t *, CUdevice);
+    CUresult (*DevicePrimaryCtxGetState)(CUdevice, unsigned int *, int *);
+    CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+    CUresult (*CtxSetCurrent)(CUcontext);
 } cu_driver;
 
 /**

@@ -492,6 +492,7 @@ typedef struct pm_dev {
     size_t cursor, completed;
     int decoded;
     int started;
+    int retained; /* holds a reference on the device's primary context */
     cp_pm_sink sink;
 } pm_dev;
 
@@ -710,6 +711,15 @@ static int64_t clock_ns(clockid_t c)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void release_ctx(cp_pm *pm, pm_dev *d)
+{
+    CUdevice cd = 0;
+    if (d->retained && pm->drv->DevicePrimaryCtxRelease &&
+        pm->drv->DeviceGet(&cd, (int)d->ordinal) == CUDA_SUCCESS)
+        pm->drv->DevicePrimaryCtxRelease(cd);
+    d->retained = 0;
+}
+
 /* Enables PM sampling on one device. 0, or -1 (logged). */
 static int dev_setup(cp_pm *pm, uint32_t ordinal)
 {
@@ -754,6 +764,22 @@ static int dev_setup(cp_pm *pm, uint32_t ordinal)
         goto fail;
     }
     free(avail);
+    /* The program's (primary) context made current on this thread, as
+     * CUPTI's own PM sampling sample has it; retained only if the program
+     * already activated it, so no context is ever created here. */
+    const cu_driver *drv = pm->drv;
+    CUdevice cd = 0;
+    unsigned flags = 0;
+    int active = 0;
+    CUcontext pctx = NULL;
+    if (drv->DeviceGet && drv->DevicePrimaryCtxGetState &&
+        drv->DevicePrimaryCtxRetain && drv->CtxSetCurrent &&
+        drv->DeviceGet(&cd, (int)ordinal) == CUDA_SUCCESS &&
+        drv->DevicePrimaryCtxGetState(cd, &flags, &active) == CUDA_SUCCESS &&
+        active && drv->DevicePrimaryCtxRetain(&pctx, cd) == CUDA_SUCCESS) {
+        d->retained = 1;
+        drv->CtxSetCurrent(pctx);
+    }
     CUpti_PmSampling_Enable_Params en;
     memset(&en, 0, sizeof en);
     en.structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE;
@@ -830,6 +856,7 @@ fail:
     }
     if (d->hobj)
         host_close(api, d->hobj);
+    release_ctx(pm, d);
     free(d->config);
     free(d->cdata);
     memset(d, 0, sizeof *d);
@@ -1001,6 +1028,7 @@ void cp_pm_destroy(cp_pm *pm)
         dp.pPmSamplingObject = d->obj;
         pm->api->PmSamplingDisable(&dp);
         host_close(pm->api, d->hobj);
+        release_ctx(pm, d);
         free(d->config);
         free(d->cdata);
     }
