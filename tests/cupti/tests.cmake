@@ -118,3 +118,22 @@ if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_cupti)
   target_link_libraries(act_bench_cupti PRIVATE ${CMAKE_DL_LIBS})
   act_warnings(act_bench_cupti)
 endif()
+# PluginCuptiFake: cupti.so's glue end to end in real sessions, with
+# libfakecupti.so / libfakecuda.so standing in for libcupti and the driver.
+if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_cupti AND ACT_HAVE_JANSSON)
+  foreach(f cupti cuda)
+    add_library(act_fake_${f} SHARED ${PROJECT_SOURCE_DIR}/tests/cupti/fake_${f}.c)
+    set_target_properties(act_fake_${f} PROPERTIES OUTPUT_NAME fake${f}
+      LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/cupti C_STANDARD 11
+      C_VISIBILITY_PRESET hidden)
+    target_include_directories(act_fake_${f} PRIVATE ${ACT_CUPTI_INCLUDE_DIR} ${ACT_CUDA_INCLUDE_DIR})
+    target_compile_definitions(act_fake_${f} PRIVATE _GNU_SOURCE)
+    target_link_libraries(act_fake_${f} PRIVATE Threads::Threads)
+  endforeach()
+  act_add_test(PluginCuptiFake SOURCES tests/cupti/test_cupti_fake.c
+               LIBS PkgConfig::JANSSON Threads::Threads ${CMAKE_DL_LIBS}
+               LABELS plugin cupti tsan)
+  target_include_directories(test_PluginCuptiFake PRIVATE ${ACT_CUPTI_INCLUDE_DIR}
+                             ${ACT_CUDA_INCLUDE_DIR})
+  add_dependencies(test_PluginCuptiFake act_fake_cupti act_fake_cuda actrace_plugin_cupti)
+endif()
