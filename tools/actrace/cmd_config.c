@@ -6,18 +6,65 @@
  * "FILE:LINE:COLUMN: error: MESSAGE" on stderr and exit 2. Unknown keys are
  * warnings ("FILE:LINE:COLUMN: warning: ...") unless --strict. FILE "-"
  * reads standard input.
+ *
+ * --chip CHIP also checks PM_COUNTER_METRICS (or Kineto's
+ * CUPTI_PM_SAMPLING_METRICS) for that NVIDIA chip ("GH100") with
+ * actrace-cupti-metrics, built with the cupti plugin next to this binary:
+ * unknown metrics and sets needing more than one pass are errors (exit 2).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "actrace/actrace.h"
 #include "cli.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: actrace config check [--strict] FILE\n");
+    fprintf(f, "usage: actrace config check [--strict] [--chip CHIP] FILE\n");
+}
+
+/* Runs actrace-cupti-metrics --chip CHIP --check METRICS (the binary next
+ * to this one, else from PATH). Returns 0 if the metrics are fine for the
+ * chip, 2 otherwise (its message is on stderr). */
+static int check_pm_metrics(const char *file, const char *chip,
+                            const char *metrics)
+{
+    char self[PATH_MAX], tool[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    snprintf(tool, sizeof tool, "actrace-cupti-metrics");
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(tool, sizeof tool, "%s/actrace-cupti-metrics", self);
+            if (access(tool, X_OK) != 0)
+                snprintf(tool, sizeof tool, "actrace-cupti-metrics");
+        }
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(2, 1); /* its report goes with the diagnostics */
+        execlp(tool, tool, "--chip", chip, "--check", metrics, (char *)NULL);
+        fprintf(stderr, "%s: error: --chip needs actrace-cupti-metrics "
+                        "(built with the cupti plugin): %s\n",
+                file, strerror(errno));
+        _exit(2);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0)
+        return 2;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    fprintf(stderr, "%s: error: PM_COUNTER_METRICS: not valid for chip %s\n",
+            file, chip);
+    return 2;
 }
 
 static void diag(const char *file, const char *kind, const act_parse_error *e)
@@ -94,10 +141,22 @@ static int config_check(int argc, char **argv)
     act_config_parse_opts_init(&opts);
     opts.on_error = on_error;
     opts.on_warning = on_warning;
-    const char *file = NULL;
+    const char *file = NULL, *chip = NULL;
     int strict = 0;
+    /* --chip takes a value: taken out before the common parser runs. */
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    int nargs = 0;
+    if (!args)
+        return 1;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--chip") == 0 && i + 1 < argc && !chip)
+            chip = argv[++i];
+        else
+            args[nargs++] = argv[i];
+    }
     const act_cli_flag flags[] = {{"--strict", NULL, &strict}, {NULL, NULL, NULL}};
-    int rc = act_cli_file_args("config check", argc, argv, flags, usage, &file);
+    int rc = act_cli_file_args("config check", nargs, args, flags, usage, &file);
+    free(args);
     if (rc)
         return rc == 1 ? 0 : 2;
     if (strict)
@@ -135,8 +194,18 @@ static int config_check(int argc, char **argv)
     act_config_format(cfg, out, need + 1);
     fwrite(out, 1, need, stdout);
     free(out);
+    int pm_rc = 0;
+    if (chip) {
+        const char *m = act_config_get_str(cfg, "PM_COUNTER_METRICS");
+        if (!m || !*m)
+            m = act_config_get_str(cfg, "CUPTI_PM_SAMPLING_METRICS");
+        if (m && *m)
+            pm_rc = check_pm_metrics(file, chip, m);
+    }
     act_config_destroy(cfg);
-    return fflush(stdout) == 0 ? 0 : 1;
+    if (fflush(stdout) != 0)
+        return 1;
+    return pm_rc;
 }
 
 int act_cmd_config(int argc, char **argv)
