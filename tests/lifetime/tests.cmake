@@ -27,3 +27,15 @@ if(ACT_HAVE_JANSSON)
   act_add_test(LifetimeBudget SOURCES tests/lifetime/test_budget.c
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine lifetime tsan)
 endif()
+
+if(ACT_HAVE_JANSSON)
+  act_add_test(LifetimeSignal SOURCES tests/lifetime/test_signal.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine lifetime TIMEOUT 120)
+endif()
+
+if(ACT_HAVE_JANSSON)
+  act_add_test(LifetimeServicesRace SOURCES tests/lifetime/test_services_race.c INTERNAL
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine lifetime tsan TIMEOUT 300)
+endif()
+act_add_test(LifetimeLogSet SOURCES tests/lifetime/test_log_set.c
+             LIBS Threads::Threads LABELS lifetime tsan)
