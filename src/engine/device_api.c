@@ -24,7 +24,7 @@ int act_device_add(const char *name, const char *vendor, uint32_t *out)
     /* From a signal handler that interrupted a recording call of this
      * thread (which may hold the session lock): refuse, never deadlock. */
     if (!act__rec_enter())
-        return ACT_EBUSY;
+        return ACT_ESTATE;
     int rc = act__device_add(s, 0, name ? name : "", vendor, out);
     act__rec_leave();
     return rc;
@@ -40,7 +40,7 @@ static int prop(uint32_t device, const char *key, act__arg *a)
     a->key = key;
     a->key_len = strlen(key);
     if (!act__rec_enter())
-        return ACT_EBUSY;
+        return ACT_ESTATE;
     int rc = device_ok(s, device) ? act__device_prop(s, device, a) : ACT_EINVAL;
     act__rec_leave();
     return rc;
@@ -74,7 +74,7 @@ int act_stream_name(uint32_t device, uint64_t stream, const char *name)
     if (!s)
         return ACT_ESTATE;
     if (!act__rec_enter())
-        return ACT_EBUSY;
+        return ACT_ESTATE;
     int rc = ACT_EINVAL;
     if (name && device_ok(s, device))
         rc = act__stream_name(s, device, stream, name, strlen(name));

@@ -15,8 +15,40 @@
  *
  * An open span (act_span_begin) is a committed record whose end time is
  * filled later by act_span_end() with a relaxed atomic store; the writer
- * reads it with a relaxed atomic load, so a span still open at write time is
- * seen as open, never torn.
+ * reads it with a relaxed atomic load, once per use (the sort index keeps
+ * the value it loaded), so a span still open at write time is seen as open,
+ * never torn, and the sort comparator stays consistent.
+ *
+ * Locks. s->lock guards the thread list, counter series (and their hash
+ * index), devices, streams, sources, state changes and the slabs; the
+ * writer holds it for the whole write, because plugin threads may still
+ * describe devices, streams and series (arrays that are reallocated).
+ * s->window_lock serialises window transitions (the plugins' start, stop
+ * and flush, which run outside s->lock since a flush records) with each
+ * other and with act_session_stop. Order: window_lock, then a plugin
+ * context's lock, then s->lock, then the process-wide locks (interned
+ * names, thread names, type registry), which are leaves. act_step announces
+ * itself in a global in-flight count before it re-reads the started
+ * session; stop unpublishes the session and waits for that count to drain,
+ * so no step touches a stopped (or destroyed) session. act_session_start
+ * resolves everything act_step reads before its release store of ARMED;
+ * act_step ignores a session it sees CREATED.
+ *
+ * Budget. s->bytes is charged with a compare-and-swap only if the chunk
+ * fits: a refused request is never visible to other threads. t->full is a
+ * hint, re-checked against s->bytes, never a final verdict.
+ *
+ * Signals. Each recording call marks its thread busy (a thread-local flag
+ * behind compiler barriers, see record.c); a call that finds it set comes
+ * from a signal handler that interrupted the thread's own recording call,
+ * writes nothing and counts one ACT__DROP_REENTRANT drop in the
+ * session-wide s->dropped_reentrant. So the published count never runs
+ * ahead of the records written, and a handler never waits for a lock its
+ * thread holds.
+ *
+ * Fork. The process-wide locks get pthread_atfork handlers installed when
+ * the library is loaded (a constructor in session.c): held across fork,
+ * re-initialised in the child, which also starts with no session.
  */
 #ifndef ACT_ENGINE_H
 #define ACT_ENGINE_H

@@ -271,7 +271,7 @@ int act__emit(act_session *s, const act__emit_record *r)
         return ACT_ESTATE;
     if (!act__rec_enter()) {
         act__reentrant_drop(s);
-        return ACT_EBUSY;
+        return ACT_ESTATE;
     }
     int rc = emit_unguarded(s, r);
     act__rec_leave();
@@ -418,7 +418,7 @@ int act__counter_sample(act_session *s, uint32_t series, int64_t ts_ns,
 {
     if (!act__rec_enter()) {
         act__reentrant_drop(s);
-        return ACT_EBUSY;
+        return ACT_ESTATE;
     }
     int rc = act__counter_sample_guarded(s, series, ts_ns, value);
     act__rec_leave();

@@ -52,9 +52,10 @@ void act_log_set(act_log_fn fn, void *user)
                                                   memory_order_relaxed))
             break;
     }
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&sink_fn, fn ? fn : default_log, memory_order_relaxed);
-    atomic_store_explicit(&sink_user, fn ? user : NULL, memory_order_relaxed);
+    /* Release on the data: a reader that sees either new value also sees
+     * the odd sequence (no fences: TSan does not model them). */
+    atomic_store_explicit(&sink_fn, fn ? fn : default_log, memory_order_release);
+    atomic_store_explicit(&sink_user, fn ? user : NULL, memory_order_release);
     atomic_store_explicit(&sink_seq, seq + 2, memory_order_release);
 }
 
@@ -67,9 +68,8 @@ static void sink_read(act_log_fn *fn, void **user)
         unsigned s1 = atomic_load_explicit(&sink_seq, memory_order_acquire);
         if (s1 & 1)
             continue;
-        *fn = atomic_load_explicit(&sink_fn, memory_order_relaxed);
-        *user = atomic_load_explicit(&sink_user, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
+        *fn = atomic_load_explicit(&sink_fn, memory_order_acquire);
+        *user = atomic_load_explicit(&sink_user, memory_order_acquire);
         if (atomic_load_explicit(&sink_seq, memory_order_relaxed) == s1)
             return;
     }

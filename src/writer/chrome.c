@@ -706,6 +706,51 @@ static char *track_name(const act_session *s, const act__series *head)
     return buf;
 }
 
+#define NO_SERIES UINT32_MAX
+
+static uint64_t track_hash(const act__series *e)
+{
+    uint64_t h = 1469598103934665603u ^ ((uint64_t)e->source << 32 | e->device);
+    for (const char *p = e->track; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    return mix(h);
+}
+
+/* Group the @p ns series into tracks (same device, source and track name)
+ * in linear time: track_of[i] is the track's first series, next_of[i] the
+ * track's next series after i (ascending) or NO_SERIES. -1 when out of
+ * memory. */
+static int assign_tracks(const act_session *s, size_t ns, uint32_t *track_of,
+                         uint32_t *next_of)
+{
+    size_t cap = 16;
+    while (cap < ns * 2)
+        cap *= 2;
+    uint32_t *slot = malloc(cap * sizeof *slot); /* a track's last series */
+    if (!slot)
+        return -1;
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t i = 0; i < ns; i++) {
+        const act__series *a = s->series[i];
+        size_t j = track_hash(a) & (cap - 1);
+        for (; slot[j] != NO_SERIES; j = (j + 1) & (cap - 1)) {
+            const act__series *b = s->series[slot[j]];
+            if (a->device == b->device && a->source == b->source && strcmp(a->track, b->track) == 0)
+                break;
+        }
+        next_of[i] = NO_SERIES;
+        if (slot[j] == NO_SERIES) {
+            track_of[i] = (uint32_t)i;
+        } else {
+            track_of[i] = track_of[slot[j]];
+            next_of[slot[j]] = (uint32_t)i;
+        }
+        slot[j] = (uint32_t)i;
+    }
+    free(slot);
+    return 0;
+}
+
 /* Every sample of a counter track carries the same set of series (the
  * track's), each with its latest value: Chrome counters describe the whole
  * state of the track at a time. A series not yet sampled takes its first
@@ -717,21 +762,12 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
     if (!ns)
         return;
     uint32_t *track_of = calloc(ns, sizeof *track_of);
+    uint32_t *next_of = calloc(ns, sizeof *next_of);
     double *cur = calloc(ns, sizeof *cur);
     uint8_t *seen = calloc(ns, 1);
     csample *v = NULL;
-    if (!track_of || !cur || !seen)
+    if (!track_of || !next_of || !cur || !seen || assign_tracks(s, ns, track_of, next_of) != 0)
         goto oom;
-    for (size_t i = 0; i < ns; i++) {
-        track_of[i] = (uint32_t)i;
-        for (size_t j = 0; j < i; j++) {
-            const act__series *a = s->series[i], *b = s->series[j];
-            if (a->device == b->device && a->source == b->source && strcmp(a->track, b->track) == 0) {
-                track_of[i] = track_of[j];
-                break;
-            }
-        }
-    }
     for (size_t k = 0; k < nthreads; k++) {
         for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
             uint32_t cnt = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
@@ -788,8 +824,8 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             put_ts(o, ",\"ts\":", 6, ts + w->to_rel_ns);
             lit(o, ",\"args\":{");
             int first = 1;
-            for (size_t k = 0; k < ns; k++) {
-                if (track_of[k] != track || !seen[k])
+            for (uint32_t k = track; k != NO_SERIES; k = next_of[k]) {
+                if (!seen[k])
                     continue;
                 if (!first)
                     act__out_char(o, ',');
@@ -806,6 +842,7 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
     }
     free(v);
     free(track_of);
+    free(next_of);
     free(cur);
     free(seen);
     return;
@@ -813,6 +850,7 @@ oom:
     w->oom = 1;
     free(v);
     free(track_of);
+    free(next_of);
     free(cur);
     free(seen);
 }

@@ -25,7 +25,7 @@ act_add_test(LifetimeForkLocks SOURCES tests/lifetime/test_fork_locks.c
 
 if(ACT_HAVE_JANSSON)
   act_add_test(LifetimeBudget SOURCES tests/lifetime/test_budget.c
-               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine lifetime tsan)
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine lifetime tsan TIMEOUT 300)
 endif()
 
 if(ACT_HAVE_JANSSON)
