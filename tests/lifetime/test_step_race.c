@@ -161,12 +161,17 @@ static void test_start_vs_step(void)
     CHECK(!log_has("overlap"));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* One case by name (flush, start, step), or all. */
+    const char *only = argc > 1 ? argv[1] : NULL;
     act_log_set(on_log, NULL);
     act_log_set_level(ACT_LOG_WARN);
-    test_flush_vs_write();
-    test_start_vs_destroy();
-    test_start_vs_step();
+    if (!only || strcmp(only, "flush") == 0)
+        test_flush_vs_write();
+    if (!only || strcmp(only, "start") == 0)
+        test_start_vs_destroy();
+    if (!only || strcmp(only, "step") == 0)
+        test_start_vs_step();
     CHECK_MAIN_END;
 }
