@@ -688,15 +688,9 @@ static int cmp_sample(const void *a, const void *b)
  * on the same process, the plugin's gets its name appended ("memory
  * [host]") so that readers grouping counters by name and pid see two
  * tracks, not one whose keys change. */
-static char *track_name(const act_session *s, const act__series *head)
+static char *track_name(const act_session *s, const act__series *head, int clash)
 {
     const char *name = head->track[0] ? head->track : "(unnamed)";
-    int clash = 0;
-    for (size_t k = 0; k < s->nseries && !clash; k++) {
-        const act__series *e = s->series[k];
-        clash = e->device == head->device && e->source != head->source &&
-                strcmp(e->track, head->track) == 0;
-    }
     const char *src = clash && head->source && head->source < s->nsources
                           ? s->sources[head->source].name : NULL;
     size_t n = strlen(name) + (src ? strlen(src) + 3 : 0) + 1;
@@ -721,7 +715,7 @@ static uint64_t track_hash(const act__series *e)
  * track's next series after i (ascending) or NO_SERIES. -1 when out of
  * memory. */
 static int assign_tracks(const act_session *s, size_t ns, uint32_t *track_of,
-                         uint32_t *next_of)
+                         uint32_t *next_of, uint8_t *clash)
 {
     size_t cap = 16;
     while (cap < ns * 2)
@@ -747,6 +741,36 @@ static int assign_tracks(const act_session *s, size_t ns, uint32_t *track_of,
         }
         slot[j] = (uint32_t)i;
     }
+    /* clash[i]: another source has a track of the same name on the same
+     * device (see track_name), found through a second index that ignores
+     * the source: it keeps each name's first series, whose clash flag then
+     * stands for the name. */
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t i = 0; i < ns; i++) {
+        const act__series *a = s->series[i];
+        act__series key = *a;
+        key.source = 0;
+        size_t j = track_hash(&key) & (cap - 1);
+        for (; slot[j] != NO_SERIES; j = (j + 1) & (cap - 1)) {
+            const act__series *b = s->series[slot[j]];
+            if (a->device == b->device && strcmp(a->track, b->track) == 0)
+                break;
+        }
+        if (slot[j] == NO_SERIES)
+            slot[j] = (uint32_t)i;
+        else if (s->series[slot[j]]->source != a->source)
+            clash[slot[j]] = 1;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        const act__series *a = s->series[i];
+        act__series key = *a;
+        key.source = 0;
+        size_t j = track_hash(&key) & (cap - 1);
+        while (a->device != s->series[slot[j]]->device ||
+               strcmp(a->track, s->series[slot[j]]->track) != 0)
+            j = (j + 1) & (cap - 1);
+        clash[i] = clash[slot[j]];
+    }
     free(slot);
     return 0;
 }
@@ -763,10 +787,12 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
         return;
     uint32_t *track_of = calloc(ns, sizeof *track_of);
     uint32_t *next_of = calloc(ns, sizeof *next_of);
+    uint8_t *clash = calloc(ns, 1);
     double *cur = calloc(ns, sizeof *cur);
     uint8_t *seen = calloc(ns, 1);
     csample *v = NULL;
-    if (!track_of || !next_of || !cur || !seen || assign_tracks(s, ns, track_of, next_of) != 0)
+    if (!track_of || !next_of || !clash || !cur || !seen ||
+        assign_tracks(s, ns, track_of, next_of, clash) != 0)
         goto oom;
     for (size_t k = 0; k < nthreads; k++) {
         for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
@@ -806,7 +832,7 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             seen[v[j].series] = 1;
         }
         const act__series *head = s->series[track];
-        char *tname = track_name(s, head);
+        char *tname = track_name(s, head, clash[track]);
         if (!tname)
             goto oom;
         int32_t pid = head->device == ACT__HOST_DEVICE ? w->pid : (int32_t)(DEVICE_PID_BASE + head->device);
@@ -843,6 +869,7 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
     free(v);
     free(track_of);
     free(next_of);
+    free(clash);
     free(cur);
     free(seen);
     return;
@@ -851,6 +878,7 @@ oom:
     free(v);
     free(track_of);
     free(next_of);
+    free(clash);
     free(cur);
     free(seen);
 }
