@@ -340,15 +340,21 @@ static const char *category(const wctx *w, uint16_t source, int type)
 
 /* ---- events ---------------------------------------------------------------- */
 
-static int64_t end_of(const wctx *w, const act__rec *r)
+/* The end of @p r given its end field @p t1, loaded once by the caller (an
+ * open span may be ended by its thread while the writer runs). */
+static int64_t end_at(const wctx *w, const act__rec *r, int64_t t1)
 {
-    int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
     if (t1 == ACT__OPEN) {
         t1 = w->s->stop_mono_ns;
         if (t1 < r->t0)
             t1 = r->t0;
     }
     return t1;
+}
+
+static int64_t end_of(const wctx *w, const act__rec *r)
+{
+    return end_at(w, r, atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed));
 }
 
 static void put_value(wctx *w, const act__chunk *c, const act__rec *a)
@@ -374,6 +380,8 @@ typedef struct rpos {
     const act__chunk *c;
     uint32_t i;
     uint64_t seq; /* order of recording, for a total order when sorting */
+    int64_t t1;   /* end loaded once when sorting (INT64_MAX: open), so the
+                     comparator stays consistent if a span ends meanwhile */
 } rpos;
 
 /* Step to the record after @p p; 0 at the end of what was committed. */
@@ -523,7 +531,7 @@ static void emit_host(wctx *w, rpos at)
         int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
         open = t1 == ACT__OPEN;
         p = CPY(p, ",\"dur\":");
-        p = act__fmt_ts_us(p, end_of(w, r) - r->t0);
+        p = act__fmt_ts_us(p, end_at(w, r, t1) - r->t0);
     }
     rpos look = at;
     int has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
@@ -654,12 +662,7 @@ static int cmp_pos(const void *a, const void *b)
     if (rx->t0 != ry->t0)
         return rx->t0 < ry->t0 ? -1 : 1;
     /* Same start: the longer (the parent) first. */
-    int64_t dx = atomic_load_explicit(&((act__rec *)rx)->t1, memory_order_relaxed);
-    int64_t dy = atomic_load_explicit(&((act__rec *)ry)->t1, memory_order_relaxed);
-    if (dx == ACT__OPEN)
-        dx = INT64_MAX;
-    if (dy == ACT__OPEN)
-        dy = INT64_MAX;
+    int64_t dx = x->t1, dy = y->t1;
     if (dx != dy)
         return dx > dy ? -1 : 1;
     /* Keep recording order otherwise (qsort is not stable). */
@@ -732,7 +735,9 @@ static void emit_thread(wctx *w, const act__thread *t, const tscan *sc)
                 uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
                 for (uint32_t i = 0; i < n && k < sc->events; i++)
                     if (is_event(c->recs[i].kind)) {
-                        idx[k] = (rpos){c, i, k};
+                        int64_t t1 = atomic_load_explicit(&((act__rec *)&c->recs[i])->t1,
+                                                          memory_order_relaxed);
+                        idx[k] = (rpos){c, i, k, t1 == ACT__OPEN ? INT64_MAX : t1};
                         k++;
                     }
             }
@@ -748,7 +753,7 @@ static void emit_thread(wctx *w, const act__thread *t, const tscan *sc)
         uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
         for (uint32_t i = 0; i < n; i++)
             if (is_event(c->recs[i].kind))
-                emit_at(w, (rpos){c, i, 0});
+                emit_at(w, (rpos){c, i, 0, 0});
     }
 }
 
@@ -993,15 +998,9 @@ static int cmp_sample(const void *a, const void *b)
  * on the same process, the plugin's gets its name appended ("memory
  * [host]") so that readers grouping counters by name and pid see two
  * tracks, not one whose keys change. */
-static char *track_name(const act_session *s, const act__series *head)
+static char *track_name(const act_session *s, const act__series *head, int clash)
 {
     const char *name = head->track[0] ? head->track : "(unnamed)";
-    int clash = 0;
-    for (size_t k = 0; k < s->nseries && !clash; k++) {
-        const act__series *e = s->series[k];
-        clash = e->device == head->device && e->source != head->source &&
-                strcmp(e->track, head->track) == 0;
-    }
     const char *src = clash && head->source && head->source < s->nsources
                           ? s->sources[head->source].name : NULL;
     size_t n = strlen(name) + (src ? strlen(src) + 3 : 0) + 1;
@@ -1009,6 +1008,81 @@ static char *track_name(const act_session *s, const act__series *head)
     if (buf)
         snprintf(buf, n, src ? "%s [%s]" : "%s", name, src);
     return buf;
+}
+
+#define NO_SERIES UINT32_MAX
+
+static uint64_t track_hash(const act__series *e)
+{
+    uint64_t h = 1469598103934665603u ^ ((uint64_t)e->source << 32 | e->device);
+    for (const char *p = e->track; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    return mix(h);
+}
+
+/* Group the @p ns series into tracks (same device, source and track name)
+ * in linear time: track_of[i] is the track's first series, next_of[i] the
+ * track's next series after i (ascending) or NO_SERIES. -1 when out of
+ * memory. */
+static int assign_tracks(const act_session *s, size_t ns, uint32_t *track_of,
+                         uint32_t *next_of, uint8_t *clash)
+{
+    size_t cap = 16;
+    while (cap < ns * 2)
+        cap *= 2;
+    uint32_t *slot = malloc(cap * sizeof *slot); /* a track's last series */
+    if (!slot)
+        return -1;
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t i = 0; i < ns; i++) {
+        const act__series *a = s->series[i];
+        size_t j = track_hash(a) & (cap - 1);
+        for (; slot[j] != NO_SERIES; j = (j + 1) & (cap - 1)) {
+            const act__series *b = s->series[slot[j]];
+            if (a->device == b->device && a->source == b->source && strcmp(a->track, b->track) == 0)
+                break;
+        }
+        next_of[i] = NO_SERIES;
+        if (slot[j] == NO_SERIES) {
+            track_of[i] = (uint32_t)i;
+        } else {
+            track_of[i] = track_of[slot[j]];
+            next_of[slot[j]] = (uint32_t)i;
+        }
+        slot[j] = (uint32_t)i;
+    }
+    /* clash[i]: another source has a track of the same name on the same
+     * device (see track_name), found through a second index that ignores
+     * the source: it keeps each name's first series, whose clash flag then
+     * stands for the name. */
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t i = 0; i < ns; i++) {
+        const act__series *a = s->series[i];
+        act__series key = *a;
+        key.source = 0;
+        size_t j = track_hash(&key) & (cap - 1);
+        for (; slot[j] != NO_SERIES; j = (j + 1) & (cap - 1)) {
+            const act__series *b = s->series[slot[j]];
+            if (a->device == b->device && strcmp(a->track, b->track) == 0)
+                break;
+        }
+        if (slot[j] == NO_SERIES)
+            slot[j] = (uint32_t)i;
+        else if (s->series[slot[j]]->source != a->source)
+            clash[slot[j]] = 1;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        const act__series *a = s->series[i];
+        act__series key = *a;
+        key.source = 0;
+        size_t j = track_hash(&key) & (cap - 1);
+        while (a->device != s->series[slot[j]]->device ||
+               strcmp(a->track, s->series[slot[j]]->track) != 0)
+            j = (j + 1) & (cap - 1);
+        clash[i] = clash[slot[j]];
+    }
+    free(slot);
+    return 0;
 }
 
 /* Every sample of a counter track carries the same set of series (the
@@ -1022,21 +1096,14 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
     if (!ns)
         return;
     uint32_t *track_of = calloc(ns, sizeof *track_of);
+    uint32_t *next_of = calloc(ns, sizeof *next_of);
+    uint8_t *clash = calloc(ns, 1);
     double *cur = calloc(ns, sizeof *cur);
     uint8_t *seen = calloc(ns, 1);
     csample *v = NULL;
-    if (!track_of || !cur || !seen)
+    if (!track_of || !next_of || !clash || !cur || !seen ||
+        assign_tracks(s, ns, track_of, next_of, clash) != 0)
         goto oom;
-    for (size_t i = 0; i < ns; i++) {
-        track_of[i] = (uint32_t)i;
-        for (size_t j = 0; j < i; j++) {
-            const act__series *a = s->series[i], *b = s->series[j];
-            if (a->device == b->device && a->source == b->source && strcmp(a->track, b->track) == 0) {
-                track_of[i] = track_of[j];
-                break;
-            }
-        }
-    }
     for (size_t k = 0; k < nthreads; k++) {
         for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
             uint32_t cnt = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
@@ -1076,7 +1143,7 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             seen[v[j].series] = 1;
         }
         const act__series *head = s->series[track];
-        char *tname = track_name(s, head);
+        char *tname = track_name(s, head, clash[track]);
         if (!tname)
             goto oom;
         int32_t pid = head->device == ACT__HOST_DEVICE ? w->pid : (int32_t)(DEVICE_PID_BASE + head->device);
@@ -1100,8 +1167,8 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
             put_ts(o, ",\"ts\":", 6, ts + w->to_rel_ns);
             lit(o, ",\"args\":{");
             int first = 1;
-            for (size_t k = 0; k < ns; k++) {
-                if (track_of[k] != track || !seen[k])
+            for (uint32_t k = track; k != NO_SERIES; k = next_of[k]) {
+                if (!seen[k])
                     continue;
                 if (!first)
                     act__out_char(o, ',');
@@ -1118,6 +1185,8 @@ static void emit_counters(wctx *w, act__thread **threads, size_t nthreads)
     }
     free(v);
     free(track_of);
+    free(next_of);
+    free(clash);
     free(cur);
     free(seen);
     return;
@@ -1125,6 +1194,8 @@ oom:
     w->oom = 1;
     free(v);
     free(track_of);
+    free(next_of);
+    free(clash);
     free(cur);
     free(seen);
 }
@@ -1341,9 +1412,12 @@ static void emit_footer(wctx *w, const uint64_t *recorded, const char *path)
         for (int k = 0; k < ACT__NTYPE_SLOTS; k++)
             by_type[k] += atomic_load_explicit(&t->dropped_type[k], memory_order_relaxed);
     }
+    /* Session-wide: not counted by type (see engine.h). */
+    by_reason[ACT__DROP_REENTRANT] = atomic_load(&s->dropped_reentrant);
+    dropped += by_reason[ACT__DROP_REENTRANT];
     static const char *const reasons[ACT__DROP_NREASONS] = {
         "buffer_full", "type_not_selected", "bad_type", "unbalanced",
-        "orphan_arg", "non_finite", "bad_times"};
+        "orphan_arg", "non_finite", "bad_times", "reentrant"};
     lit(o, ",\n\"actraceStats\":{\"recorded\":");
     put_u64(o, *recorded);
     lit(o, ",\"dropped\":");
@@ -1463,8 +1537,14 @@ int act__write_chrome(act_session *s, const char *path)
     w.unnamed.json = "\"(unnamed)\"";
     w.unnamed.len = 11;
 
-    /* Snapshot the thread list in attach order. */
+    /* The session lock is held for the whole write: devices, streams,
+     * counter series, sources and the thread list may still grow (a
+     * plugin's thread naming a stream, an app call in flight) and would be
+     * reallocated under the writer otherwise. Recording itself is not
+     * blocked but for a thread that needs a new chunk. Lock order: the
+     * session lock before the names locks (act__thread_name_lookup). */
     pthread_mutex_lock(&s->lock);
+    /* Snapshot the thread list in attach order. */
     size_t nthreads = 0;
     for (act__thread *t = s->threads; t; t = t->next)
         nthreads++;
@@ -1475,8 +1555,8 @@ int act__write_chrome(act_session *s, const char *path)
         for (act__thread *t = s->threads; t; t = t->next)
             threads[--i] = t;
     }
-    pthread_mutex_unlock(&s->lock);
     if (!threads || !scans) {
+        pthread_mutex_unlock(&s->lock);
         free(threads);
         free(scans);
         act__out_abort(&out);
@@ -1511,6 +1591,7 @@ int act__write_chrome(act_session *s, const char *path)
         emit_thread(&w, threads[i], &scans[i]);
     emit_counters(&w, threads, nthreads);
     emit_footer(&w, &recorded, path);
+    pthread_mutex_unlock(&s->lock);
 
     for (size_t i = 0; i < w.nnames; i++)
         free(w.names[i].json);
