@@ -1,0 +1,1577 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The nvtx plugin: NVTX v3 ranges, marks and thread names from unmodified
+ * programs. One shared object is two things at once:
+ *
+ *  - an actrace plugin (act_plugin_entry), loaded by libactrace at session
+ *    start. Its init points NVTX_INJECTION64_PATH at this very file
+ *    (dladdr) unless the program already has one (then it keeps it and
+ *    says so once), so that children inherit it too;
+ *  - the NVTX injection library (InitializeInjectionNvtx2). At a program's
+ *    first NVTX call, the header-only NVTX code dlopen()s that path, which
+ *    yields this already-loaded image, and calls InitializeInjectionNvtx2;
+ *    we fill NVTX's core and domain function tables with the callbacks
+ *    below. The image is shared, so the callbacks see the plugin's state.
+ *
+ * Memory model. NVTX's injection is process-wide, so its state is too
+ * (static, not per plugin instance). Each application thread owns an
+ * `nthread`: a stack of open push ranges and a chain of `block`s it
+ * appends finished or open events to. Only the owner writes a block;
+ * it publishes an event by a release store of block.n, and ends an open
+ * one by a release store of ev.end. flush(), after stop(), walks every
+ * thread's chain with acquire loads, so a thread still inside a callback
+ * while recording stops races with nothing it could corrupt: its event is
+ * either published (and read) or not (and lost, as it would be a moment
+ * later). Start/end ranges, which may end on another thread, live in one
+ * global chain under a mutex. Blocks are allocated one at a time (never
+ * per event), bounded by NVTX_MAX_BUFFER_MB, and never freed while the
+ * process lives: a late callback may still hold a pointer into one. The
+ * next session reuses them.
+ *
+ * Hot path (push/pop): one relaxed load of the "collecting" flag, one TLS
+ * load, two clock reads (host now_ns), a strlen+memcpy of the message into
+ * the block, a few stores. No lock, no atomic read-modify-write, no
+ * allocation, no formatting. Names are checked (UTF-8) and args built only
+ * in flush. See docs/nvtx.md for the mapping and its choices.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+#include <actrace/plugin.h>
+
+#define MAX_DEPTH 128          /* open push ranges recorded per thread */
+#define EV_PER_BLOCK 2048      /* events per block */
+#define ARENA_BYTES (96 << 10) /* name bytes per block */
+#define NAME_MAX_BYTES 4096u   /* longer messages are truncated */
+#define MAX_DOMAINS 65535u
+#define MAX_LANES 256u         /* tracks for overlapping start/end ranges */
+#define RANGE_TID_BASE 0x40000000u /* above any Linux tid (pid_max <= 2^22) */
+#define BATCH 1024u
+#define MAX_ARGS 6u
+#define OPEN_END INT64_MIN
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- events ----------------------------------------------------------- */
+
+enum { EV_PUSH = 1, EV_MARK = 2, EV_RANGE = 3 };
+enum { F_NAME_NULL = 1, F_HAS_COLOR = 2, F_NAME_REG = 4 };
+
+/* One recorded NVTX event: 64 bytes. */
+typedef struct ev {
+    int64_t start;
+    _Atomic int64_t end;  /* OPEN_END until ended */
+    const char *reg;      /* registered string's UTF-8, or NULL: arena */
+    uint64_t payload;     /* raw bits, see payload_type */
+    uint32_t name_off;    /* in the block's arena */
+    uint32_t name_len;
+    uint32_t category;    /* 0: none */
+    uint32_t color;       /* ARGB, if F_HAS_COLOR */
+    uint32_t tid;         /* start/end ranges: thread that started it */
+    _Atomic uint32_t tid_end; /* ... and the one that ended it */
+    uint16_t domain;      /* 0: default domain */
+    uint8_t kind;         /* EV_* */
+    uint8_t flags;        /* F_* */
+    int8_t payload_type;  /* NVTX_PAYLOAD_TYPE_*, 0: none */
+    uint8_t pad[3];
+} ev;
+
+typedef struct block {
+    _Atomic(struct block *) next;
+    _Atomic uint32_t n; /* published events */
+    uint32_t arena_used;
+    ev evs[EV_PER_BLOCK];
+    char arena[ARENA_BYTES];
+} block;
+
+/* Per application thread (or the global start/end range chain). */
+typedef struct nthread {
+    struct nthread *next_thread; /* global list, under g_lock */
+    uint32_t tid;
+    uint32_t gen;  /* session generation this state belongs to */
+    block *head;   /* first block (never changes once set) */
+    block *cur;    /* block being filled */
+    int depth;     /* open push ranges, including unrecorded ones */
+    ev *stack[MAX_DEPTH];
+    uint16_t stack_dom[MAX_DEPTH];
+    /* Counted by the owner, summed by flush (read racily there: a count
+     * that is a moment late is acceptable for statistics). */
+    uint64_t bad_pops, domain_pops, too_deep, null_strings, truncated,
+        dropped, bad_attrs;
+} nthread;
+
+/* Domains, registered strings and category names: rare calls, kept for
+ * the process's life (events refer to them by index or pointer). */
+typedef struct domain_rec {
+    uint32_t magic;
+    uint16_t index;
+    char *name; /* UTF-8, sanitised at flush */
+} domain_rec;
+
+#define DOMAIN_MAGIC 0x4e56444du /* "NVDM" */
+#define STRING_MAGIC 0x4e565352u /* "NVSR" */
+
+typedef struct string_rec {
+    uint32_t magic;
+    uint32_t len;
+    char *utf8;
+} string_rec;
+
+typedef struct name_rec {
+    uint32_t key_a; /* domain index, or OS thread id */
+    uint32_t key_b; /* category id */
+    char *name;
+} name_rec;
+
+/* ---- global state ------------------------------------------------------- */
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_on;       /* a session is collecting */
+static _Atomic uint32_t g_gen; /* bumped at each start */
+static _Atomic int g_armed;    /* a plugin instance initialised here */
+static int64_t (*g_now_fn)(act_plugin_ctx *);
+static act_plugin_ctx *g_now_ctx;
+static const act_plugin_host *g_host; /* while an instance lives */
+static _Atomic uint64_t g_bytes;      /* block bytes allocated */
+static uint64_t g_max_bytes = 256ull << 20;
+
+static nthread *g_threads; /* under g_lock */
+static nthread g_ranges;   /* start/end ranges, under g_lock */
+static ev **g_range_index; /* range id - 1 -> event, under g_lock */
+static size_t g_nranges, g_cap_ranges;
+
+static domain_rec **g_domains; /* [0] unused: default domain */
+static uint32_t g_ndomains = 1, g_cap_domains;
+static name_rec *g_catnames, *g_threadnames;
+static size_t g_ncat, g_capcat, g_nthn, g_capthn;
+
+static _Atomic uint64_t g_bad_ends, g_registered, g_bad_handles,
+    g_null_global, g_injected;
+static _Atomic int g_kept_logged;
+static int g_kept;             /* NVTX_INJECTION64_PATH was someone else's */
+static char g_kept_path[512];
+
+static __thread nthread *tl;
+
+static inline int64_t now(void)
+{
+    return g_now_fn(g_now_ctx);
+}
+
+static uint32_t gettid_u32(void)
+{
+    return (uint32_t)syscall(SYS_gettid);
+}
+
+/* ---- blocks and per-thread state ---------------------------------------- */
+
+static block *block_new(void)
+{
+    uint64_t was = atomic_fetch_add(&g_bytes, sizeof(block));
+    if (was + sizeof(block) > g_max_bytes) {
+        atomic_fetch_sub(&g_bytes, sizeof(block));
+        return NULL;
+    }
+    block *b = malloc(sizeof *b);
+    if (!b) {
+        atomic_fetch_sub(&g_bytes, sizeof(block));
+        return NULL;
+    }
+    atomic_init(&b->next, NULL);
+    atomic_init(&b->n, 0);
+    b->arena_used = 0;
+    return b;
+}
+
+/* Rewinds a thread's chain for a new session; blocks are kept. */
+static void thread_reset(nthread *t, uint32_t gen)
+{
+    for (block *b = t->head; b; b = atomic_load(&b->next)) {
+        atomic_store_explicit(&b->n, 0, memory_order_release);
+        b->arena_used = 0;
+    }
+    t->cur = t->head;
+    t->depth = 0;
+    t->bad_pops = t->domain_pops = t->too_deep = t->null_strings = 0;
+    t->truncated = t->dropped = t->bad_attrs = 0;
+    t->gen = gen;
+}
+
+static __attribute__((noinline)) nthread *thread_slow(void)
+{
+    uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    nthread *t = tl;
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t)
+            return NULL;
+        t->tid = gettid_u32();
+        t->gen = gen;
+        pthread_mutex_lock(&g_lock);
+        t->next_thread = g_threads;
+        g_threads = t;
+        pthread_mutex_unlock(&g_lock);
+        tl = t;
+        return t;
+    }
+    thread_reset(t, gen);
+    return t;
+}
+
+static inline nthread *me(void)
+{
+    nthread *t = tl;
+    if (LIKELY(t && t->gen == atomic_load_explicit(&g_gen,
+                                                   memory_order_relaxed)))
+        return t;
+    return thread_slow();
+}
+
+/* A fresh event with @p name_bytes of arena reserved (*arena receives
+ * where), or NULL when the buffer budget is spent (counted). The caller
+ * fills it and calls publish(). */
+static ev *ev_new(nthread *t, uint32_t name_bytes, char **arena)
+{
+    block *b = t->cur;
+    if (UNLIKELY(!b || atomic_load_explicit(&b->n, memory_order_relaxed) ==
+                           EV_PER_BLOCK ||
+                 ARENA_BYTES - b->arena_used < name_bytes)) {
+        block *nb = b ? atomic_load_explicit(&b->next, memory_order_relaxed)
+                      : NULL;
+        if (nb) { /* reused from an earlier session */
+            atomic_store_explicit(&nb->n, 0, memory_order_relaxed);
+            nb->arena_used = 0;
+        } else {
+            nb = block_new();
+            if (!nb) {
+                t->dropped++;
+                return NULL;
+            }
+            if (b)
+                atomic_store_explicit(&b->next, nb, memory_order_release);
+            else
+                t->head = nb;
+        }
+        t->cur = b = nb;
+    }
+    uint32_t i = atomic_load_explicit(&b->n, memory_order_relaxed);
+    ev *e = &b->evs[i];
+    e->name_off = b->arena_used;
+    *arena = b->arena + b->arena_used;
+    b->arena_used += name_bytes;
+    return e;
+}
+
+static inline void publish(nthread *t)
+{
+    block *b = t->cur;
+    uint32_t i = atomic_load_explicit(&b->n, memory_order_relaxed);
+    atomic_store_explicit(&b->n, i + 1, memory_order_release);
+}
+
+/* ---- messages ----------------------------------------------------------- */
+
+/* Encodes one code point; invalid ones become U+FFFD. Returns bytes. */
+static int utf8_put(char *p, uint32_t c)
+{
+    if (c >= 0xd800 && c <= 0xdfff)
+        c = 0xfffd;
+    if (c > 0x10ffff)
+        c = 0xfffd;
+    if (c < 0x80) {
+        p[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        p[0] = (char)(0xc0 | (c >> 6));
+        p[1] = (char)(0x80 | (c & 0x3f));
+        return 2;
+    }
+    if (c < 0x10000) {
+        p[0] = (char)(0xe0 | (c >> 12));
+        p[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+        p[2] = (char)(0x80 | (c & 0x3f));
+        return 3;
+    }
+    p[0] = (char)(0xf0 | (c >> 18));
+    p[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+    p[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+    p[3] = (char)(0x80 | (c & 0x3f));
+    return 4;
+}
+
+/* The message an event carries, before any copy: bytes (A), wide (W) or
+ * a registered handle. */
+typedef struct nmsg {
+    const char *a;
+    const wchar_t *w;
+    const string_rec *reg;
+    int null;
+} nmsg;
+
+/* Fills a new event's name from @p m; returns the event or NULL. */
+static ev *ev_with_name(nthread *t, const nmsg *m)
+{
+    char *dst;
+    ev *e;
+    if (m->a) {
+        size_t n = strlen(m->a);
+        if (UNLIKELY(n > NAME_MAX_BYTES)) {
+            n = NAME_MAX_BYTES;
+            t->truncated++;
+        }
+        e = ev_new(t, (uint32_t)n, &dst);
+        if (UNLIKELY(!e))
+            return NULL;
+        memcpy(dst, m->a, n);
+        e->name_len = (uint32_t)n;
+        e->reg = NULL;
+        e->flags = 0;
+        return e;
+    }
+    if (m->w) {
+        size_t n = wcslen(m->w);
+        if (n > NAME_MAX_BYTES / 4) {
+            n = NAME_MAX_BYTES / 4;
+            t->truncated++;
+        }
+        e = ev_new(t, (uint32_t)(4 * n), &dst);
+        if (!e)
+            return NULL;
+        uint32_t len = 0;
+        for (size_t i = 0; i < n; i++)
+            len += (uint32_t)utf8_put(dst + len, (uint32_t)m->w[i]);
+        /* Give back what the conversion did not use. */
+        t->cur->arena_used -= (uint32_t)(4 * n) - len;
+        e->name_len = len;
+        e->reg = NULL;
+        e->flags = 0;
+        return e;
+    }
+    e = ev_new(t, 0, &dst);
+    if (!e)
+        return NULL;
+    e->name_len = 0;
+    e->reg = NULL;
+    e->flags = 0;
+    if (m->reg) {
+        e->reg = m->reg->utf8;
+        e->name_len = m->reg->len;
+        e->flags = F_NAME_REG;
+    } else {
+        e->flags = F_NAME_NULL;
+        t->null_strings++;
+    }
+    return e;
+}
+
+static const string_rec *check_string(nvtxStringHandle_t h)
+{
+    const string_rec *s = (const string_rec *)(const void *)h;
+    if (!s || s->magic != STRING_MAGIC) {
+        atomic_fetch_add_explicit(&g_bad_handles, 1, memory_order_relaxed);
+        return NULL;
+    }
+    return s;
+}
+
+static uint16_t domain_index(nvtxDomainHandle_t h)
+{
+    const domain_rec *d = (const domain_rec *)(const void *)h;
+    if (!d)
+        return 0;
+    if (d->magic != DOMAIN_MAGIC) {
+        atomic_fetch_add_explicit(&g_bad_handles, 1, memory_order_relaxed);
+        return 0;
+    }
+    return d->index;
+}
+
+/* Reads an event attribute struct into a message and the event's extra
+ * fields. Returns 0 if it is unusable (counted by the caller). */
+typedef struct attrs {
+    nmsg m;
+    uint32_t category, color;
+    int has_color;
+    int8_t payload_type;
+    uint64_t payload;
+} attrs;
+
+static int read_attrs(const nvtxEventAttributes_t *a, attrs *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!a || a->size < sizeof(nvtxEventAttributes_t)) {
+        out->m.null = 1;
+        return 0;
+    }
+    out->category = a->category;
+    if (a->colorType == NVTX_COLOR_ARGB) {
+        out->has_color = 1;
+        out->color = a->color;
+    }
+    switch (a->payloadType) {
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+    case NVTX_PAYLOAD_TYPE_INT64:
+    case NVTX_PAYLOAD_TYPE_DOUBLE:
+        out->payload_type = (int8_t)a->payloadType;
+        memcpy(&out->payload, &a->payload, 8);
+        break;
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+        out->payload_type = (int8_t)a->payloadType;
+        out->payload = a->payload.uiValue;
+        break;
+    case NVTX_PAYLOAD_TYPE_INT32:
+        out->payload_type = (int8_t)a->payloadType;
+        out->payload = (uint64_t)(int64_t)a->payload.iValue;
+        break;
+    case NVTX_PAYLOAD_TYPE_FLOAT: {
+        double d = a->payload.fValue;
+        out->payload_type = NVTX_PAYLOAD_TYPE_DOUBLE;
+        memcpy(&out->payload, &d, 8);
+        break;
+    }
+    default: /* unknown or extended payloads are not recorded */
+        break;
+    }
+    switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+        out->m.a = a->message.ascii;
+        break;
+    case NVTX_MESSAGE_TYPE_UNICODE:
+        out->m.w = a->message.unicode;
+        break;
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+        out->m.reg = check_string(a->message.registered);
+        break;
+    default:
+        break;
+    }
+    out->m.null = !out->m.a && !out->m.w && !out->m.reg;
+    return 1;
+}
+
+static void apply_attrs(ev *e, const attrs *x)
+{
+    e->category = x->category;
+    e->color = x->color;
+    if (x->has_color)
+        e->flags |= F_HAS_COLOR;
+    e->payload_type = x->payload_type;
+    e->payload = x->payload;
+}
+
+/* ---- push / pop --------------------------------------------------------- */
+
+static inline int push_msg(const nmsg *m, const attrs *x, uint16_t dom)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return -1;
+    nthread *t = me();
+    if (UNLIKELY(!t))
+        return -1;
+    int level = t->depth;
+    ev *e = NULL;
+    if (LIKELY(level < MAX_DEPTH)) {
+        e = ev_with_name(t, m);
+        if (LIKELY(e)) {
+            e->kind = EV_PUSH;
+            e->domain = dom;
+            if (x)
+                apply_attrs(e, x);
+            else
+                e->category = 0, e->payload_type = 0;
+            atomic_store_explicit(&e->end, OPEN_END, memory_order_relaxed);
+            e->start = now();
+            publish(t);
+        }
+        t->stack[level] = e;
+        t->stack_dom[level] = dom;
+    } else {
+        t->too_deep++;
+    }
+    t->depth = level + 1;
+    return level;
+}
+
+static inline int pop_dom(uint16_t dom)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return -1;
+    int64_t ts = now();
+    nthread *t = me();
+    if (UNLIKELY(!t))
+        return -1;
+    int top = t->depth - 1;
+    if (UNLIKELY(top < 0)) {
+        t->bad_pops++;
+        return -1;
+    }
+    if (LIKELY(top < MAX_DEPTH)) {
+        int i = top;
+        while (i >= 0 && t->stack_dom[i] != dom)
+            i--;
+        if (UNLIKELY(i < 0)) {
+            t->bad_pops++;
+            return -1;
+        }
+        ev *e = t->stack[i];
+        if (LIKELY(e))
+            atomic_store_explicit(&e->end, ts, memory_order_release);
+        if (UNLIKELY(i != top)) {
+            /* Another domain's range was open above it: close this one
+             * and keep the others open (domains have their own stacks). */
+            t->domain_pops++;
+            memmove(&t->stack[i], &t->stack[i + 1],
+                    (size_t)(top - i) * sizeof t->stack[0]);
+            memmove(&t->stack_dom[i], &t->stack_dom[i + 1],
+                    (size_t)(top - i) * sizeof t->stack_dom[0]);
+        }
+    }
+    t->depth = top;
+    return top;
+}
+
+static int NVTX_API cb_push_a(const char *s)
+{
+    nmsg m = {s, NULL, NULL, s == NULL};
+    return push_msg(&m, NULL, 0);
+}
+
+static int NVTX_API cb_push_w(const wchar_t *s)
+{
+    nmsg m = {NULL, s, NULL, s == NULL};
+    return push_msg(&m, NULL, 0);
+}
+
+static void count_bad_attr(void)
+{
+    nthread *t = me();
+    if (t)
+        t->bad_attrs++;
+}
+
+static int NVTX_API cb_push_ex(const nvtxEventAttributes_t *a)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return -1;
+    attrs x;
+    if (!read_attrs(a, &x))
+        count_bad_attr();
+    return push_msg(&x.m, &x, 0);
+}
+
+static int NVTX_API cb_pop(void)
+{
+    return pop_dom(0);
+}
+
+static int NVTX_API cb_dom_push_ex(nvtxDomainHandle_t d,
+                                   const nvtxEventAttributes_t *a)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return -1;
+    attrs x;
+    if (!read_attrs(a, &x))
+        count_bad_attr();
+    return push_msg(&x.m, &x, domain_index(d));
+}
+
+static int NVTX_API cb_dom_pop(nvtxDomainHandle_t d)
+{
+    return pop_dom(domain_index(d));
+}
+
+/* ---- marks ---------------------------------------------------------------- */
+
+static void mark_msg(const nmsg *m, const attrs *x, uint16_t dom)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return;
+    nthread *t = me();
+    if (!t)
+        return;
+    ev *e = ev_with_name(t, m);
+    if (!e)
+        return;
+    e->kind = EV_MARK;
+    e->domain = dom;
+    if (x)
+        apply_attrs(e, x);
+    else
+        e->category = 0, e->payload_type = 0;
+    e->start = now();
+    atomic_store_explicit(&e->end, e->start, memory_order_relaxed);
+    publish(t);
+}
+
+static void NVTX_API cb_mark_a(const char *s)
+{
+    nmsg m = {s, NULL, NULL, s == NULL};
+    mark_msg(&m, NULL, 0);
+}
+
+static void NVTX_API cb_mark_w(const wchar_t *s)
+{
+    nmsg m = {NULL, s, NULL, s == NULL};
+    mark_msg(&m, NULL, 0);
+}
+
+static void NVTX_API cb_mark_ex(const nvtxEventAttributes_t *a)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return;
+    attrs x;
+    if (!read_attrs(a, &x))
+        count_bad_attr();
+    mark_msg(&x.m, &x, 0);
+}
+
+static void NVTX_API cb_dom_mark_ex(nvtxDomainHandle_t d,
+                                    const nvtxEventAttributes_t *a)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return;
+    attrs x;
+    if (!read_attrs(a, &x))
+        count_bad_attr();
+    mark_msg(&x.m, &x, domain_index(d));
+}
+
+/* ---- start / end ranges ----------------------------------------------------- */
+
+/* Range ids carry the session generation in the top bits so that an id
+ * from an earlier session never ends a range of this one. */
+#define ID_GEN_SHIFT 40
+
+static nvtxRangeId_t range_start(const nmsg *m, const attrs *x, uint16_t dom)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return 0;
+    uint32_t tid = gettid_u32();
+    nvtxRangeId_t id = 0;
+    pthread_mutex_lock(&g_lock);
+    uint32_t gen = atomic_load(&g_gen);
+    if (g_ranges.gen != gen) {
+        thread_reset(&g_ranges, gen);
+        g_nranges = 0;
+    }
+    if (g_nranges == g_cap_ranges) {
+        size_t ncap = g_cap_ranges ? 2 * g_cap_ranges : 1024;
+        ev **ni = realloc(g_range_index, ncap * sizeof *ni);
+        if (!ni) {
+            g_ranges.dropped++;
+            goto out;
+        }
+        g_range_index = ni;
+        g_cap_ranges = ncap;
+    }
+    ev *e = ev_with_name(&g_ranges, m);
+    if (!e)
+        goto out;
+    e->kind = EV_RANGE;
+    e->domain = dom;
+    if (x)
+        apply_attrs(e, x);
+    else
+        e->category = 0, e->payload_type = 0;
+    e->tid = tid;
+    atomic_store_explicit(&e->tid_end, 0, memory_order_relaxed);
+    atomic_store_explicit(&e->end, OPEN_END, memory_order_relaxed);
+    e->start = now();
+    publish(&g_ranges);
+    g_range_index[g_nranges++] = e;
+    id = ((nvtxRangeId_t)(gen & 0xffffffu) << ID_GEN_SHIFT) | g_nranges;
+out:
+    pthread_mutex_unlock(&g_lock);
+    return id;
+}
+
+static void range_end(nvtxRangeId_t id)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return;
+    int64_t ts = now();
+    uint32_t tid = gettid_u32();
+    uint64_t idx = id & ((1ull << ID_GEN_SHIFT) - 1);
+    uint32_t gen = (uint32_t)(id >> ID_GEN_SHIFT);
+    int bad = 1;
+    pthread_mutex_lock(&g_lock);
+    if (idx >= 1 && idx <= g_nranges &&
+        gen == (atomic_load(&g_gen) & 0xffffffu)) {
+        ev *e = g_range_index[idx - 1];
+        if (atomic_load_explicit(&e->end, memory_order_relaxed) == OPEN_END) {
+            atomic_store_explicit(&e->tid_end, tid, memory_order_relaxed);
+            atomic_store_explicit(&e->end, ts, memory_order_release);
+            bad = 0;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (bad)
+        atomic_fetch_add_explicit(&g_bad_ends, 1, memory_order_relaxed);
+}
+
+static nvtxRangeId_t NVTX_API cb_start_a(const char *s)
+{
+    nmsg m = {s, NULL, NULL, s == NULL};
+    return range_start(&m, NULL, 0);
+}
+
+static nvtxRangeId_t NVTX_API cb_start_w(const wchar_t *s)
+{
+    nmsg m = {NULL, s, NULL, s == NULL};
+    return range_start(&m, NULL, 0);
+}
+
+static nvtxRangeId_t NVTX_API cb_start_ex(const nvtxEventAttributes_t *a)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return 0;
+    attrs x;
+    if (!read_attrs(a, &x))
+        count_bad_attr();
+    return range_start(&x.m, &x, 0);
+}
+
+static nvtxRangeId_t NVTX_API cb_dom_start_ex(nvtxDomainHandle_t d,
+                                             const nvtxEventAttributes_t *a)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return 0;
+    attrs x;
+    if (!read_attrs(a, &x))
+        count_bad_attr();
+    return range_start(&x.m, &x, domain_index(d));
+}
+
+static void NVTX_API cb_end(nvtxRangeId_t id)
+{
+    range_end(id);
+}
+
+static void NVTX_API cb_dom_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+    (void)d; /* ids are unique across domains */
+    range_end(id);
+}
+
+/* ---- names: domains, strings, categories, threads ----------------------- */
+
+/* A NUL-terminated UTF-8 copy of an A or W string (malloc), or NULL. */
+static char *dup_msg(const char *a, const wchar_t *w)
+{
+    if (a) {
+        size_t n = strnlen(a, NAME_MAX_BYTES);
+        char *p = malloc(n + 1);
+        if (p) {
+            memcpy(p, a, n);
+            p[n] = '\0';
+        }
+        return p;
+    }
+    if (w) {
+        size_t n = wcslen(w);
+        if (n > NAME_MAX_BYTES / 4)
+            n = NAME_MAX_BYTES / 4;
+        char *p = malloc(4 * n + 1);
+        if (!p)
+            return NULL;
+        size_t len = 0;
+        for (size_t i = 0; i < n; i++)
+            len += (size_t)utf8_put(p + len, (uint32_t)w[i]);
+        p[len] = '\0';
+        return p;
+    }
+    return NULL;
+}
+
+static nvtxDomainHandle_t domain_create(const char *a, const wchar_t *w)
+{
+    /* Domains are created before or while recording: keep them either
+     * way (a domain made before start is used during it). */
+    if (!atomic_load(&g_armed))
+        return NULL;
+    char *name = dup_msg(a, w);
+    if (!name) {
+        atomic_fetch_add(&g_null_global, 1);
+        name = strdup("(null)");
+        if (!name)
+            return NULL;
+    }
+    domain_rec *d = NULL;
+    pthread_mutex_lock(&g_lock);
+    /* The same name again: the same handle (NVTX allows either). */
+    for (uint32_t i = 1; i < g_ndomains; i++)
+        if (strcmp(g_domains[i]->name, name) == 0) {
+            d = g_domains[i];
+            break;
+        }
+    if (!d && g_ndomains < MAX_DOMAINS) {
+        if (g_ndomains >= g_cap_domains) {
+            uint32_t ncap = g_cap_domains ? 2 * g_cap_domains : 16;
+            domain_rec **nd = realloc(g_domains, ncap * sizeof *nd);
+            if (nd) {
+                g_domains = nd;
+                g_cap_domains = ncap;
+            }
+        }
+        if (g_ndomains < g_cap_domains && (d = malloc(sizeof *d)) != NULL) {
+            d->magic = DOMAIN_MAGIC;
+            d->index = (uint16_t)g_ndomains;
+            d->name = name;
+            name = NULL;
+            g_domains[g_ndomains++] = d;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    free(name);
+    return (nvtxDomainHandle_t)(void *)d;
+}
+
+static nvtxDomainHandle_t NVTX_API cb_domain_create_a(const char *s)
+{
+    return domain_create(s, NULL);
+}
+
+static nvtxDomainHandle_t NVTX_API cb_domain_create_w(const wchar_t *s)
+{
+    return domain_create(NULL, s);
+}
+
+/* Domains stay valid for the process's life: recorded events name them,
+ * and NVTX lets a program keep using a handle it should not. */
+static void NVTX_API cb_domain_destroy(nvtxDomainHandle_t d)
+{
+    (void)d;
+}
+
+static nvtxStringHandle_t register_string(nvtxDomainHandle_t d,
+                                          const char *a, const wchar_t *w)
+{
+    (void)domain_index(d);
+    if (!atomic_load(&g_armed))
+        return NULL;
+    char *p = dup_msg(a, w);
+    if (!p) {
+        atomic_fetch_add(&g_null_global, 1);
+        return NULL;
+    }
+    string_rec *s = malloc(sizeof *s);
+    if (!s) {
+        free(p);
+        return NULL;
+    }
+    s->magic = STRING_MAGIC;
+    s->len = (uint32_t)strlen(p);
+    s->utf8 = p;
+    atomic_fetch_add(&g_registered, 1);
+    return (nvtxStringHandle_t)(void *)s;
+}
+
+static nvtxStringHandle_t NVTX_API cb_register_a(nvtxDomainHandle_t d,
+                                                 const char *s)
+{
+    return register_string(d, s, NULL);
+}
+
+static nvtxStringHandle_t NVTX_API cb_register_w(nvtxDomainHandle_t d,
+                                                 const wchar_t *s)
+{
+    return register_string(d, NULL, s);
+}
+
+/* Sets (a, b) -> name in a small table under g_lock (latest wins). */
+static void name_set(name_rec **tab, size_t *n, size_t *cap, uint32_t a,
+                     uint32_t b, const char *s8, const wchar_t *sw)
+{
+    if (!atomic_load(&g_armed))
+        return;
+    char *name = dup_msg(s8, sw);
+    if (!name) {
+        atomic_fetch_add(&g_null_global, 1);
+        return;
+    }
+    pthread_mutex_lock(&g_lock);
+    for (size_t i = 0; i < *n; i++)
+        if ((*tab)[i].key_a == a && (*tab)[i].key_b == b) {
+            /* The old name may be read by a flush running now: keep it
+             * allocated (renames are rare). */
+            (*tab)[i].name = name;
+            name = NULL;
+            break;
+        }
+    if (name) {
+        if (*n == *cap) {
+            size_t ncap = *cap ? 2 * *cap : 16;
+            name_rec *nt = realloc(*tab, ncap * sizeof *nt);
+            if (nt) {
+                *tab = nt;
+                *cap = ncap;
+            }
+        }
+        if (*n < *cap) {
+            (*tab)[*n].key_a = a;
+            (*tab)[*n].key_b = b;
+            (*tab)[*n].name = name;
+            ++*n;
+            name = NULL;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    free(name);
+}
+
+static void NVTX_API cb_name_category_a(uint32_t c, const char *s)
+{
+    name_set(&g_catnames, &g_ncat, &g_capcat, 0, c, s, NULL);
+}
+
+static void NVTX_API cb_name_category_w(uint32_t c, const wchar_t *s)
+{
+    name_set(&g_catnames, &g_ncat, &g_capcat, 0, c, NULL, s);
+}
+
+static void NVTX_API cb_dom_name_category_a(nvtxDomainHandle_t d, uint32_t c,
+                                            const char *s)
+{
+    name_set(&g_catnames, &g_ncat, &g_capcat, domain_index(d), c, s, NULL);
+}
+
+static void NVTX_API cb_dom_name_category_w(nvtxDomainHandle_t d, uint32_t c,
+                                            const wchar_t *s)
+{
+    name_set(&g_catnames, &g_ncat, &g_capcat, domain_index(d), c, NULL, s);
+}
+
+static void NVTX_API cb_name_thread_a(uint32_t tid, const char *s)
+{
+    name_set(&g_threadnames, &g_nthn, &g_capthn, tid, 0, s, NULL);
+}
+
+static void NVTX_API cb_name_thread_w(uint32_t tid, const wchar_t *s)
+{
+    name_set(&g_threadnames, &g_nthn, &g_capthn, tid, 0, NULL, s);
+}
+
+/* ---- the injection entry point ------------------------------------------- */
+
+typedef struct slot {
+    unsigned id;
+    NvtxFunctionPointer fn;
+} slot;
+
+#define FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+
+static int fill_module(const NvtxExportTableCallbacks *cb,
+                       NvtxCallbackModule module, const slot *slots,
+                       size_t n)
+{
+    NvtxFunctionTable table = NULL;
+    unsigned int size = 0;
+    if (!cb->GetModuleFunctionTable(module, &table, &size) || !table)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (slots[i].id <= size && table[slots[i].id])
+            *table[slots[i].id] = slots[i].fn;
+    return 1;
+}
+
+/**
+ * Called by NVTX (in each module of the program that uses it) at its first
+ * NVTX call. Declines (returns 0, NVTX then turns every call into a no-op)
+ * when no actrace session loaded this plugin in this process: a child that
+ * inherited NVTX_INJECTION64_PATH without recording, for instance.
+ */
+ACT_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
+ACT_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
+{
+    if (!get || !atomic_load(&g_armed))
+        return 0;
+    const NvtxExportTableCallbacks *cb =
+        (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
+    if (!cb || cb->struct_size < sizeof *cb || !cb->GetModuleFunctionTable)
+        return 0;
+    static const slot core[] = {
+        {NVTX_CBID_CORE_MarkEx, FN(cb_mark_ex)},
+        {NVTX_CBID_CORE_MarkA, FN(cb_mark_a)},
+        {NVTX_CBID_CORE_MarkW, FN(cb_mark_w)},
+        {NVTX_CBID_CORE_RangeStartEx, FN(cb_start_ex)},
+        {NVTX_CBID_CORE_RangeStartA, FN(cb_start_a)},
+        {NVTX_CBID_CORE_RangeStartW, FN(cb_start_w)},
+        {NVTX_CBID_CORE_RangeEnd, FN(cb_end)},
+        {NVTX_CBID_CORE_RangePushEx, FN(cb_push_ex)},
+        {NVTX_CBID_CORE_RangePushA, FN(cb_push_a)},
+        {NVTX_CBID_CORE_RangePushW, FN(cb_push_w)},
+        {NVTX_CBID_CORE_RangePop, FN(cb_pop)},
+        {NVTX_CBID_CORE_NameCategoryA, FN(cb_name_category_a)},
+        {NVTX_CBID_CORE_NameCategoryW, FN(cb_name_category_w)},
+        {NVTX_CBID_CORE_NameOsThreadA, FN(cb_name_thread_a)},
+        {NVTX_CBID_CORE_NameOsThreadW, FN(cb_name_thread_w)},
+    };
+    static const slot core2[] = {
+        {NVTX_CBID_CORE2_DomainMarkEx, FN(cb_dom_mark_ex)},
+        {NVTX_CBID_CORE2_DomainRangeStartEx, FN(cb_dom_start_ex)},
+        {NVTX_CBID_CORE2_DomainRangeEnd, FN(cb_dom_end)},
+        {NVTX_CBID_CORE2_DomainRangePushEx, FN(cb_dom_push_ex)},
+        {NVTX_CBID_CORE2_DomainRangePop, FN(cb_dom_pop)},
+        {NVTX_CBID_CORE2_DomainNameCategoryA, FN(cb_dom_name_category_a)},
+        {NVTX_CBID_CORE2_DomainNameCategoryW, FN(cb_dom_name_category_w)},
+        {NVTX_CBID_CORE2_DomainRegisterStringA, FN(cb_register_a)},
+        {NVTX_CBID_CORE2_DomainRegisterStringW, FN(cb_register_w)},
+        {NVTX_CBID_CORE2_DomainCreateA, FN(cb_domain_create_a)},
+        {NVTX_CBID_CORE2_DomainCreateW, FN(cb_domain_create_w)},
+        {NVTX_CBID_CORE2_DomainDestroy, FN(cb_domain_destroy)},
+    };
+    if (!fill_module(cb, NVTX_CB_MODULE_CORE, core,
+                     sizeof core / sizeof core[0]))
+        return 0;
+    fill_module(cb, NVTX_CB_MODULE_CORE2, core2,
+                sizeof core2 / sizeof core2[0]);
+    atomic_fetch_add(&g_injected, 1);
+    return 1;
+}
+
+/* ---- flush: events to records -------------------------------------------- */
+
+/* Valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF)? */
+static int utf8_ok(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k;
+        uint32_t cp;
+        if (c >= 0xc2 && c <= 0xdf) {
+            k = 1;
+            cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            k = 2;
+            cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            k = 3;
+            cp = c & 0x07;
+        } else {
+            return 0;
+        }
+        if (i + k >= n)
+            return 0;
+        for (size_t j = 1; j <= k; j++) {
+            if (i + j >= n || (s[i + j] & 0xc0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (s[i + j] & 0x3f);
+        }
+        if ((k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
+            (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+            return 0;
+        i += k + 1;
+    }
+    return 1;
+}
+
+/* Copies @p s to @p out replacing each invalid byte by U+FFFD; returns
+ * the length written (out holds at least 3 * n bytes). */
+static size_t utf8_fix(const unsigned char *s, size_t n, char *out)
+{
+    size_t o = 0, i = 0;
+    while (i < n) {
+        size_t k = 1;
+        unsigned c = s[i];
+        if (c < 0x80) {
+            out[o++] = (char)c;
+            i++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf)
+            k = 2;
+        else if (c >= 0xe0 && c <= 0xef)
+            k = 3;
+        else if (c >= 0xf0 && c <= 0xf4)
+            k = 4;
+        else
+            k = 0;
+        if (k && i + k <= n && utf8_ok(s + i, k)) {
+            memcpy(out + o, s + i, k);
+            o += k;
+            i += k;
+        } else {
+            o += (size_t)utf8_put(out + o, 0xfffd);
+            i++;
+        }
+    }
+    return o;
+}
+
+typedef struct flusher {
+    const act_plugin_host *h;
+    act_plugin_record recs[BATCH];
+    act_plugin_arg args[BATCH][MAX_ARGS];
+    char colors[BATCH][8];
+    char *scratch; /* fixed names, 3 * NAME_MAX_BYTES per record */
+    size_t nrec;
+    uint64_t spans, marks, ranges, open_at_stop, bad_utf8, emitted_kept;
+} flusher;
+
+static void fl_emit(flusher *f)
+{
+    if (f->nrec) {
+        int32_t k = f->h->emit(f->h->ctx, f->recs, (uint32_t)f->nrec);
+        if (k > 0)
+            f->emitted_kept += (uint64_t)k;
+    }
+    f->nrec = 0;
+}
+
+static act_plugin_arg *arg_at(flusher *f, act_plugin_record *r,
+                              const char *key)
+{
+    act_plugin_arg *a = &f->args[f->nrec][r->nargs++];
+    memset(a, 0, sizeof *a);
+    a->struct_size = sizeof *a;
+    a->key = key;
+    a->key_len = (uint32_t)strlen(key);
+    return a;
+}
+
+static void arg_str(act_plugin_arg *a, const char *s)
+{
+    a->kind = ACT_PLUGIN_ARG_STRING;
+    a->v.s.ptr = s;
+    a->v.s.len = strlen(s);
+}
+
+/* Called with g_lock held (names and domains are read). */
+static const char *category_name(uint16_t dom, uint32_t cat)
+{
+    for (size_t i = 0; i < g_ncat; i++)
+        if (g_catnames[i].key_a == dom && g_catnames[i].key_b == cat)
+            return g_catnames[i].name;
+    return NULL;
+}
+
+static void fl_add(flusher *f, const block *b, const ev *e, int kind,
+                   int32_t type, uint64_t stream, int64_t end)
+{
+    if (f->nrec == BATCH)
+        fl_emit(f);
+    act_plugin_record *r = &f->recs[f->nrec];
+    memset(r, 0, sizeof *r);
+    r->struct_size = sizeof *r;
+    r->kind = kind;
+    r->type = type;
+    r->device = ACT_PLUGIN_HOST_DEVICE;
+    r->stream = stream;
+    r->start_ns = e->start;
+    r->end_ns = end;
+    r->args = f->args[f->nrec];
+
+    const char *name = e->reg ? e->reg : b->arena + e->name_off;
+    size_t len = e->name_len;
+    if (e->flags & F_NAME_NULL) {
+        name = "(null)";
+        len = 6;
+    } else if (!utf8_ok((const unsigned char *)name, len)) {
+        char *out = f->scratch + f->nrec * 3 * NAME_MAX_BYTES;
+        len = utf8_fix((const unsigned char *)name, len, out);
+        if (len > NAME_MAX_BYTES)
+            len = NAME_MAX_BYTES; /* a cut U+FFFD at worst: fixed below */
+        while (len && !utf8_ok((const unsigned char *)out, len))
+            len--;
+        name = out;
+        f->bad_utf8++;
+    }
+    if (len == 0) {
+        name = "(empty)";
+        len = 7;
+    }
+    r->name = name;
+    r->name_len = (uint32_t)len;
+
+    if (e->domain && e->domain < g_ndomains)
+        arg_str(arg_at(f, r, "domain"), g_domains[e->domain]->name);
+    if (e->category) {
+        const char *cn = category_name(e->domain, e->category);
+        act_plugin_arg *a = arg_at(f, r, "category");
+        if (cn) {
+            arg_str(a, cn);
+        } else {
+            a->kind = ACT_PLUGIN_ARG_UINT;
+            a->v.u = e->category;
+        }
+    }
+    if (e->flags & F_HAS_COLOR) {
+        static const char hex[] = "0123456789abcdef";
+        char *c = f->colors[f->nrec];
+        c[0] = '#';
+        for (int i = 0; i < 6; i++)
+            c[1 + i] = hex[(e->color >> (20 - 4 * i)) & 0xf];
+        c[7] = '\0';
+        arg_str(arg_at(f, r, "color"), c);
+    }
+    if (e->payload_type) {
+        act_plugin_arg *a = arg_at(f, r, "payload");
+        switch (e->payload_type) {
+        case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+        case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+            a->kind = ACT_PLUGIN_ARG_UINT;
+            a->v.u = e->payload;
+            break;
+        case NVTX_PAYLOAD_TYPE_INT64:
+        case NVTX_PAYLOAD_TYPE_INT32:
+            a->kind = ACT_PLUGIN_ARG_INT;
+            a->v.i = (int64_t)e->payload;
+            break;
+        default: {
+            double d;
+            memcpy(&d, &e->payload, 8);
+            if (isfinite(d)) {
+                a->kind = ACT_PLUGIN_ARG_DOUBLE;
+                a->v.d = d;
+            } else {
+                arg_str(a, isnan(d) ? "nan" : d > 0 ? "inf" : "-inf");
+            }
+            break;
+        }
+        }
+    }
+    if (e->kind == EV_RANGE) {
+        act_plugin_arg *a = arg_at(f, r, "start_tid");
+        a->kind = ACT_PLUGIN_ARG_UINT;
+        a->v.u = e->tid;
+        a = arg_at(f, r, "end_tid");
+        a->kind = ACT_PLUGIN_ARG_UINT;
+        a->v.u = atomic_load_explicit(&e->tid_end, memory_order_relaxed);
+    }
+    if (!r->nargs)
+        r->args = NULL;
+    f->nrec++;
+}
+
+static void flush_thread(flusher *f, nthread *t)
+{
+    for (block *b = t->head; b;
+         b = atomic_load_explicit(&b->next, memory_order_acquire)) {
+        uint32_t n = atomic_load_explicit(&b->n, memory_order_acquire);
+        for (uint32_t i = 0; i < n; i++) {
+            const ev *e = &b->evs[i];
+            int64_t end = atomic_load_explicit(&e->end, memory_order_acquire);
+            if (e->kind == EV_MARK) {
+                fl_add(f, b, e, ACT_PLUGIN_RECORD_INSTANT,
+                       ACT_CPU_INSTANT_EVENT, t->tid, e->start);
+                f->marks++;
+            } else if (end == OPEN_END) {
+                f->open_at_stop++;
+            } else {
+                fl_add(f, b, e, ACT_PLUGIN_RECORD_HOST_SPAN,
+                       ACT_USER_ANNOTATION, t->tid, end);
+                f->spans++;
+            }
+        }
+        if (b == t->cur)
+            break;
+    }
+}
+
+/* Start/end ranges go to tracks of their own: lane k is the synthetic
+ * thread RANGE_TID_BASE + k of the host process, and a range takes the
+ * first lane free at its start, so ranges on one track never overlap
+ * (they may cross threads; start_tid/end_tid say which). Events are in
+ * start order: they were timed under g_lock. */
+static void flush_ranges(flusher *f)
+{
+    int64_t lane_end[MAX_LANES];
+    uint32_t nlanes = 0;
+    nthread *t = &g_ranges;
+    if (t->gen != atomic_load(&g_gen))
+        return;
+    for (block *b = t->head; b; b = atomic_load(&b->next)) {
+        uint32_t n = atomic_load(&b->n);
+        for (uint32_t i = 0; i < n; i++) {
+            const ev *e = &b->evs[i];
+            int64_t end = atomic_load(&e->end);
+            if (end == OPEN_END) {
+                f->open_at_stop++;
+                continue;
+            }
+            uint32_t lane = 0;
+            while (lane < nlanes && lane_end[lane] > e->start)
+                lane++;
+            if (lane == MAX_LANES)
+                lane = MAX_LANES - 1; /* overlaps drawn as they come */
+            if (lane == nlanes && nlanes < MAX_LANES)
+                nlanes++;
+            lane_end[lane] = end;
+            fl_add(f, b, e, ACT_PLUGIN_RECORD_HOST_SPAN, ACT_USER_ANNOTATION,
+                   RANGE_TID_BASE + lane, end);
+            f->ranges++;
+        }
+        if (b == t->cur)
+            break;
+    }
+}
+
+/* ---- the plugin table ---------------------------------------------------- */
+
+typedef struct nvtx_plugin {
+    const act_plugin_host *host;
+} nvtx_plugin;
+
+static void log_kept_once(const act_plugin_host *h)
+{
+    if (atomic_exchange(&g_kept_logged, 1))
+        return;
+    char msg[1024];
+    int cupti = strstr(g_kept_path, "cupti") != NULL;
+    snprintf(msg, sizeof msg,
+             "NVTX_INJECTION64_PATH is already set to %s%s; keeping it: "
+             "NVTX ranges go to that tool, not to this trace",
+             g_kept_path,
+             cupti ? " (libcupti: CUPTI turns NVTX into MARKER activity; "
+                     "actrace's cupti plugin does not record those)"
+                   : " (another tool, e.g. Nsight Systems)");
+    h->log(h->ctx, ACT_PLUGIN_LOG_WARN, msg);
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (strcmp(a, b) == 0)
+        return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+static int32_t nvtx_init(const act_plugin_host *host, void **state,
+                         char *reason, uint32_t reason_cap)
+{
+    if (host->struct_size < ACT_PLUGIN_HOST_SIZE_1_0 || !host->emit ||
+        !host->now_ns || !host->log) {
+        snprintf(reason, reason_cap, "host lacks ABI 1.0 functions");
+        return ACT_PLUGIN_DECLINE;
+    }
+    if (g_host) {
+        snprintf(reason, reason_cap,
+                 "another session already owns NVTX in this process");
+        return ACT_PLUGIN_DECLINE;
+    }
+    const char *v = host->config_get(host->ctx, "NVTX_MAX_BUFFER_MB");
+    if (v && *v) {
+        char *endp;
+        unsigned long long mb = strtoull(v, &endp, 10);
+        if (*endp || mb == 0 || mb > (1ull << 20))
+            host->log(host->ctx, ACT_PLUGIN_LOG_WARN,
+                      "NVTX_MAX_BUFFER_MB: expected 1..1048576; using 256");
+        else
+            g_max_bytes = mb << 20;
+    }
+    Dl_info di;
+    const char *self = NULL;
+    if (dladdr((void *)(uintptr_t)&InitializeInjectionNvtx2, &di) &&
+        di.dli_fname && di.dli_fname[0] == '/')
+        self = di.dli_fname;
+    if (!self) {
+        snprintf(reason, reason_cap, "cannot find this plugin's own path");
+        return ACT_PLUGIN_DECLINE;
+    }
+    nvtx_plugin *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(reason, reason_cap, "out of memory");
+        return ACT_PLUGIN_ENOMEM;
+    }
+    p->host = host;
+    const char *cur = getenv("NVTX_INJECTION64_PATH");
+    if (cur && *cur && !same_file(cur, self)) {
+        g_kept = 1;
+        snprintf(g_kept_path, sizeof g_kept_path, "%s", cur);
+        log_kept_once(host);
+    } else {
+        g_kept = 0;
+        /* Before main (auto-start) or at session creation: NVTX reads it
+         * at the program's first NVTX call. Children inherit it. */
+        setenv("NVTX_INJECTION64_PATH", self, 1);
+    }
+    g_now_fn = host->now_ns;
+    g_now_ctx = host->ctx;
+    g_host = host;
+    atomic_store(&g_armed, 1);
+    *state = p;
+    return ACT_PLUGIN_OK;
+}
+
+static void nvtx_start(void *state)
+{
+    (void)state;
+    pthread_mutex_lock(&g_lock);
+    atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
+    atomic_store_explicit(&g_on, 1, memory_order_release);
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void nvtx_stop(void *state)
+{
+    (void)state;
+    atomic_store_explicit(&g_on, 0, memory_order_release);
+}
+
+static void nvtx_flush(void *state)
+{
+    nvtx_plugin *p = state;
+    flusher *f = calloc(1, sizeof *f);
+    if (f)
+        f->scratch = malloc((size_t)BATCH * 3 * NAME_MAX_BYTES);
+    if (!f || !f->scratch) {
+        p->host->log(p->host->ctx, ACT_PLUGIN_LOG_ERROR,
+                     "out of memory: NVTX events not delivered");
+        if (f)
+            free(f);
+        return;
+    }
+    f->h = p->host;
+    uint32_t gen = atomic_load(&g_gen);
+    uint64_t bad_pops = 0, domain_pops = 0, too_deep = 0, nulls = 0,
+             truncated = 0, dropped = 0, bad_attrs = 0;
+    pthread_mutex_lock(&g_lock);
+    for (nthread *t = g_threads; t; t = t->next_thread) {
+        if (t->gen != gen)
+            continue;
+        flush_thread(f, t);
+        bad_pops += t->bad_pops;
+        domain_pops += t->domain_pops;
+        too_deep += t->too_deep;
+        nulls += t->null_strings;
+        truncated += t->truncated;
+        dropped += t->dropped;
+        bad_attrs += t->bad_attrs;
+    }
+    flush_ranges(f);
+    if (g_ranges.gen == gen) {
+        nulls += g_ranges.null_strings;
+        truncated += g_ranges.truncated;
+        dropped += g_ranges.dropped;
+    }
+    fl_emit(f);
+
+    /* What the NVTX layer saw, as one instant on the flushing thread. */
+    uint64_t vals[] = {f->spans,
+                       f->ranges,
+                       f->marks,
+                       bad_pops + domain_pops,
+                       atomic_load(&g_bad_ends),
+                       f->open_at_stop,
+                       nulls + atomic_load(&g_null_global),
+                       f->bad_utf8,
+                       atomic_load(&g_registered),
+                       atomic_load(&g_bad_handles),
+                       bad_attrs,
+                       truncated,
+                       dropped + too_deep,
+                       atomic_load(&g_injected),
+                       (uint64_t)g_kept};
+    static const char *const keys[] = {
+        "spans",        "ranges",       "marks",
+        "bad_pops",     "bad_range_ends", "open_at_stop",
+        "null_strings", "invalid_utf8", "registered_strings",
+        "bad_handles",  "bad_attributes", "truncated", "dropped",
+        "nvtx_modules", "injection_kept"};
+    enum { NSTATS = sizeof keys / sizeof keys[0] };
+    act_plugin_arg all[NSTATS];
+    for (size_t i = 0; i < NSTATS; i++) {
+        memset(&all[i], 0, sizeof all[0]);
+        all[i].struct_size = sizeof all[0];
+        all[i].kind = ACT_PLUGIN_ARG_UINT;
+        all[i].key = keys[i];
+        all[i].key_len = (uint32_t)strlen(keys[i]);
+        all[i].v.u = vals[i];
+    }
+    act_plugin_record *r = &f->recs[0];
+    memset(r, 0, sizeof *r);
+    r->struct_size = sizeof *r;
+    r->kind = ACT_PLUGIN_RECORD_INSTANT;
+    r->type = ACT_CPU_INSTANT_EVENT;
+    r->device = ACT_PLUGIN_HOST_DEVICE;
+    r->stream = gettid_u32();
+    r->start_ns = p->host->now_ns(p->host->ctx);
+    r->name = "nvtx_stats";
+    r->name_len = 10;
+    r->args = all;
+    r->nargs = NSTATS;
+    p->host->emit(p->host->ctx, r, 1);
+    pthread_mutex_unlock(&g_lock);
+
+    uint64_t problems = bad_pops + domain_pops + atomic_load(&g_bad_ends) +
+                        f->bad_utf8 + nulls + dropped + too_deep;
+    if (problems || f->open_at_stop) {
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "NVTX: %llu spans, %llu ranges, %llu marks; unbalanced "
+                 "pops %llu, bad range ends %llu, open at stop %llu, NULL "
+                 "strings %llu, invalid UTF-8 %llu, dropped %llu",
+                 (unsigned long long)f->spans, (unsigned long long)f->ranges,
+                 (unsigned long long)f->marks,
+                 (unsigned long long)(bad_pops + domain_pops),
+                 (unsigned long long)atomic_load(&g_bad_ends),
+                 (unsigned long long)f->open_at_stop,
+                 (unsigned long long)nulls, (unsigned long long)f->bad_utf8,
+                 (unsigned long long)(dropped + too_deep));
+        p->host->log(p->host->ctx, ACT_PLUGIN_LOG_INFO, msg);
+    }
+    free(f->scratch);
+    free(f);
+}
+
+static void nvtx_finalize(void *state)
+{
+    /* Callbacks stay installed in NVTX's tables (they cannot be removed)
+     * and do nothing once g_on is 0; the clock pointer stays valid because
+     * libactrace outlives its session. */
+    atomic_store(&g_on, 0);
+    pthread_mutex_lock(&g_lock);
+    g_host = NULL;
+    pthread_mutex_unlock(&g_lock);
+    free(state);
+}
+
+static const int32_t nvtx_types[] = {ACT_USER_ANNOTATION,
+                                     ACT_CPU_INSTANT_EVENT};
+
+static const act_plugin nvtx_plugin_table = {
+    .struct_size = sizeof(act_plugin),
+    .abi_major = ACT_PLUGIN_ABI_MAJOR,
+    .abi_minor = ACT_PLUGIN_ABI_MINOR,
+    .name = "nvtx",
+    .backend = "nvtx",
+    .version = "1.0.0",
+    .types = nvtx_types,
+    .ntypes = sizeof nvtx_types / sizeof nvtx_types[0],
+    .init = nvtx_init,
+    .start = nvtx_start,
+    .stop = nvtx_stop,
+    .flush = nvtx_flush,
+    .finalize = nvtx_finalize,
+};
+
+ACT_PLUGIN_EXPORT const act_plugin *
+act_plugin_entry(const act_plugin_host *host, uint32_t host_abi_major,
+                 uint32_t host_abi_minor)
+{
+    (void)host;
+    (void)host_abi_minor;
+    if (host_abi_major != ACT_PLUGIN_ABI_MAJOR)
+        return NULL;
+    return &nvtx_plugin_table;
+}
