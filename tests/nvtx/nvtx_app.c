@@ -114,7 +114,7 @@ int main(void)
     nvtxMarkW(L"mark-w");
     a = attrs("mark-u64");
     a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
-    a.payload.ullValue = 18446744073709551615ull;
+    a.payload.ullValue = 9000000000000000000ull; /* > INT32, jansson-readable */
     nvtxMarkEx(&a);
     a = attrs("mark-i32");
     a.payloadType = NVTX_PAYLOAD_TYPE_INT32;

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The nvtx plugin end to end: nvtx_app (an NVTX-annotated program built
+ * against the NVTX v3 headers only) run
+ *  1. without actrace: same stdout, exit 0 (also with
+ *     NVTX_INJECTION64_PATH pointing at nvtx.so but no session: the
+ *     injection declines and NVTX turns into no-ops);
+ *  2. under `actrace record --plugin nvtx`: every range, mark and arg of
+ *     nvtx_app.c's list, with the right nesting, thread and name, and the
+ *     plugin's counts (nvtx_stats) for the hostile calls;
+ *  3. under `actrace record` with ACTRACE_PLUGINS=nvtx;
+ *  4. under `actrace record --plugin nvtx` with a pre-set
+ *     NVTX_INJECTION64_PATH: the plugin keeps it, says so, records none.
+ * Traces are written to ACT_TRACE_DIR for the CI validators. Skipped (77)
+ * when the NVTX headers (hence nvtx_app and nvtx.so) were not found.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "check.h"
+
+#ifndef ACT_HAVE_NVTX
+int main(void)
+{
+    CHECK_SKIP("NVTX v3 headers not found at configure time");
+}
+#else
+#include <jansson.h>
+
+#define ACTRACE ACT_BINARY_DIR "/bin/actrace"
+#define WORK ACT_BINARY_DIR "/tests/nvtx"
+
+static int run(const char *cmd)
+{
+    int st = system(cmd);
+    if (st == -1 || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    static char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static json_t *load(const char *path)
+{
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    if (!root)
+        fprintf(stderr, "%s:%d: %s\n", path, err.line, err.text);
+    return root;
+}
+
+/* The one event named @p name with phase @p ph, or NULL (and a failure
+ * if there are several). */
+static json_t *find(json_t *events, const char *ph, const char *name)
+{
+    json_t *found = NULL, *ev;
+    size_t i;
+    int n = 0;
+    json_array_foreach(events, i, ev) {
+        const char *p = json_string_value(json_object_get(ev, "ph"));
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        if (p && nm && !strcmp(p, ph) && !strcmp(nm, name)) {
+            found = ev;
+            n++;
+        }
+    }
+    if (n != 1)
+        fprintf(stderr, "event %s '%s': found %d times\n", ph, name, n);
+    return n == 1 ? found : NULL;
+}
+
+static json_int_t ival(json_t *ev, const char *key)
+{
+    return json_integer_value(json_object_get(ev, key));
+}
+
+static json_t *arg(json_t *ev, const char *key)
+{
+    return json_object_get(json_object_get(ev, "args"), key);
+}
+
+static const char *sarg(json_t *ev, const char *key)
+{
+    const char *s = json_string_value(arg(ev, key));
+    return s ? s : "";
+}
+
+static double num(json_t *ev, const char *key)
+{
+    return json_number_value(json_object_get(ev, key));
+}
+
+/* @p in lies within @p out on the same thread. */
+static int nested(json_t *out, json_t *in)
+{
+    return out && in && ival(out, "tid") == ival(in, "tid") &&
+           num(in, "ts") >= num(out, "ts") &&
+           num(in, "ts") + num(in, "dur") <= num(out, "ts") + num(out, "dur");
+}
+
+static void check_span(json_t *e)
+{
+    CHECK(e != NULL);
+    if (e)
+        CHECK_EQ_STR(json_string_value(json_object_get(e, "cat")),
+                     "user_annotation");
+}
+
+static void check_full_trace(const char *path)
+{
+    json_t *root = load(path);
+    CHECK_FATAL(root != NULL);
+    json_t *ev = json_object_get(root, "traceEvents");
+
+    json_t *outer = find(ev, "X", "outer"), *inner = find(ev, "X", "inner");
+    check_span(outer);
+    check_span(inner);
+    CHECK(nested(outer, inner));
+    json_int_t main_tid = outer ? ival(outer, "tid") : -1;
+    CHECK_EQ_STR(sarg(inner, "category"), "io");
+    CHECK_EQ_STR(sarg(inner, "color"), "#ff0000");
+    CHECK_EQ_INT((int)json_integer_value(arg(inner, "payload")), 42);
+    json_t *wide = find(ev, "X", "wide-\xc3\xbc");
+    check_span(wide);
+    CHECK(wide && ival(wide, "tid") == main_tid);
+    CHECK(!nested(outer, wide));
+
+    /* Marks: instants, every payload type. */
+    json_t *m = find(ev, "i", "mark-a");
+    CHECK(m && !strcmp(json_string_value(json_object_get(m, "cat")),
+                       "cpu_instant_event"));
+    CHECK(m && ival(m, "tid") == main_tid);
+    CHECK(find(ev, "i", "mark-w") != NULL);
+    m = find(ev, "i", "mark-u64");
+    CHECK(m && json_integer_value(arg(m, "payload")) == 9000000000000000000ll);
+    m = find(ev, "i", "mark-i32");
+    CHECK(m && json_integer_value(arg(m, "payload")) == -5);
+    m = find(ev, "i", "mark-u32");
+    CHECK(m && json_integer_value(arg(m, "payload")) == 4000000000);
+    m = find(ev, "i", "mark-double");
+    CHECK(m && json_real_value(arg(m, "payload")) == 2.5);
+    m = find(ev, "i", "mark-float");
+    CHECK(m && json_real_value(arg(m, "payload")) == 0.25);
+
+    /* Hostile strings. */
+    check_span(find(ev, "X", "(null)"));
+    check_span(find(ev, "X", "bad\xef\xbf\xbd\xef\xbf\xbdutf8"));
+
+    /* Domain: registered string, category name, payload. */
+    json_t *reg = find(ev, "X", "registered-name");
+    check_span(reg);
+    CHECK_EQ_STR(sarg(reg, "domain"), "mydomain");
+    CHECK_EQ_STR(sarg(reg, "category"), "dom-cat");
+    CHECK(reg && json_integer_value(arg(reg, "payload")) == 7);
+    CHECK(reg && ival(reg, "tid") == main_tid);
+    json_t *dr = find(ev, "X", "dom-range");
+    check_span(dr);
+    CHECK_EQ_STR(sarg(dr, "domain"), "mydomain");
+    CHECK(dr && ival(dr, "tid") >= 0x40000000);
+    json_t *dm = find(ev, "i", "dom-mark");
+    CHECK_EQ_STR(sarg(dm, "domain"), "mydomain");
+
+    /* Workers: nested on their own threads; "cross" on the ranges track,
+     * started by worker 1 and ended by worker 2. */
+    json_t *w1 = find(ev, "X", "work-1"), *s1 = find(ev, "X", "step-1");
+    json_t *w2 = find(ev, "X", "work-2"), *s2 = find(ev, "X", "step-2");
+    check_span(w1);
+    check_span(w2);
+    CHECK(nested(w1, s1));
+    CHECK(nested(w2, s2));
+    CHECK(w1 && w2 && ival(w1, "tid") != ival(w2, "tid"));
+    CHECK(w1 && ival(w1, "tid") != main_tid);
+    json_t *cross = find(ev, "X", "cross");
+    check_span(cross);
+    CHECK(cross && ival(cross, "tid") >= 0x40000000);
+    CHECK(cross && w1 &&
+          json_integer_value(arg(cross, "start_tid")) == ival(w1, "tid"));
+    CHECK(cross && w2 &&
+          json_integer_value(arg(cross, "end_tid")) == ival(w2, "tid"));
+    CHECK(cross && s1 && num(cross, "ts") >= num(s1, "ts"));
+    CHECK(cross && s2 &&
+          num(cross, "ts") + num(cross, "dur") <= num(s2, "ts") + num(s2, "dur"));
+
+    /* The plugin's counts. */
+    json_t *st = find(ev, "i", "nvtx_stats");
+    CHECK_FATAL(st != NULL);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "spans")), 10);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "ranges")), 2);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "marks")), 10);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "bad_pops")), 2);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "bad_range_ends")), 0);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "open_at_stop")), 0);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "null_strings")), 3);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "bad_attributes")), 1);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "invalid_utf8")), 1);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "registered_strings")), 1);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "dropped")), 0);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "injection_kept")), 0);
+    CHECK((int)json_integer_value(arg(st, "nvtx_modules")) >= 1);
+    json_decref(root);
+}
+
+int main(void)
+{
+    unsetenv("ACTRACE_PLUGIN_DIR");
+    unsetenv("ACTRACE_PLUGINS");
+    unsetenv("NVTX_INJECTION64_PATH");
+    CHECK_FATAL(run("mkdir -p " WORK " " ACT_TRACE_DIR) == 0);
+    const char *app = WORK "/nvtx_app";
+    char cmd[8192];
+
+    /* 1. Unchanged without actrace. */
+    snprintf(cmd, sizeof cmd, "%s >%s/plain.out 2>&1", app, WORK);
+    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_STR(slurp(WORK "/plain.out"), "nvtx_app: done\n");
+    snprintf(cmd, sizeof cmd,
+             "NVTX_INJECTION64_PATH=%s/plugins/nvtx.so %s >%s/plain2.out 2>&1",
+             ACT_BINARY_DIR, app, WORK);
+    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_STR(slurp(WORK "/plain2.out"), "nvtx_app: done\n");
+
+    /* 2. --plugin nvtx. */
+    const char *t1 = ACT_TRACE_DIR "/nvtx_record.json";
+    remove(t1);
+    snprintf(cmd, sizeof cmd,
+             "%s record -o %s --plugin nvtx -- %s >%s/rec.out 2>%s/rec.log",
+             ACTRACE, t1, app, WORK, WORK);
+    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_STR(slurp(WORK "/rec.out"), "nvtx_app: done\n");
+    check_full_trace(t1);
+
+    /* 3. ACTRACE_PLUGINS=nvtx. */
+    const char *t2 = ACT_TRACE_DIR "/nvtx_env.json";
+    remove(t2);
+    snprintf(cmd, sizeof cmd,
+             "ACTRACE_PLUGINS=nvtx %s record -o %s -- %s >%s/env.out 2>/dev/null",
+             ACTRACE, t2, app, WORK);
+    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_STR(slurp(WORK "/env.out"), "nvtx_app: done\n");
+    check_full_trace(t2);
+
+    /* 4. Somebody else's injection: kept, said so, nothing recorded. */
+    const char *t3 = ACT_TRACE_DIR "/nvtx_kept.json";
+    remove(t3);
+    snprintf(cmd, sizeof cmd,
+             "NVTX_INJECTION64_PATH=%s/no-such-tool/libother.so %s record -o "
+             "%s --plugin nvtx -- %s >%s/kept.out 2>%s/kept.log",
+             WORK, ACTRACE, t3, app, WORK, WORK);
+    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_STR(slurp(WORK "/kept.out"), "nvtx_app: done\n");
+    const char *log = slurp(WORK "/kept.log");
+    CHECK(log && strstr(log, "NVTX_INJECTION64_PATH is already set") &&
+          strstr(log, "libother.so"));
+    json_t *root = load(t3);
+    CHECK_FATAL(root != NULL);
+    json_t *ev = json_object_get(root, "traceEvents");
+    CHECK(find(ev, "X", "outer") == NULL);
+    json_t *st = find(ev, "i", "nvtx_stats");
+    CHECK(st && json_integer_value(arg(st, "injection_kept")) == 1);
+    CHECK(st && json_integer_value(arg(st, "spans")) == 0);
+    json_decref(root);
+    CHECK_MAIN_END;
+}
+#endif
