@@ -52,8 +52,7 @@
 #include <actrace/plugin.h>
 
 #define MAX_DEPTH 128          /* open push ranges recorded per thread */
-#define EV_PER_BLOCK 2048      /* events per block */
-#define ARENA_BYTES (96 << 10) /* name bytes per block */
+#define BLOCK_BYTES (256u << 10) /* event bytes per block */
 #define NAME_MAX_BYTES 4096u   /* longer messages are truncated */
 #define MAX_DOMAINS 65535u
 #define MAX_LANES 256u         /* tracks for overlapping start/end ranges */
@@ -70,32 +69,61 @@
 enum { EV_PUSH = 1, EV_MARK = 2, EV_RANGE = 3 };
 enum { F_NAME_NULL = 1, F_HAS_COLOR = 2, F_NAME_REG = 4 };
 
-/* One recorded NVTX event: 64 bytes. */
+/* One recorded NVTX event. Events are variable-length records in one
+ * byte stream per thread: the header, then an `evx` if F_EXT, then the
+ * name's bytes padded to 8. A push+pop of a short name writes one
+ * sequential run of 40 bytes or so, never a second stream. */
 typedef struct ev {
     int64_t start;
-    _Atomic int64_t end;  /* OPEN_END until ended */
-    const char *reg;      /* registered string's UTF-8, or NULL: arena */
-    uint64_t payload;     /* raw bits, see payload_type */
-    uint32_t name_off;    /* in the block's arena */
+    _Atomic int64_t end; /* OPEN_END until ended */
     uint32_t name_len;
-    uint32_t category;    /* 0: none */
-    uint32_t color;       /* ARGB, if F_HAS_COLOR */
-    uint32_t tid;         /* start/end ranges: thread that started it */
-    _Atomic uint32_t tid_end; /* ... and the one that ended it */
-    uint16_t domain;      /* 0: default domain */
-    uint8_t kind;         /* EV_* */
-    uint8_t flags;        /* F_* */
-    int8_t payload_type;  /* NVTX_PAYLOAD_TYPE_*, 0: none */
-    uint8_t pad[3];
+    uint16_t domain;     /* 0: default domain */
+    uint8_t kind;        /* EV_* */
+    uint8_t flags;       /* F_* */
 } ev;
+
+/* What only Ex calls and start/end ranges carry. */
+typedef struct evx {
+    const char *reg;  /* registered string's UTF-8 (F_NAME_REG) */
+    uint64_t payload; /* raw bits, see payload_type */
+    uint32_t category; /* 0: none */
+    uint32_t color;    /* ARGB, if F_HAS_COLOR */
+    uint32_t tid;      /* start/end ranges: thread that started it */
+    _Atomic uint32_t tid_end; /* ... and the one that ended it */
+    int8_t payload_type; /* NVTX_PAYLOAD_TYPE_*, 0: none */
+    uint8_t pad[7];
+} evx;
+
+enum { F_EXT = 8 };
 
 typedef struct block {
     _Atomic(struct block *) next;
-    _Atomic uint32_t n; /* published events */
-    uint32_t arena_used;
-    ev evs[EV_PER_BLOCK];
-    char arena[ARENA_BYTES];
+    _Atomic uint32_t used; /* published bytes of data */
+    uint32_t pad;
+    _Alignas(8) char data[BLOCK_BYTES];
 } block;
+
+static inline uint32_t pad8(uint32_t n)
+{
+    return (n + 7u) & ~7u;
+}
+
+static inline evx *ev_ext(const ev *e)
+{
+    return (evx *)(void *)((char *)(uintptr_t)e + sizeof(ev));
+}
+
+static inline const char *ev_name(const ev *e)
+{
+    return (const char *)e + sizeof(ev) + ((e->flags & F_EXT) ? sizeof(evx) : 0);
+}
+
+static inline uint32_t ev_size(const ev *e)
+{
+    uint32_t n = (e->flags & (F_NAME_REG | F_NAME_NULL)) ? 0 : e->name_len;
+    return (uint32_t)sizeof(ev) + ((e->flags & F_EXT) ? (uint32_t)sizeof(evx) : 0) +
+           pad8(n);
+}
 
 /* Per application thread (or the global start/end range chain). */
 typedef struct nthread {
@@ -104,6 +132,7 @@ typedef struct nthread {
     uint32_t gen;  /* session generation this state belongs to */
     block *head;   /* first block (never changes once set) */
     block *cur;    /* block being filled */
+    uint32_t pos;  /* bytes used in cur (published or being written) */
     int depth;     /* open push ranges, including unrecorded ones */
     ev *stack[MAX_DEPTH];
     uint16_t stack_dom[MAX_DEPTH];
@@ -164,7 +193,10 @@ static _Atomic int g_kept_logged;
 static int g_kept;             /* NVTX_INJECTION64_PATH was someone else's */
 static char g_kept_path[512];
 
-static __thread nthread *tl;
+/* initial-exec: a plain %fs-relative load instead of a __tls_get_addr
+ * call on every NVTX call. One pointer fits glibc's static TLS surplus
+ * reserved for dlopen()ed libraries. */
+static __thread nthread *tl __attribute__((tls_model("initial-exec")));
 
 static inline int64_t now(void)
 {
@@ -191,19 +223,17 @@ static block *block_new(void)
         return NULL;
     }
     atomic_init(&b->next, NULL);
-    atomic_init(&b->n, 0);
-    b->arena_used = 0;
+    atomic_init(&b->used, 0);
     return b;
 }
 
 /* Rewinds a thread's chain for a new session; blocks are kept. */
 static void thread_reset(nthread *t, uint32_t gen)
 {
-    for (block *b = t->head; b; b = atomic_load(&b->next)) {
-        atomic_store_explicit(&b->n, 0, memory_order_release);
-        b->arena_used = 0;
-    }
+    for (block *b = t->head; b; b = atomic_load(&b->next))
+        atomic_store_explicit(&b->used, 0, memory_order_release);
     t->cur = t->head;
+    t->pos = 0;
     t->depth = 0;
     t->bad_pops = t->domain_pops = t->too_deep = t->null_strings = 0;
     t->truncated = t->dropped = t->bad_attrs = 0;
@@ -240,46 +270,52 @@ static inline nthread *me(void)
     return thread_slow();
 }
 
-/* A fresh event with @p name_bytes of arena reserved (*arena receives
- * where), or NULL when the buffer budget is spent (counted). The caller
- * fills it and calls publish(). */
-static ev *ev_new(nthread *t, uint32_t name_bytes, char **arena)
+/* Moves to the next block of the chain (reused from an earlier session,
+ * or new). NULL when the buffer budget is spent. */
+static __attribute__((noinline)) block *next_block(nthread *t)
 {
     block *b = t->cur;
-    if (UNLIKELY(!b || atomic_load_explicit(&b->n, memory_order_relaxed) ==
-                           EV_PER_BLOCK ||
-                 ARENA_BYTES - b->arena_used < name_bytes)) {
-        block *nb = b ? atomic_load_explicit(&b->next, memory_order_relaxed)
-                      : NULL;
-        if (nb) { /* reused from an earlier session */
-            atomic_store_explicit(&nb->n, 0, memory_order_relaxed);
-            nb->arena_used = 0;
-        } else {
-            nb = block_new();
-            if (!nb) {
-                t->dropped++;
-                return NULL;
-            }
-            if (b)
-                atomic_store_explicit(&b->next, nb, memory_order_release);
-            else
-                t->head = nb;
-        }
-        t->cur = b = nb;
+    block *nb = b ? atomic_load_explicit(&b->next, memory_order_relaxed) : NULL;
+    if (nb) {
+        atomic_store_explicit(&nb->used, 0, memory_order_relaxed);
+    } else {
+        nb = block_new();
+        if (!nb)
+            return NULL;
+        if (b)
+            atomic_store_explicit(&b->next, nb, memory_order_release);
+        else
+            t->head = nb;
     }
-    uint32_t i = atomic_load_explicit(&b->n, memory_order_relaxed);
-    ev *e = &b->evs[i];
-    e->name_off = b->arena_used;
-    *arena = b->arena + b->arena_used;
-    b->arena_used += name_bytes;
+    t->cur = nb;
+    t->pos = 0;
+    return nb;
+}
+
+/* Reserves a record: the header, an evx if @p ext, and @p name_bytes.
+ * Returns it with flags set (F_EXT or 0), or NULL when the budget is
+ * spent (counted). The caller fills it and calls publish(). */
+static inline ev *ev_new(nthread *t, uint32_t name_bytes, int ext)
+{
+    uint32_t need = (uint32_t)sizeof(ev) + (ext ? (uint32_t)sizeof(evx) : 0) +
+                    pad8(name_bytes);
+    block *b = t->cur;
+    if (UNLIKELY(!b || BLOCK_BYTES - t->pos < need)) {
+        b = next_block(t);
+        if (UNLIKELY(!b)) {
+            t->dropped++;
+            return NULL;
+        }
+    }
+    ev *e = (ev *)(void *)(b->data + t->pos);
+    e->flags = ext ? F_EXT : 0;
     return e;
 }
 
-static inline void publish(nthread *t)
+static inline void publish(nthread *t, const ev *e)
 {
-    block *b = t->cur;
-    uint32_t i = atomic_load_explicit(&b->n, memory_order_relaxed);
-    atomic_store_explicit(&b->n, i + 1, memory_order_release);
+    t->pos += ev_size(e);
+    atomic_store_explicit(&t->cur->used, t->pos, memory_order_release);
 }
 
 /* ---- messages ----------------------------------------------------------- */
@@ -322,24 +358,43 @@ typedef struct nmsg {
     int null;
 } nmsg;
 
-/* Fills a new event's name from @p m; returns the event or NULL. */
-static ev *ev_with_name(nthread *t, const nmsg *m)
+/* memcpy for the short names NVTX ranges have: GCC inlines a memcpy of
+ * unknown size into an 8-byte-aligned destination as `rep movsq`, whose
+ * start-up cost was a third of the plugin's share of a push+pop. */
+static inline void copy_name(char *dst, const char *src, size_t n)
 {
-    char *dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, src + i, 8);
+        memcpy(dst + i, &w, 8);
+    }
+    if (i + 4 <= n) {
+        uint32_t w;
+        memcpy(&w, src + i, 4);
+        memcpy(dst + i, &w, 4);
+        i += 4;
+    }
+    for (; i < n; i++)
+        dst[i] = src[i];
+}
+
+/* A new event named from @p m, with an evx if @p ext (forced for a
+ * registered name, which the evx points to); NULL when dropped. */
+static inline ev *ev_with_name(nthread *t, const nmsg *m, int ext)
+{
     ev *e;
-    if (m->a) {
+    if (LIKELY(m->a != NULL)) {
         size_t n = strlen(m->a);
         if (UNLIKELY(n > NAME_MAX_BYTES)) {
             n = NAME_MAX_BYTES;
             t->truncated++;
         }
-        e = ev_new(t, (uint32_t)n, &dst);
+        e = ev_new(t, (uint32_t)n, ext);
         if (UNLIKELY(!e))
             return NULL;
-        memcpy(dst, m->a, n);
+        copy_name((char *)ev_name(e), m->a, n);
         e->name_len = (uint32_t)n;
-        e->reg = NULL;
-        e->flags = 0;
         return e;
     }
     if (m->w) {
@@ -348,31 +403,26 @@ static ev *ev_with_name(nthread *t, const nmsg *m)
             n = NAME_MAX_BYTES / 4;
             t->truncated++;
         }
-        e = ev_new(t, (uint32_t)(4 * n), &dst);
+        e = ev_new(t, (uint32_t)(4 * n), ext);
         if (!e)
             return NULL;
+        char *dst = (char *)ev_name(e);
         uint32_t len = 0;
         for (size_t i = 0; i < n; i++)
             len += (uint32_t)utf8_put(dst + len, (uint32_t)m->w[i]);
-        /* Give back what the conversion did not use. */
-        t->cur->arena_used -= (uint32_t)(4 * n) - len;
-        e->name_len = len;
-        e->reg = NULL;
-        e->flags = 0;
+        e->name_len = len; /* publish() advances by this, not 4 * n */
         return e;
     }
-    e = ev_new(t, 0, &dst);
+    e = ev_new(t, 0, ext || m->reg);
     if (!e)
         return NULL;
     e->name_len = 0;
-    e->reg = NULL;
-    e->flags = 0;
     if (m->reg) {
-        e->reg = m->reg->utf8;
+        ev_ext(e)->reg = m->reg->utf8;
         e->name_len = m->reg->len;
-        e->flags = F_NAME_REG;
+        e->flags |= F_NAME_REG;
     } else {
-        e->flags = F_NAME_NULL;
+        e->flags |= F_NAME_NULL;
         t->null_strings++;
     }
     return e;
@@ -463,14 +513,23 @@ static int read_attrs(const nvtxEventAttributes_t *a, attrs *out)
     return 1;
 }
 
-static void apply_attrs(ev *e, const attrs *x)
+/* Zeroes an event's evx (when it has one) and fills it from @p x. */
+static inline void ext_init(ev *e, const attrs *x)
 {
-    e->category = x->category;
-    e->color = x->color;
+    if (!(e->flags & F_EXT))
+        return;
+    evx *v = ev_ext(e);
+    const char *reg = (e->flags & F_NAME_REG) ? v->reg : NULL;
+    memset(v, 0, sizeof *v);
+    v->reg = reg;
+    if (!x)
+        return;
+    v->category = x->category;
+    v->color = x->color;
     if (x->has_color)
         e->flags |= F_HAS_COLOR;
-    e->payload_type = x->payload_type;
-    e->payload = x->payload;
+    v->payload_type = x->payload_type;
+    v->payload = x->payload;
 }
 
 /* ---- push / pop --------------------------------------------------------- */
@@ -485,17 +544,14 @@ static inline int push_msg(const nmsg *m, const attrs *x, uint16_t dom)
     int level = t->depth;
     ev *e = NULL;
     if (LIKELY(level < MAX_DEPTH)) {
-        e = ev_with_name(t, m);
+        e = ev_with_name(t, m, x != NULL);
         if (LIKELY(e)) {
             e->kind = EV_PUSH;
             e->domain = dom;
-            if (x)
-                apply_attrs(e, x);
-            else
-                e->category = 0, e->payload_type = 0;
+            ext_init(e, x);
             atomic_store_explicit(&e->end, OPEN_END, memory_order_relaxed);
             e->start = now();
-            publish(t);
+            publish(t, e);
         }
         t->stack[level] = e;
         t->stack_dom[level] = dom;
@@ -603,18 +659,15 @@ static void mark_msg(const nmsg *m, const attrs *x, uint16_t dom)
     nthread *t = me();
     if (!t)
         return;
-    ev *e = ev_with_name(t, m);
+    ev *e = ev_with_name(t, m, x != NULL);
     if (!e)
         return;
     e->kind = EV_MARK;
     e->domain = dom;
-    if (x)
-        apply_attrs(e, x);
-    else
-        e->category = 0, e->payload_type = 0;
+    ext_init(e, x);
     e->start = now();
     atomic_store_explicit(&e->end, e->start, memory_order_relaxed);
-    publish(t);
+    publish(t, e);
 }
 
 static void NVTX_API cb_mark_a(const char *s)
@@ -678,20 +731,16 @@ static nvtxRangeId_t range_start(const nmsg *m, const attrs *x, uint16_t dom)
         g_range_index = ni;
         g_cap_ranges = ncap;
     }
-    ev *e = ev_with_name(&g_ranges, m);
+    ev *e = ev_with_name(&g_ranges, m, 1);
     if (!e)
         goto out;
     e->kind = EV_RANGE;
     e->domain = dom;
-    if (x)
-        apply_attrs(e, x);
-    else
-        e->category = 0, e->payload_type = 0;
-    e->tid = tid;
-    atomic_store_explicit(&e->tid_end, 0, memory_order_relaxed);
+    ext_init(e, x);
+    ev_ext(e)->tid = tid;
     atomic_store_explicit(&e->end, OPEN_END, memory_order_relaxed);
     e->start = now();
-    publish(&g_ranges);
+    publish(&g_ranges, e);
     g_range_index[g_nranges++] = e;
     id = ((nvtxRangeId_t)(gen & 0xffffffu) << ID_GEN_SHIFT) | g_nranges;
 out:
@@ -713,7 +762,8 @@ static void range_end(nvtxRangeId_t id)
         gen == (atomic_load(&g_gen) & 0xffffffu)) {
         ev *e = g_range_index[idx - 1];
         if (atomic_load_explicit(&e->end, memory_order_relaxed) == OPEN_END) {
-            atomic_store_explicit(&e->tid_end, tid, memory_order_relaxed);
+            atomic_store_explicit(&ev_ext(e)->tid_end, tid,
+                                  memory_order_relaxed);
             atomic_store_explicit(&e->end, ts, memory_order_release);
             bad = 0;
         }
@@ -1164,7 +1214,7 @@ static const char *category_name(uint16_t dom, uint32_t cat)
     return NULL;
 }
 
-static void fl_add(flusher *f, const block *b, const ev *e, int kind,
+static void fl_add(flusher *f, const ev *e, int kind,
                    int32_t type, uint64_t stream, int64_t end)
 {
     if (f->nrec == BATCH)
@@ -1180,7 +1230,9 @@ static void fl_add(flusher *f, const block *b, const ev *e, int kind,
     r->end_ns = end;
     r->args = f->args[f->nrec];
 
-    const char *name = e->reg ? e->reg : b->arena + e->name_off;
+    static const evx none;
+    const evx *x = (e->flags & F_EXT) ? ev_ext(e) : &none;
+    const char *name = (e->flags & F_NAME_REG) ? x->reg : ev_name(e);
     size_t len = e->name_len;
     if (e->flags & F_NAME_NULL) {
         name = "(null)";
@@ -1204,14 +1256,14 @@ static void fl_add(flusher *f, const block *b, const ev *e, int kind,
 
     if (e->domain && e->domain < g_ndomains)
         arg_str(arg_at(f, r, "domain"), g_domains[e->domain]->name);
-    if (e->category) {
-        const char *cn = category_name(e->domain, e->category);
+    if (x->category) {
+        const char *cn = category_name(e->domain, x->category);
         act_plugin_arg *a = arg_at(f, r, "category");
         if (cn) {
             arg_str(a, cn);
         } else {
             a->kind = ACT_PLUGIN_ARG_UINT;
-            a->v.u = e->category;
+            a->v.u = x->category;
         }
     }
     if (e->flags & F_HAS_COLOR) {
@@ -1219,26 +1271,26 @@ static void fl_add(flusher *f, const block *b, const ev *e, int kind,
         char *c = f->colors[f->nrec];
         c[0] = '#';
         for (int i = 0; i < 6; i++)
-            c[1 + i] = hex[(e->color >> (20 - 4 * i)) & 0xf];
+            c[1 + i] = hex[(x->color >> (20 - 4 * i)) & 0xf];
         c[7] = '\0';
         arg_str(arg_at(f, r, "color"), c);
     }
-    if (e->payload_type) {
+    if (x->payload_type) {
         act_plugin_arg *a = arg_at(f, r, "payload");
-        switch (e->payload_type) {
+        switch (x->payload_type) {
         case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
         case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
             a->kind = ACT_PLUGIN_ARG_UINT;
-            a->v.u = e->payload;
+            a->v.u = x->payload;
             break;
         case NVTX_PAYLOAD_TYPE_INT64:
         case NVTX_PAYLOAD_TYPE_INT32:
             a->kind = ACT_PLUGIN_ARG_INT;
-            a->v.i = (int64_t)e->payload;
+            a->v.i = (int64_t)x->payload;
             break;
         default: {
             double d;
-            memcpy(&d, &e->payload, 8);
+            memcpy(&d, &x->payload, 8);
             if (isfinite(d)) {
                 a->kind = ACT_PLUGIN_ARG_DOUBLE;
                 a->v.d = d;
@@ -1252,10 +1304,10 @@ static void fl_add(flusher *f, const block *b, const ev *e, int kind,
     if (e->kind == EV_RANGE) {
         act_plugin_arg *a = arg_at(f, r, "start_tid");
         a->kind = ACT_PLUGIN_ARG_UINT;
-        a->v.u = e->tid;
+        a->v.u = x->tid;
         a = arg_at(f, r, "end_tid");
         a->kind = ACT_PLUGIN_ARG_UINT;
-        a->v.u = atomic_load_explicit(&e->tid_end, memory_order_relaxed);
+        a->v.u = atomic_load_explicit(&x->tid_end, memory_order_relaxed);
     }
     if (!r->nargs)
         r->args = NULL;
@@ -1266,24 +1318,23 @@ static void flush_thread(flusher *f, nthread *t)
 {
     for (block *b = t->head; b;
          b = atomic_load_explicit(&b->next, memory_order_acquire)) {
-        uint32_t n = atomic_load_explicit(&b->n, memory_order_acquire);
-        for (uint32_t i = 0; i < n; i++) {
-            const ev *e = &b->evs[i];
+        uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
+        for (uint32_t off = 0; off < used;) {
+            const ev *e = (const ev *)(const void *)(b->data + off);
+            off += ev_size(e);
             int64_t end = atomic_load_explicit(&e->end, memory_order_acquire);
             if (e->kind == EV_MARK) {
-                fl_add(f, b, e, ACT_PLUGIN_RECORD_INSTANT,
-                       ACT_CPU_INSTANT_EVENT, t->tid, e->start);
+                fl_add(f, e, ACT_PLUGIN_RECORD_INSTANT, ACT_CPU_INSTANT_EVENT,
+                       t->tid, e->start);
                 f->marks++;
             } else if (end == OPEN_END) {
                 f->open_at_stop++;
             } else {
-                fl_add(f, b, e, ACT_PLUGIN_RECORD_HOST_SPAN,
-                       ACT_USER_ANNOTATION, t->tid, end);
+                fl_add(f, e, ACT_PLUGIN_RECORD_HOST_SPAN, ACT_USER_ANNOTATION,
+                       t->tid, end);
                 f->spans++;
             }
         }
-        if (b == t->cur)
-            break;
     }
 }
 
@@ -1300,9 +1351,10 @@ static void flush_ranges(flusher *f)
     if (t->gen != atomic_load(&g_gen))
         return;
     for (block *b = t->head; b; b = atomic_load(&b->next)) {
-        uint32_t n = atomic_load(&b->n);
-        for (uint32_t i = 0; i < n; i++) {
-            const ev *e = &b->evs[i];
+        uint32_t used = atomic_load(&b->used);
+        for (uint32_t off = 0; off < used;) {
+            const ev *e = (const ev *)(const void *)(b->data + off);
+            off += ev_size(e);
             int64_t end = atomic_load(&e->end);
             if (end == OPEN_END) {
                 f->open_at_stop++;
@@ -1316,12 +1368,10 @@ static void flush_ranges(flusher *f)
             if (lane == nlanes && nlanes < MAX_LANES)
                 nlanes++;
             lane_end[lane] = end;
-            fl_add(f, b, e, ACT_PLUGIN_RECORD_HOST_SPAN, ACT_USER_ANNOTATION,
+            fl_add(f, e, ACT_PLUGIN_RECORD_HOST_SPAN, ACT_USER_ANNOTATION,
                    RANGE_TID_BASE + lane, end);
             f->ranges++;
         }
-        if (b == t->cur)
-            break;
     }
 }
 
