@@ -1343,13 +1343,13 @@ static void flush_thread(flusher *f, nthread *t)
  * first lane free at its start, so ranges on one track never overlap
  * (they may cross threads; start_tid/end_tid say which). Events are in
  * start order: they were timed under g_lock. */
-static void flush_ranges(flusher *f)
+static uint32_t flush_ranges(flusher *f)
 {
     int64_t lane_end[MAX_LANES];
     uint32_t nlanes = 0;
     nthread *t = &g_ranges;
     if (t->gen != atomic_load(&g_gen))
-        return;
+        return 0;
     for (block *b = t->head; b; b = atomic_load(&b->next)) {
         uint32_t used = atomic_load(&b->used);
         for (uint32_t off = 0; off < used;) {
@@ -1372,6 +1372,44 @@ static void flush_ranges(flusher *f)
                    RANGE_TID_BASE + lane, end);
             f->ranges++;
         }
+    }
+    return nlanes;
+}
+
+/* Thread names (nvtxNameOsThread) and the range tracks' names, through
+ * name_thread (ABI 1.1). Called with g_lock held. */
+static void name_threads(flusher *f, uint32_t nlanes)
+{
+    const act_plugin_host *h = f->h;
+    if (h->struct_size < ACT_PLUGIN_HOST_SIZE_1_1 || !h->name_thread) {
+        if (g_nthn || nlanes)
+            h->log(h->ctx, ACT_PLUGIN_LOG_INFO,
+                   "this libactrace lacks name_thread (plugin ABI 1.1): "
+                   "NVTX thread names are not recorded");
+        return;
+    }
+    char *fixed = f->scratch;
+    for (size_t i = 0; i < g_nthn; i++) {
+        const char *nm = g_threadnames[i].name;
+        size_t len = strlen(nm);
+        if (len > NAME_MAX_BYTES)
+            len = NAME_MAX_BYTES;
+        if (!utf8_ok((const unsigned char *)nm, len)) {
+            len = utf8_fix((const unsigned char *)nm, len, fixed);
+            while (len > NAME_MAX_BYTES ||
+                   (len && !utf8_ok((const unsigned char *)fixed, len)))
+                len--;
+            nm = fixed;
+        }
+        uint32_t tid = g_threadnames[i].key_a;
+        if (len && tid && tid <= INT32_MAX)
+            h->name_thread(h->ctx, g_threadnames[i].key_a, nm, (uint32_t)len);
+    }
+    for (uint32_t k = 0; k < nlanes; k++) {
+        char nm[40];
+        int n = k ? snprintf(nm, sizeof nm, "NVTX ranges (%u)", k + 1)
+                  : snprintf(nm, sizeof nm, "NVTX ranges");
+        h->name_thread(h->ctx, RANGE_TID_BASE + k, nm, (uint32_t)n);
     }
 }
 
@@ -1508,7 +1546,8 @@ static void nvtx_flush(void *state)
         dropped += t->dropped;
         bad_attrs += t->bad_attrs;
     }
-    flush_ranges(f);
+    uint32_t nlanes = flush_ranges(f);
+    name_threads(f, nlanes);
     if (g_ranges.gen == gen) {
         nulls += g_ranges.null_strings;
         truncated += g_ranges.truncated;

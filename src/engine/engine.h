@@ -322,6 +322,9 @@ void act__strtab_atfork_child(void);
 
 /* Thread and process names, process-wide. */
 const char *act__thread_name_lookup(int32_t tid, char *buf, size_t cap);
+/* The tids named by plugins (act__thread_name_set with by_plugin):
+ * writes up to @p cap, returns how many. */
+size_t act__thread_names_by_plugin(int32_t *out, size_t cap);
 const char *act__process_name(char *buf, size_t cap);
 
 /* Counter series lookup for act_counter (slow path, takes the lock). */

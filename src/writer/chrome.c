@@ -846,6 +846,18 @@ static void emit_metadata(wctx *w, act__thread **threads, size_t nthreads)
         if (tn)
             meta(o, "thread_name", threads[i]->pid, threads[i]->tid, "name", tn, 0);
     }
+    /* Threads a plugin named (name_thread, ABI 1.1) whose events came
+     * through the plugin, so they have no chunk of their own. */
+    int32_t named[256];
+    size_t nnamed = act__thread_names_by_plugin(named, 256);
+    for (size_t k = 0; k < nnamed && k < 256; k++) {
+        size_t i = 0;
+        while (i < nthreads && !(threads[i]->tid == named[k] && threads[i]->pid == w->pid))
+            i++;
+        const char *tn = i == nthreads ? act__thread_name_lookup(named[k], buf, sizeof buf) : NULL;
+        if (tn)
+            meta(o, "thread_name", w->pid, named[k], "name", tn, 0);
+    }
     for (size_t d = 0; d < s->ndevices; d++) {
         const act__device *dev = &s->devices[d];
         if (!act__source_live(s, dev->source))

@@ -102,6 +102,21 @@ static double num(json_t *ev, const char *key)
     return json_number_value(json_object_get(ev, key));
 }
 
+/* The thread_name metadata of @p tid, or "". */
+static const char *thread_name(json_t *events, json_int_t tid)
+{
+    json_t *ev;
+    size_t i;
+    json_array_foreach(events, i, ev) {
+        const char *p = json_string_value(json_object_get(ev, "ph"));
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        if (p && nm && !strcmp(p, "M") && !strcmp(nm, "thread_name") &&
+            ival(ev, "tid") == tid)
+            return sarg(ev, "name");
+    }
+    return "";
+}
+
 /* @p in lies within @p out on the same thread. */
 static int nested(json_t *out, json_t *in)
 {
@@ -192,6 +207,13 @@ static void check_full_trace(const char *path)
     CHECK(cross && s1 && num(cross, "ts") >= num(s1, "ts"));
     CHECK(cross && s2 &&
           num(cross, "ts") + num(cross, "dur") <= num(s2, "ts") + num(s2, "dur"));
+
+    /* Thread names: nvtxNameOsThread and the range track. */
+    CHECK_EQ_STR(thread_name(ev, main_tid), "nvtx-main");
+    CHECK_EQ_STR(thread_name(ev, w1 ? ival(w1, "tid") : -1), "worker-1");
+    CHECK_EQ_STR(thread_name(ev, w2 ? ival(w2, "tid") : -1), "worker-2");
+    CHECK_EQ_STR(thread_name(ev, cross ? ival(cross, "tid") : -1),
+                 "NVTX ranges");
 
     /* The plugin's counts. */
     json_t *st = find(ev, "i", "nvtx_stats");
