@@ -143,20 +143,18 @@ typedef struct nthread {
 } nthread;
 
 /* Domains, registered strings and category names: rare calls, kept for
- * the process's life (events refer to them by index or pointer). */
-typedef struct domain_rec {
-    uint32_t magic;
-    uint16_t index;
-    char *name; /* UTF-8, sanitised at flush */
-} domain_rec;
-
-#define DOMAIN_MAGIC 0x4e56444du /* "NVDM" */
-#define STRING_MAGIC 0x4e565352u /* "NVSR" */
+ * the process's life (events refer to them by index or pointer). The
+ * handles given to the program are small integers (index + 1 for
+ * strings, the index for domains), not pointers: a handle is checked
+ * against the count and never dereferenced, so a stale, foreign or wild
+ * handle cannot crash anything. Entries are written before the count that
+ * publishes them (release); readers load the count (acquire). */
+#define STR_CHUNK 1024u
+#define STR_CHUNKS 4096u /* up to 4M registered strings */
 
 typedef struct string_rec {
-    uint32_t magic;
+    const char *utf8;
     uint32_t len;
-    char *utf8;
 } string_rec;
 
 typedef struct name_rec {
@@ -182,8 +180,10 @@ static nthread g_ranges;   /* start/end ranges, under g_lock */
 static ev **g_range_index; /* range id - 1 -> event, under g_lock */
 static size_t g_nranges, g_cap_ranges;
 
-static domain_rec **g_domains; /* [0] unused: default domain */
-static uint32_t g_ndomains = 1, g_cap_domains;
+static char *g_domain_names[MAX_DOMAINS]; /* [0] unused: default domain */
+static _Atomic uint32_t g_ndomains = 1;
+static _Atomic(string_rec *) g_strings[STR_CHUNKS];
+static _Atomic uint32_t g_nstrings;
 static name_rec *g_catnames, *g_threadnames;
 static size_t g_ncat, g_capcat, g_nthn, g_capthn;
 
@@ -430,24 +430,26 @@ static inline ev *ev_with_name(nthread *t, const nmsg *m, int ext)
 
 static const string_rec *check_string(nvtxStringHandle_t h)
 {
-    const string_rec *s = (const string_rec *)(const void *)h;
-    if (!s || s->magic != STRING_MAGIC) {
+    uintptr_t v = (uintptr_t)(const void *)h;
+    if (v == 0 || v > atomic_load_explicit(&g_nstrings, memory_order_acquire)) {
         atomic_fetch_add_explicit(&g_bad_handles, 1, memory_order_relaxed);
         return NULL;
     }
-    return s;
+    string_rec *chunk = atomic_load_explicit(&g_strings[(v - 1) / STR_CHUNK],
+                                             memory_order_acquire);
+    return &chunk[(v - 1) % STR_CHUNK];
 }
 
 static uint16_t domain_index(nvtxDomainHandle_t h)
 {
-    const domain_rec *d = (const domain_rec *)(const void *)h;
-    if (!d)
+    uintptr_t v = (uintptr_t)(const void *)h;
+    if (v == 0)
         return 0;
-    if (d->magic != DOMAIN_MAGIC) {
+    if (v >= atomic_load_explicit(&g_ndomains, memory_order_acquire)) {
         atomic_fetch_add_explicit(&g_bad_handles, 1, memory_order_relaxed);
         return 0;
     }
-    return d->index;
+    return (uint16_t)v;
 }
 
 /* Reads an event attribute struct into a message and the event's extra
@@ -860,30 +862,18 @@ static nvtxDomainHandle_t domain_create(const char *a, const wchar_t *w)
         if (!name)
             return NULL;
     }
-    domain_rec *d = NULL;
+    uintptr_t d = 0;
     pthread_mutex_lock(&g_lock);
+    uint32_t n = atomic_load_explicit(&g_ndomains, memory_order_relaxed);
     /* The same name again: the same handle (NVTX allows either). */
-    for (uint32_t i = 1; i < g_ndomains; i++)
-        if (strcmp(g_domains[i]->name, name) == 0) {
-            d = g_domains[i];
-            break;
-        }
-    if (!d && g_ndomains < MAX_DOMAINS) {
-        if (g_ndomains >= g_cap_domains) {
-            uint32_t ncap = g_cap_domains ? 2 * g_cap_domains : 16;
-            domain_rec **nd = realloc(g_domains, ncap * sizeof *nd);
-            if (nd) {
-                g_domains = nd;
-                g_cap_domains = ncap;
-            }
-        }
-        if (g_ndomains < g_cap_domains && (d = malloc(sizeof *d)) != NULL) {
-            d->magic = DOMAIN_MAGIC;
-            d->index = (uint16_t)g_ndomains;
-            d->name = name;
-            name = NULL;
-            g_domains[g_ndomains++] = d;
-        }
+    for (uint32_t i = 1; i < n && !d; i++)
+        if (strcmp(g_domain_names[i], name) == 0)
+            d = i;
+    if (!d && n < MAX_DOMAINS) {
+        g_domain_names[n] = name;
+        name = NULL;
+        atomic_store_explicit(&g_ndomains, n + 1, memory_order_release);
+        d = n;
     }
     pthread_mutex_unlock(&g_lock);
     free(name);
@@ -918,16 +908,31 @@ static nvtxStringHandle_t register_string(nvtxDomainHandle_t d,
         atomic_fetch_add(&g_null_global, 1);
         return NULL;
     }
-    string_rec *s = malloc(sizeof *s);
-    if (!s) {
-        free(p);
-        return NULL;
+    uintptr_t h = 0;
+    pthread_mutex_lock(&g_lock);
+    uint32_t n = atomic_load_explicit(&g_nstrings, memory_order_relaxed);
+    string_rec *chunk = n / STR_CHUNK < STR_CHUNKS
+                            ? atomic_load_explicit(&g_strings[n / STR_CHUNK],
+                                                   memory_order_relaxed)
+                            : NULL;
+    if (!chunk && n / STR_CHUNK < STR_CHUNKS) {
+        chunk = calloc(STR_CHUNK, sizeof *chunk);
+        if (chunk)
+            atomic_store_explicit(&g_strings[n / STR_CHUNK], chunk,
+                                  memory_order_release);
     }
-    s->magic = STRING_MAGIC;
-    s->len = (uint32_t)strlen(p);
-    s->utf8 = p;
-    atomic_fetch_add(&g_registered, 1);
-    return (nvtxStringHandle_t)(void *)s;
+    if (chunk) {
+        chunk[n % STR_CHUNK].utf8 = p;
+        chunk[n % STR_CHUNK].len = (uint32_t)strlen(p);
+        p = NULL;
+        atomic_store_explicit(&g_nstrings, n + 1, memory_order_release);
+        h = (uintptr_t)n + 1;
+    }
+    pthread_mutex_unlock(&g_lock);
+    free(p);
+    if (h)
+        atomic_fetch_add(&g_registered, 1);
+    return (nvtxStringHandle_t)(void *)h;
 }
 
 static nvtxStringHandle_t NVTX_API cb_register_a(nvtxDomainHandle_t d,
@@ -1254,8 +1259,8 @@ static void fl_add(flusher *f, const ev *e, int kind,
     r->name = name;
     r->name_len = (uint32_t)len;
 
-    if (e->domain && e->domain < g_ndomains)
-        arg_str(arg_at(f, r, "domain"), g_domains[e->domain]->name);
+    if (e->domain && e->domain < atomic_load(&g_ndomains))
+        arg_str(arg_at(f, r, "domain"), g_domain_names[e->domain]);
     if (x->category) {
         const char *cn = category_name(e->domain, x->category);
         act_plugin_arg *a = arg_at(f, r, "category");

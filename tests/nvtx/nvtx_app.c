@@ -12,7 +12,8 @@
  *    marks with every payload type; NULL and invalid UTF-8 messages;
  *  - a domain "mydomain" with category 3 "dom-cat", a registered string
  *    "registered-name" used for a push/pop and a start/end range in it,
- *    and a domain mark;
+ *    and a domain mark; a push/pop with a wild domain handle and a mark
+ *    with a wild registered-string handle;
  *  - worker 1 and 2, each naming itself: "work-N" contains "step-N";
  *    worker 1 starts "cross", worker 2 ends it;
  *  - worker 3 pops without a push; main pops once too many at the end.
@@ -160,6 +161,16 @@ int main(void)
     nvtxDomainRangeEnd(d, r);
     b = attrs("dom-mark");
     nvtxDomainMarkEx(d, &b);
+
+    /* Wild handles: a tool must not dereference them. */
+    nvtxDomainHandle_t wild = (nvtxDomainHandle_t)(uintptr_t)0xdeadbeefu;
+    b = attrs("wild-domain");
+    nvtxDomainRangePushEx(wild, &b);
+    nvtxDomainRangePop(wild);
+    a = attrs(NULL);
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = (nvtxStringHandle_t)(uintptr_t)0x1234567u;
+    nvtxMarkEx(&a);
 
     pthread_t th[3];
     for (int i = 0; i < 3; i++)

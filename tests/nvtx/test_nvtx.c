@@ -186,6 +186,10 @@ static void check_full_trace(const char *path)
     CHECK(dr && ival(dr, "tid") >= 0x40000000);
     json_t *dm = find(ev, "i", "dom-mark");
     CHECK_EQ_STR(sarg(dm, "domain"), "mydomain");
+    /* A wild domain handle: the default domain, no "domain" arg. */
+    json_t *wd = find(ev, "X", "wild-domain");
+    check_span(wd);
+    CHECK(wd && ival(wd, "tid") == main_tid && !arg(wd, "domain"));
 
     /* Workers: nested on their own threads; "cross" on the ranges track,
      * started by worker 1 and ended by worker 2. */
@@ -218,13 +222,14 @@ static void check_full_trace(const char *path)
     /* The plugin's counts. */
     json_t *st = find(ev, "i", "nvtx_stats");
     CHECK_FATAL(st != NULL);
-    CHECK_EQ_INT((int)json_integer_value(arg(st, "spans")), 10);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "spans")), 11);
     CHECK_EQ_INT((int)json_integer_value(arg(st, "ranges")), 2);
-    CHECK_EQ_INT((int)json_integer_value(arg(st, "marks")), 10);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "marks")), 11);
     CHECK_EQ_INT((int)json_integer_value(arg(st, "bad_pops")), 2);
     CHECK_EQ_INT((int)json_integer_value(arg(st, "bad_range_ends")), 0);
     CHECK_EQ_INT((int)json_integer_value(arg(st, "open_at_stop")), 0);
-    CHECK_EQ_INT((int)json_integer_value(arg(st, "null_strings")), 3);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "null_strings")), 4);
+    CHECK_EQ_INT((int)json_integer_value(arg(st, "bad_handles")), 3);
     CHECK_EQ_INT((int)json_integer_value(arg(st, "bad_attributes")), 1);
     CHECK_EQ_INT((int)json_integer_value(arg(st, "invalid_utf8")), 1);
     CHECK_EQ_INT((int)json_integer_value(arg(st, "registered_strings")), 1);
