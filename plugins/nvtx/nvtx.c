@@ -129,17 +129,17 @@ static inline uint32_t ev_size(const ev *e)
 typedef struct nthread {
     struct nthread *next_thread; /* global list, under g_lock */
     uint32_t tid;
-    uint32_t gen;  /* session generation this state belongs to */
-    block *head;   /* first block (never changes once set) */
+    _Atomic uint32_t gen;   /* session generation this state belongs to */
+    _Atomic(block *) head;  /* first block (never changes once set) */
     block *cur;    /* block being filled */
     uint32_t pos;  /* bytes used in cur (published or being written) */
     int depth;     /* open push ranges, including unrecorded ones */
     ev *stack[MAX_DEPTH];
     uint16_t stack_dom[MAX_DEPTH];
-    /* Counted by the owner, summed by flush (read racily there: a count
-     * that is a moment late is acceptable for statistics). */
-    uint64_t bad_pops, domain_pops, too_deep, null_strings, truncated,
-        dropped, bad_attrs;
+    /* Counted by the owner (bump: a relaxed load and store, no locked
+     * instruction), summed by flush: a count a moment late is fine. */
+    _Atomic uint64_t bad_pops, domain_pops, too_deep, null_strings,
+        truncated, dropped, bad_attrs;
 } nthread;
 
 /* Domains, registered strings and category names: rare calls, kept for
@@ -198,6 +198,13 @@ static char g_kept_path[512];
  * reserved for dlopen()ed libraries. */
 static __thread nthread *tl __attribute__((tls_model("initial-exec")));
 
+/* Owner-only counter increment: no locked instruction. */
+static inline void bump(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
 static inline int64_t now(void)
 {
     return g_now_fn(g_now_ctx);
@@ -230,14 +237,19 @@ static block *block_new(void)
 /* Rewinds a thread's chain for a new session; blocks are kept. */
 static void thread_reset(nthread *t, uint32_t gen)
 {
-    for (block *b = t->head; b; b = atomic_load(&b->next))
+    for (block *b = atomic_load(&t->head); b; b = atomic_load(&b->next))
         atomic_store_explicit(&b->used, 0, memory_order_release);
-    t->cur = t->head;
+    t->cur = atomic_load_explicit(&t->head, memory_order_relaxed);
     t->pos = 0;
     t->depth = 0;
-    t->bad_pops = t->domain_pops = t->too_deep = t->null_strings = 0;
-    t->truncated = t->dropped = t->bad_attrs = 0;
-    t->gen = gen;
+    atomic_store_explicit(&t->bad_pops, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->domain_pops, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->too_deep, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->null_strings, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->truncated, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->bad_attrs, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->gen, gen, memory_order_release);
 }
 
 static __attribute__((noinline)) nthread *thread_slow(void)
@@ -249,7 +261,7 @@ static __attribute__((noinline)) nthread *thread_slow(void)
         if (!t)
             return NULL;
         t->tid = gettid_u32();
-        t->gen = gen;
+        atomic_init(&t->gen, gen);
         pthread_mutex_lock(&g_lock);
         t->next_thread = g_threads;
         g_threads = t;
@@ -264,7 +276,8 @@ static __attribute__((noinline)) nthread *thread_slow(void)
 static inline nthread *me(void)
 {
     nthread *t = tl;
-    if (LIKELY(t && t->gen == atomic_load_explicit(&g_gen,
+    if (LIKELY(t && atomic_load_explicit(&t->gen, memory_order_relaxed) ==
+                        atomic_load_explicit(&g_gen,
                                                    memory_order_relaxed)))
         return t;
     return thread_slow();
@@ -285,7 +298,7 @@ static __attribute__((noinline)) block *next_block(nthread *t)
         if (b)
             atomic_store_explicit(&b->next, nb, memory_order_release);
         else
-            t->head = nb;
+            atomic_store_explicit(&t->head, nb, memory_order_release);
     }
     t->cur = nb;
     t->pos = 0;
@@ -303,7 +316,7 @@ static inline ev *ev_new(nthread *t, uint32_t name_bytes, int ext)
     if (UNLIKELY(!b || BLOCK_BYTES - t->pos < need)) {
         b = next_block(t);
         if (UNLIKELY(!b)) {
-            t->dropped++;
+            bump(&t->dropped);
             return NULL;
         }
     }
@@ -388,7 +401,7 @@ static inline ev *ev_with_name(nthread *t, const nmsg *m, int ext)
         size_t n = strlen(m->a);
         if (UNLIKELY(n > NAME_MAX_BYTES)) {
             n = NAME_MAX_BYTES;
-            t->truncated++;
+            bump(&t->truncated);
         }
         e = ev_new(t, (uint32_t)n, ext);
         if (UNLIKELY(!e))
@@ -401,7 +414,7 @@ static inline ev *ev_with_name(nthread *t, const nmsg *m, int ext)
         size_t n = wcslen(m->w);
         if (n > NAME_MAX_BYTES / 4) {
             n = NAME_MAX_BYTES / 4;
-            t->truncated++;
+            bump(&t->truncated);
         }
         e = ev_new(t, (uint32_t)(4 * n), ext);
         if (!e)
@@ -423,7 +436,7 @@ static inline ev *ev_with_name(nthread *t, const nmsg *m, int ext)
         e->flags |= F_NAME_REG;
     } else {
         e->flags |= F_NAME_NULL;
-        t->null_strings++;
+        bump(&t->null_strings);
     }
     return e;
 }
@@ -538,7 +551,7 @@ static inline void ext_init(ev *e, const attrs *x)
 
 static inline int push_msg(const nmsg *m, const attrs *x, uint16_t dom)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return -1;
     nthread *t = me();
     if (UNLIKELY(!t))
@@ -558,7 +571,7 @@ static inline int push_msg(const nmsg *m, const attrs *x, uint16_t dom)
         t->stack[level] = e;
         t->stack_dom[level] = dom;
     } else {
-        t->too_deep++;
+        bump(&t->too_deep);
     }
     t->depth = level + 1;
     return level;
@@ -566,7 +579,7 @@ static inline int push_msg(const nmsg *m, const attrs *x, uint16_t dom)
 
 static inline int pop_dom(uint16_t dom)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return -1;
     int64_t ts = now();
     nthread *t = me();
@@ -574,7 +587,7 @@ static inline int pop_dom(uint16_t dom)
         return -1;
     int top = t->depth - 1;
     if (UNLIKELY(top < 0)) {
-        t->bad_pops++;
+        bump(&t->bad_pops);
         return -1;
     }
     if (LIKELY(top < MAX_DEPTH)) {
@@ -582,7 +595,7 @@ static inline int pop_dom(uint16_t dom)
         while (i >= 0 && t->stack_dom[i] != dom)
             i--;
         if (UNLIKELY(i < 0)) {
-            t->bad_pops++;
+            bump(&t->bad_pops);
             return -1;
         }
         ev *e = t->stack[i];
@@ -591,7 +604,7 @@ static inline int pop_dom(uint16_t dom)
         if (UNLIKELY(i != top)) {
             /* Another domain's range was open above it: close this one
              * and keep the others open (domains have their own stacks). */
-            t->domain_pops++;
+            bump(&t->domain_pops);
             memmove(&t->stack[i], &t->stack[i + 1],
                     (size_t)(top - i) * sizeof t->stack[0]);
             memmove(&t->stack_dom[i], &t->stack_dom[i + 1],
@@ -618,12 +631,12 @@ static void count_bad_attr(void)
 {
     nthread *t = me();
     if (t)
-        t->bad_attrs++;
+        bump(&t->bad_attrs);
 }
 
 static int NVTX_API cb_push_ex(const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return -1;
     attrs x;
     if (!read_attrs(a, &x))
@@ -639,7 +652,7 @@ static int NVTX_API cb_pop(void)
 static int NVTX_API cb_dom_push_ex(nvtxDomainHandle_t d,
                                    const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return -1;
     attrs x;
     if (!read_attrs(a, &x))
@@ -656,7 +669,7 @@ static int NVTX_API cb_dom_pop(nvtxDomainHandle_t d)
 
 static void mark_msg(const nmsg *m, const attrs *x, uint16_t dom)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return;
     nthread *t = me();
     if (!t)
@@ -686,7 +699,7 @@ static void NVTX_API cb_mark_w(const wchar_t *s)
 
 static void NVTX_API cb_mark_ex(const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return;
     attrs x;
     if (!read_attrs(a, &x))
@@ -697,7 +710,7 @@ static void NVTX_API cb_mark_ex(const nvtxEventAttributes_t *a)
 static void NVTX_API cb_dom_mark_ex(nvtxDomainHandle_t d,
                                     const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return;
     attrs x;
     if (!read_attrs(a, &x))
@@ -713,7 +726,7 @@ static void NVTX_API cb_dom_mark_ex(nvtxDomainHandle_t d,
 
 static nvtxRangeId_t range_start(const nmsg *m, const attrs *x, uint16_t dom)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return 0;
     uint32_t tid = gettid_u32();
     nvtxRangeId_t id = 0;
@@ -727,7 +740,7 @@ static nvtxRangeId_t range_start(const nmsg *m, const attrs *x, uint16_t dom)
         size_t ncap = g_cap_ranges ? 2 * g_cap_ranges : 1024;
         ev **ni = realloc(g_range_index, ncap * sizeof *ni);
         if (!ni) {
-            g_ranges.dropped++;
+            bump(&g_ranges.dropped);
             goto out;
         }
         g_range_index = ni;
@@ -752,7 +765,7 @@ out:
 
 static void range_end(nvtxRangeId_t id)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return;
     int64_t ts = now();
     uint32_t tid = gettid_u32();
@@ -789,7 +802,7 @@ static nvtxRangeId_t NVTX_API cb_start_w(const wchar_t *s)
 
 static nvtxRangeId_t NVTX_API cb_start_ex(const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return 0;
     attrs x;
     if (!read_attrs(a, &x))
@@ -800,7 +813,7 @@ static nvtxRangeId_t NVTX_API cb_start_ex(const nvtxEventAttributes_t *a)
 static nvtxRangeId_t NVTX_API cb_dom_start_ex(nvtxDomainHandle_t d,
                                              const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&g_on, memory_order_acquire))
         return 0;
     attrs x;
     if (!read_attrs(a, &x))
@@ -1321,7 +1334,7 @@ static void fl_add(flusher *f, const ev *e, int kind,
 
 static void flush_thread(flusher *f, nthread *t)
 {
-    for (block *b = t->head; b;
+    for (block *b = atomic_load_explicit(&t->head, memory_order_acquire); b;
          b = atomic_load_explicit(&b->next, memory_order_acquire)) {
         uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
         for (uint32_t off = 0; off < used;) {
@@ -1353,9 +1366,9 @@ static uint32_t flush_ranges(flusher *f)
     int64_t lane_end[MAX_LANES];
     uint32_t nlanes = 0;
     nthread *t = &g_ranges;
-    if (t->gen != atomic_load(&g_gen))
+    if (atomic_load(&t->gen) != atomic_load(&g_gen))
         return 0;
-    for (block *b = t->head; b; b = atomic_load(&b->next)) {
+    for (block *b = atomic_load(&t->head); b; b = atomic_load(&b->next)) {
         uint32_t used = atomic_load(&b->used);
         for (uint32_t off = 0; off < used;) {
             const ev *e = (const ev *)(const void *)(b->data + off);
@@ -1462,6 +1475,7 @@ static int32_t nvtx_init(const act_plugin_host *host, void **state,
                  "another session already owns NVTX in this process");
         return ACT_PLUGIN_DECLINE;
     }
+    g_max_bytes = 256ull << 20;
     const char *v = host->config_get(host->ctx, "NVTX_MAX_BUFFER_MB");
     if (v && *v) {
         char *endp;
@@ -1540,23 +1554,23 @@ static void nvtx_flush(void *state)
              truncated = 0, dropped = 0, bad_attrs = 0;
     pthread_mutex_lock(&g_lock);
     for (nthread *t = g_threads; t; t = t->next_thread) {
-        if (t->gen != gen)
+        if (atomic_load(&t->gen) != gen)
             continue;
         flush_thread(f, t);
-        bad_pops += t->bad_pops;
-        domain_pops += t->domain_pops;
-        too_deep += t->too_deep;
-        nulls += t->null_strings;
-        truncated += t->truncated;
-        dropped += t->dropped;
-        bad_attrs += t->bad_attrs;
+        bad_pops += atomic_load(&t->bad_pops);
+        domain_pops += atomic_load(&t->domain_pops);
+        too_deep += atomic_load(&t->too_deep);
+        nulls += atomic_load(&t->null_strings);
+        truncated += atomic_load(&t->truncated);
+        dropped += atomic_load(&t->dropped);
+        bad_attrs += atomic_load(&t->bad_attrs);
     }
     uint32_t nlanes = flush_ranges(f);
     name_threads(f, nlanes);
-    if (g_ranges.gen == gen) {
-        nulls += g_ranges.null_strings;
-        truncated += g_ranges.truncated;
-        dropped += g_ranges.dropped;
+    if (atomic_load(&g_ranges.gen) == gen) {
+        nulls += atomic_load(&g_ranges.null_strings);
+        truncated += atomic_load(&g_ranges.truncated);
+        dropped += atomic_load(&g_ranges.dropped);
     }
     fl_emit(f);
 

@@ -11,6 +11,11 @@
  *  3. under `actrace record` with ACTRACE_PLUGINS=nvtx;
  *  4. under `actrace record --plugin nvtx` with a pre-set
  *     NVTX_INJECTION64_PATH: the plugin keeps it, says so, records none.
+ * `test_Nvtx threads` (NvtxThreads, also run under ASan and TSan) loads
+ * the plugin into this process: four threads push, pop, mark and start
+ * ranges that others end, all at once; then a second session in the same
+ * process; then a 1 MiB budget (drops counted, recorded + dropped ==
+ * attempted); NVTX calls after stop do nothing.
  * Traces are written to ACT_TRACE_DIR for the CI validators. Skipped (77)
  * when the NVTX headers (hence nvtx_app and nvtx.so) were not found.
  */
@@ -28,6 +33,12 @@ int main(void)
 }
 #else
 #include <jansson.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "actrace/actrace.h"
 
 #define ACTRACE ACT_BINARY_DIR "/bin/actrace"
 #define WORK ACT_BINARY_DIR "/tests/nvtx"
@@ -239,8 +250,169 @@ static void check_full_trace(const char *path)
     json_decref(root);
 }
 
-int main(void)
+/* ---- in process: threads, sessions in turn, budget ------------------- */
+
+#define NT 4
+#define ITER 3000
+static nvtxRangeId_t ids[NT][ITER];
+static pthread_barrier_t barrier;
+static nvtxDomainHandle_t domain;
+
+/* Each thread nests, marks, starts ranges that the next thread ends, and
+ * registers names now and then, all at once with the others. */
+static void *hammer(void *p)
 {
+    int i = (int)(intptr_t)p;
+    for (int k = 0; k < ITER; k++) {
+        nvtxRangePushA("outer");
+        nvtxRangePushA("inner");
+        nvtxMarkA("m");
+        nvtxRangePop();
+        nvtxRangePop();
+        ids[i][k] = nvtxRangeStartA("r");
+        if (k % 500 == 0) {
+            nvtxDomainRegisterStringA(domain, "s");
+            nvtxDomainCreateA("other");
+            nvtxNameCategoryA((uint32_t)k, "c");
+        }
+    }
+    pthread_barrier_wait(&barrier);
+    for (int k = 0; k < ITER; k++)
+        nvtxRangeEnd(ids[(i + 1) % NT][k]);
+    return NULL;
+}
+
+static act_session *session(const char *cfgtext)
+{
+    static const char *const plugins[] = {ACT_BINARY_DIR "/plugins/nvtx.so"};
+    act_config *cfg = NULL;
+    act_parse_error err;
+    CHECK_FATAL(act_config_parse(cfgtext, strlen(cfgtext), NULL, &cfg,
+                                 &err) == 0);
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.config = cfg;
+    o.plugins = plugins;
+    o.plugin_count = 1;
+    act_session *s = NULL;
+    CHECK_FATAL(act_session_create(&o, &s) == 0);
+    act_config_destroy(cfg);
+    CHECK_FATAL(act_session_start(s) == 0);
+    return s;
+}
+
+static json_t *finish(act_session *s, const char *path)
+{
+    CHECK_OK(act_session_stop(s));
+    /* After stop: no-ops, no crash. */
+    nvtxRangePushA("late");
+    nvtxRangePop();
+    nvtxRangeEnd(ids[0][0]);
+    nvtxMarkA("late");
+    CHECK_OK(act_session_write(s, path));
+    act_session_destroy(s);
+    json_t *root = load(path);
+    CHECK_FATAL(root != NULL);
+    return root;
+}
+
+static int count(json_t *events, const char *ph, const char *name)
+{
+    int n = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(events, i, ev) {
+        const char *p = json_string_value(json_object_get(ev, "ph"));
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        n += p && nm && !strcmp(p, ph) && !strcmp(nm, name);
+    }
+    return n;
+}
+
+static json_int_t stat(json_t *events, const char *key)
+{
+    json_t *st = find(events, "i", "nvtx_stats");
+    return st ? json_integer_value(arg(st, key)) : -1;
+}
+
+static int test_threads(void)
+{
+    unsetenv("NVTX_INJECTION64_PATH");
+    /* 1. Four threads at once. */
+    act_session *s = session("");
+    domain = nvtxDomainCreateA("threads");
+    pthread_barrier_init(&barrier, NULL, NT);
+    pthread_t th[NT];
+    for (int i = 0; i < NT; i++)
+        pthread_create(&th[i], NULL, hammer, (void *)(intptr_t)i);
+    for (int i = 0; i < NT; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&barrier);
+    json_t *root = finish(s, ACT_TRACE_DIR "/nvtx_threads.json");
+    json_t *ev = json_object_get(root, "traceEvents");
+    CHECK_EQ_INT(count(ev, "X", "outer"), NT * ITER);
+    CHECK_EQ_INT(count(ev, "X", "inner"), NT * ITER);
+    CHECK_EQ_INT(count(ev, "i", "m"), NT * ITER);
+    CHECK_EQ_INT(count(ev, "X", "r"), NT * ITER);
+    CHECK_EQ_INT(count(ev, "X", "late") + count(ev, "i", "late"), 0);
+    CHECK_EQ_INT((int)stat(ev, "spans"), 2 * NT * ITER);
+    CHECK_EQ_INT((int)stat(ev, "ranges"), NT * ITER);
+    CHECK_EQ_INT((int)stat(ev, "bad_range_ends"), 0);
+    CHECK_EQ_INT((int)stat(ev, "bad_pops"), 0);
+    CHECK_EQ_INT((int)stat(ev, "dropped"), 0);
+    CHECK_EQ_INT((int)stat(ev, "open_at_stop"), 0);
+    /* Every range ended on the thread after the one that started it. */
+    size_t i;
+    json_t *e;
+    int crossed = 0;
+    json_array_foreach(ev, i, e) {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (nm && !strcmp(nm, "r") &&
+            json_integer_value(arg(e, "start_tid")) !=
+                json_integer_value(arg(e, "end_tid")) &&
+            ival(e, "tid") >= 0x40000000)
+            crossed++;
+    }
+    CHECK_EQ_INT(crossed, NT * ITER);
+    json_decref(root);
+
+    /* 2. A second session in the same process: the first one's events and
+     * range ids are gone. */
+    s = session("");
+    nvtxRangePushA("second");
+    nvtxRangePop();
+    nvtxRangeEnd(ids[1][1]);
+    root = finish(s, ACT_TRACE_DIR "/nvtx_threads2.json");
+    ev = json_object_get(root, "traceEvents");
+    CHECK_EQ_INT(count(ev, "X", "second"), 1);
+    CHECK_EQ_INT(count(ev, "X", "outer"), 0);
+    CHECK_EQ_INT((int)stat(ev, "spans"), 1);
+    CHECK_EQ_INT((int)stat(ev, "bad_range_ends"), 1);
+    json_decref(root);
+
+    /* 3. A 1 MiB budget: what does not fit is dropped and counted. */
+    static char big[3001];
+    memset(big, 'x', 3000);
+    s = session("NVTX_MAX_BUFFER_MB = 1\n");
+    for (int k = 0; k < 2000; k++) {
+        nvtxRangePushA(big);
+        nvtxRangePop();
+    }
+    root = finish(s, ACT_TRACE_DIR "/nvtx_budget.json");
+    ev = json_object_get(root, "traceEvents");
+    json_int_t spans = stat(ev, "spans"), dropped = stat(ev, "dropped");
+    CHECK(dropped > 0);
+    CHECK(spans > 0);
+    CHECK_EQ_INT((int)(spans + dropped), 2000);
+    CHECK_EQ_INT(count(ev, "X", big), (int)spans);
+    json_decref(root);
+    CHECK_MAIN_END;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "threads"))
+        return test_threads();
     unsetenv("ACTRACE_PLUGIN_DIR");
     unsetenv("ACTRACE_PLUGINS");
     unsetenv("NVTX_INJECTION64_PATH");

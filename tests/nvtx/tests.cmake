@@ -5,6 +5,8 @@
 #    and with a foreign NVTX_INJECTION64_PATH; traces checked with jansson
 #    and left in ACT_TRACE_DIR for the CI validators. Skips (77) when the
 #    NVTX headers were not found (no nvtx.so, no nvtx_app).
+#  - NvtxThreads: the same executable loading nvtx.so in process (threads,
+#    sessions in turn, a small budget); labelled for ASan and TSan.
 if(ACT_HAVE_JANSSON)
   act_add_test(Nvtx SOURCES ${PROJECT_SOURCE_DIR}/tests/nvtx/test_nvtx.c
                LIBS PkgConfig::JANSSON LABELS plugin nvtx cli nosan TIMEOUT 180)
@@ -17,6 +19,13 @@ if(ACT_HAVE_JANSSON)
     set_target_properties(nvtx_app PROPERTIES
       RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/nvtx)
     target_compile_definitions(test_Nvtx PRIVATE ACT_HAVE_NVTX=1)
+    target_include_directories(test_Nvtx PRIVATE ${ACT_NVTX_INCLUDE_DIR})
+    target_link_libraries(test_Nvtx PRIVATE Threads::Threads)
     add_dependencies(test_Nvtx nvtx_app actrace_plugin_nvtx actrace_cli)
+    # The same executable, in process (no LD_PRELOAD): sanitizers run it.
+    add_test(NAME NvtxThreads COMMAND test_Nvtx threads)
+    set_tests_properties(NvtxThreads PROPERTIES TIMEOUT 180
+      LABELS "unit;plugin;nvtx;tsan" SKIP_RETURN_CODE 77
+      ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
   endif()
 endif()
