@@ -1524,6 +1524,10 @@ static void nvtx_start(void *state)
 {
     (void)state;
     pthread_mutex_lock(&g_lock);
+    /* Per-recording counts (registered strings are process-wide). */
+    atomic_store(&g_bad_ends, 0);
+    atomic_store(&g_bad_handles, 0);
+    atomic_store(&g_null_global, 0);
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
     atomic_store_explicit(&g_on, 1, memory_order_release);
     pthread_mutex_unlock(&g_lock);

@@ -405,6 +405,7 @@ static int test_threads(void)
     CHECK(spans > 0);
     CHECK_EQ_INT((int)(spans + dropped), 2000);
     CHECK_EQ_INT(count(ev, "X", big), (int)spans);
+    CHECK_EQ_INT((int)stat(ev, "bad_range_ends"), 0); /* per recording */
     json_decref(root);
     CHECK_MAIN_END;
 }
