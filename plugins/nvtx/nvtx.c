@@ -52,7 +52,8 @@
 #include <actrace/plugin.h>
 
 #define MAX_DEPTH 128          /* open push ranges recorded per thread */
-#define BLOCK_BYTES (256u << 10) /* event bytes per block */
+#define BLOCK_FIRST (8u << 10)   /* a thread's first block: data bytes */
+#define BLOCK_BYTES (256u << 10) /* blocks double up to this */
 #define NAME_MAX_BYTES 4096u   /* longer messages are truncated */
 #define MAX_DOMAINS 65535u
 #define MAX_LANES 256u         /* tracks for overlapping start/end ranges */
@@ -99,9 +100,11 @@ enum { F_EXT = 8 };
 typedef struct block {
     _Atomic(struct block *) next;
     _Atomic uint32_t used; /* published bytes of data */
-    uint32_t pad;
-    _Alignas(8) char data[BLOCK_BYTES];
+    uint32_t cap;          /* bytes of data */
+    _Alignas(8) char data[];
 } block;
+
+_Static_assert(BLOCK_FIRST >= NAME_MAX_BYTES + 64, "a block holds any event");
 
 static inline uint32_t pad8(uint32_t n)
 {
@@ -217,20 +220,22 @@ static uint32_t gettid_u32(void)
 
 /* ---- blocks and per-thread state ---------------------------------------- */
 
-static block *block_new(void)
+static block *block_new(uint32_t cap)
 {
-    uint64_t was = atomic_fetch_add(&g_bytes, sizeof(block));
-    if (was + sizeof(block) > g_max_bytes) {
-        atomic_fetch_sub(&g_bytes, sizeof(block));
+    size_t bytes = sizeof(block) + cap;
+    uint64_t was = atomic_fetch_add(&g_bytes, bytes);
+    if (was + bytes > g_max_bytes) {
+        atomic_fetch_sub(&g_bytes, bytes);
         return NULL;
     }
-    block *b = malloc(sizeof *b);
+    block *b = malloc(bytes);
     if (!b) {
-        atomic_fetch_sub(&g_bytes, sizeof(block));
+        atomic_fetch_sub(&g_bytes, bytes);
         return NULL;
     }
     atomic_init(&b->next, NULL);
     atomic_init(&b->used, 0);
+    b->cap = cap;
     return b;
 }
 
@@ -292,7 +297,11 @@ static __attribute__((noinline)) block *next_block(nthread *t)
     if (nb) {
         atomic_store_explicit(&nb->used, 0, memory_order_relaxed);
     } else {
-        nb = block_new();
+        /* Small first, doubling: a thread that records little (or a
+         * short-lived one) holds little. */
+        uint32_t cap = b ? (b->cap < BLOCK_BYTES ? 2 * b->cap : BLOCK_BYTES)
+                         : BLOCK_FIRST;
+        nb = block_new(cap);
         if (!nb)
             return NULL;
         if (b)
@@ -313,7 +322,7 @@ static inline ev *ev_new(nthread *t, uint32_t name_bytes, int ext)
     uint32_t need = (uint32_t)sizeof(ev) + (ext ? (uint32_t)sizeof(evx) : 0) +
                     pad8(name_bytes);
     block *b = t->cur;
-    if (UNLIKELY(!b || BLOCK_BYTES - t->pos < need)) {
+    if (UNLIKELY(!b || b->cap - t->pos < need)) {
         b = next_block(t);
         if (UNLIKELY(!b)) {
             bump(&t->dropped);
