@@ -15,24 +15,28 @@
  *
  * Memory model. NVTX's injection is process-wide, so its state is too
  * (static, not per plugin instance). Each application thread owns an
- * `nthread`: a stack of open push ranges and a chain of `block`s it
- * appends finished or open events to. Only the owner writes a block;
- * it publishes an event by a release store of block.n, and ends an open
- * one by a release store of ev.end. flush(), after stop(), walks every
- * thread's chain with acquire loads, so a thread still inside a callback
- * while recording stops races with nothing it could corrupt: its event is
- * either published (and read) or not (and lost, as it would be a moment
- * later). Start/end ranges, which may end on another thread, live in one
- * global chain under a mutex. Blocks are allocated one at a time (never
- * per event), bounded by NVTX_MAX_BUFFER_MB, and never freed while the
- * process lives: a late callback may still hold a pointer into one. The
- * next session reuses them.
+ * `nthread`: a stack of open push ranges and a chain of `block`s, each a
+ * byte stream of variable-length events. Only the owner writes a block;
+ * it publishes an event by a release store of block.used, and ends an
+ * open one by a release store of ev.end. flush(), after stop(), walks
+ * every thread's chain with acquire loads, so a thread still inside a
+ * callback while recording stops races with nothing it could corrupt:
+ * its event is either published (and read) or not (and lost, as it would
+ * be a moment later). Start/end ranges, which may end on another thread,
+ * live in one global chain under a mutex. Blocks are allocated one at a
+ * time (8 KiB doubling to 256 KiB; never per event), bounded by
+ * NVTX_MAX_BUFFER_MB, and never freed while the process lives: a late
+ * callback may still hold a pointer into one. The next session reuses
+ * them (each thread rewinds its own chain at its first call, seeing a new
+ * generation). Handles given to the program (domains, registered strings)
+ * are indices checked against a count, never pointers it could forge.
  *
- * Hot path (push/pop): one relaxed load of the "collecting" flag, one TLS
- * load, two clock reads (host now_ns), a strlen+memcpy of the message into
- * the block, a few stores. No lock, no atomic read-modify-write, no
- * allocation, no formatting. Names are checked (UTF-8) and args built only
- * in flush. See docs/nvtx.md for the mapping and its choices.
+ * Hot path (push/pop): one load of the "collecting" flag, one
+ * initial-exec TLS load, two clock reads (host now_ns), a strlen and a
+ * copy of the message, a few stores. No lock, no atomic
+ * read-modify-write, no allocation, no formatting. Names are checked
+ * (UTF-8) and args built only in flush. See docs/nvtx.md for the mapping
+ * and its choices.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -983,8 +987,8 @@ static void name_set(name_rec **tab, size_t *n, size_t *cap, uint32_t a,
     pthread_mutex_lock(&g_lock);
     for (size_t i = 0; i < *n; i++)
         if ((*tab)[i].key_a == a && (*tab)[i].key_b == b) {
-            /* The old name may be read by a flush running now: keep it
-             * allocated (renames are rare). */
+            /* flush reads names under g_lock too: the old one can go. */
+            free((*tab)[i].name);
             (*tab)[i].name = name;
             name = NULL;
             break;
