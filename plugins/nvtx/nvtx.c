@@ -60,7 +60,7 @@
 #define BLOCK_BYTES (256u << 10) /* blocks double up to this */
 #define NAME_MAX_BYTES 4096u   /* longer messages are truncated */
 #define MAX_DOMAINS 65535u
-#define MAX_LANES 256u         /* tracks for overlapping start/end ranges */
+#define MAX_LANES 1024u        /* tracks for overlapping start/end ranges */
 #define RANGE_TID_BASE 0x40000000u /* above any Linux tid (pid_max <= 2^22) */
 #define BATCH 1024u
 #define MAX_ARGS 6u
@@ -1205,7 +1205,8 @@ typedef struct flusher {
     char colors[BATCH][8];
     char *scratch; /* fixed names, 3 * NAME_MAX_BYTES per record */
     size_t nrec;
-    uint64_t spans, marks, ranges, open_at_stop, bad_utf8, emitted_kept;
+    uint64_t spans, marks, ranges, open_at_stop, bad_utf8, emitted_kept,
+        lanes_full;
 } flusher;
 
 static void fl_emit(flusher *f)
@@ -1394,9 +1395,13 @@ static uint32_t flush_ranges(flusher *f)
             uint32_t lane = 0;
             while (lane < nlanes && lane_end[lane] > e->start)
                 lane++;
-            if (lane == MAX_LANES)
-                lane = MAX_LANES - 1; /* overlaps drawn as they come */
-            if (lane == nlanes && nlanes < MAX_LANES)
+            if (lane == MAX_LANES) {
+                /* Drawn on a full track it would break nesting, which
+                 * trace viewers reject: counted instead. */
+                f->lanes_full++;
+                continue;
+            }
+            if (lane == nlanes)
                 nlanes++;
             lane_end[lane] = end;
             fl_add(f, e, ACT_PLUGIN_RECORD_HOST_SPAN, ACT_USER_ANNOTATION,
@@ -1604,7 +1609,7 @@ static void nvtx_flush(void *state)
                        atomic_load(&g_bad_handles),
                        bad_attrs,
                        truncated,
-                       dropped + too_deep,
+                       dropped + too_deep + f->lanes_full,
                        atomic_load(&g_injected),
                        (uint64_t)g_kept};
     static const char *const keys[] = {

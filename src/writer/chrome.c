@@ -848,9 +848,9 @@ static void emit_metadata(wctx *w, act__thread **threads, size_t nthreads)
     }
     /* Threads a plugin named (name_thread, ABI 1.1) whose events came
      * through the plugin, so they have no chunk of their own. */
-    int32_t named[256];
-    size_t nnamed = act__thread_names_by_plugin(named, 256);
-    for (size_t k = 0; k < nnamed && k < 256; k++) {
+    int32_t named[1024];
+    size_t nnamed = act__thread_names_by_plugin(named, 1024);
+    for (size_t k = 0; k < nnamed && k < 1024; k++) {
         size_t i = 0;
         while (i < nthreads && !(threads[i]->tid == named[k] && threads[i]->pid == w->pid))
             i++;
