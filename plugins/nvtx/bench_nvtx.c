@@ -21,7 +21,7 @@
 
 #include "actrace/actrace.h"
 
-#define REPS 7
+#define REPS 25
 
 static volatile int64_t sink;
 
@@ -69,7 +69,7 @@ static act_session *start_session(void)
 
 int main(void)
 {
-    const long N = 1000000;
+    const long N = 200000;
     act_log_set_level(ACT_LOG_ERROR);
     double clock_ns = 1e9, best = 1e9, first = 0;
     act_session_stats st;
