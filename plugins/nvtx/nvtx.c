@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -253,6 +254,105 @@ static block *block_new(uint32_t cap)
     return b;
 }
 
+/* ---- pre-faulted blocks --------------------------------------------------- */
+
+/* A full-size block's first touch costs a page fault per 4 KiB, which on
+ * the recording thread would add about half a clock read to every
+ * push+pop. While a session collects, a helper thread keeps POOL_TARGET
+ * full-size blocks allocated with MAP_POPULATE (faulted in by the kernel
+ * off the hot path); next_block takes one under g_pool_lock, once per
+ * 256 KiB. With the pool empty (or no helper), blocks are allocated
+ * directly, as before. */
+#define POOL_TARGET 8
+
+static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_pool_cond = PTHREAD_COND_INITIALIZER;
+static block *g_pool;     /* ready blocks, linked by next; g_pool_lock */
+static int g_pool_n;      /* g_pool_lock */
+static int g_pool_stop;   /* g_pool_lock */
+static pthread_t g_pool_thread;
+static int g_pool_running;
+
+static block *block_populated(void)
+{
+    size_t bytes = sizeof(block) + BLOCK_BYTES;
+    uint64_t was = atomic_fetch_add(&g_bytes, bytes);
+    if (was + bytes > g_max_bytes) {
+        atomic_fetch_sub(&g_bytes, bytes);
+        return NULL;
+    }
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (m == MAP_FAILED) {
+        atomic_fetch_sub(&g_bytes, bytes);
+        return NULL;
+    }
+    block *b = m;
+    atomic_init(&b->next, NULL);
+    atomic_init(&b->used, 0);
+    b->cap = BLOCK_BYTES;
+    return b;
+}
+
+static void *pool_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g_pool_lock);
+    while (!g_pool_stop) {
+        if (g_pool_n < POOL_TARGET) {
+            pthread_mutex_unlock(&g_pool_lock);
+            block *b = block_populated();
+            pthread_mutex_lock(&g_pool_lock);
+            if (b) {
+                atomic_store_explicit(&b->next, g_pool, memory_order_relaxed);
+                g_pool = b;
+                g_pool_n++;
+                continue;
+            }
+            /* Budget spent: wait to be stopped (drops are counted). */
+        }
+        pthread_cond_wait(&g_pool_cond, &g_pool_lock);
+    }
+    pthread_mutex_unlock(&g_pool_lock);
+    return NULL;
+}
+
+/* A ready full-size block, or NULL. */
+static block *pool_take(void)
+{
+    pthread_mutex_lock(&g_pool_lock);
+    block *b = g_pool;
+    if (b) {
+        g_pool = atomic_load_explicit(&b->next, memory_order_relaxed);
+        g_pool_n--;
+        atomic_store_explicit(&b->next, NULL, memory_order_relaxed);
+        pthread_cond_signal(&g_pool_cond);
+    }
+    pthread_mutex_unlock(&g_pool_lock);
+    return b;
+}
+
+static void pool_start(void)
+{
+    pthread_mutex_lock(&g_pool_lock);
+    g_pool_stop = 0;
+    pthread_mutex_unlock(&g_pool_lock);
+    g_pool_running = pthread_create(&g_pool_thread, NULL, pool_main, NULL) == 0;
+}
+
+static void pool_stop(void)
+{
+    if (!g_pool_running)
+        return;
+    pthread_mutex_lock(&g_pool_lock);
+    g_pool_stop = 1;
+    pthread_cond_signal(&g_pool_cond);
+    pthread_mutex_unlock(&g_pool_lock);
+    pthread_join(g_pool_thread, NULL);
+    g_pool_running = 0;
+    /* Ready blocks stay in the pool for the next session. */
+}
+
 /* Rewinds a thread's chain for a new session; blocks are kept. */
 static void thread_reset(nthread *t, uint32_t gen)
 {
@@ -315,7 +415,9 @@ static __attribute__((noinline)) block *next_block(nthread *t)
          * short-lived one) holds little. */
         uint32_t cap = b ? (b->cap < BLOCK_BYTES ? 2 * b->cap : BLOCK_BYTES)
                          : BLOCK_FIRST;
-        nb = block_new(cap);
+        nb = cap == BLOCK_BYTES ? pool_take() : NULL;
+        if (!nb)
+            nb = block_new(cap);
         if (!nb)
             return NULL;
         if (b)
@@ -1577,12 +1679,14 @@ static void nvtx_start(void *state)
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
     atomic_store_explicit(&g_on, 1, memory_order_release);
     pthread_mutex_unlock(&g_lock);
+    pool_start();
 }
 
 static void nvtx_stop(void *state)
 {
     (void)state;
     atomic_store_explicit(&g_on, 0, memory_order_release);
+    pool_stop();
 }
 
 static void nvtx_flush(void *state)
