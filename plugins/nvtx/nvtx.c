@@ -32,8 +32,9 @@
  * are indices checked against a count, never pointers it could forge.
  *
  * Hot path (push/pop): one load of the "collecting" flag, one
- * initial-exec TLS load, two clock reads (host now_ns), a strlen and a
- * copy of the message, a few stores. No lock, no atomic
+ * initial-exec TLS load, two clock reads (CLOCK_MONOTONIC, which init
+ * checked now_ns is), a strlen and a copy of the message, a few stores;
+ * blocks come pre-faulted from a helper thread. No lock, no atomic
  * read-modify-write, no allocation, no formatting. Names are checked
  * (UTF-8) and args built only in flush. See docs/nvtx.md for the mapping
  * and its choices.
