@@ -10,7 +10,8 @@
  *     plugin's counts (nvtx_stats) for the hostile calls;
  *  3. under `actrace record` with ACTRACE_PLUGINS=nvtx;
  *  4. under `actrace record --plugin nvtx` with a pre-set
- *     NVTX_INJECTION64_PATH: the plugin keeps it, says so, records none.
+ *     NVTX_INJECTION64_PATH: the plugin keeps it, says so, records none;
+ *  5. the same with a libcupti path: the message names CUPTI.
  * `test_Nvtx threads` (NvtxThreads, also run under ASan and TSan) loads
  * the plugin into this process: four threads push, pop, mark and start
  * ranges that others end, all at once; then a second session in the same
@@ -499,6 +500,16 @@ int main(int argc, char **argv)
     CHECK(st && json_integer_value(arg(st, "injection_kept")) == 1);
     CHECK(st && json_integer_value(arg(st, "spans")) == 0);
     json_decref(root);
+
+    /* 5. ... and when that injection is libcupti, the log says CUPTI. */
+    snprintf(cmd, sizeof cmd,
+             "NVTX_INJECTION64_PATH=%s/cuda/lib64/libcupti.so %s record -o "
+             "%s/nvtx_cupti.json --plugin nvtx -- %s >%s/cupti.out "
+             "2>%s/cupti.log",
+             WORK, ACTRACE, WORK, app, WORK, WORK);
+    CHECK_EQ_INT(run(cmd), 0);
+    log = slurp(WORK "/cupti.log");
+    CHECK(log && strstr(log, "libcupti: CUPTI turns NVTX into MARKER"));
     CHECK_MAIN_END;
 }
 #endif
