@@ -82,7 +82,7 @@ int main(void)
      * undisturbed; each pair chunk is compared with the clock chunk just
      * before it, and the median of those ratios is the headline. */
     enum { CHUNKS = 40, PAIRS = 5000, READS = 10000 };
-    act_log_set_level(ACT_LOG_ERROR);
+    act_log_set_level(getenv("BENCH_NVTX_DEBUG") ? ACT_LOG_DEBUG : ACT_LOG_ERROR);
     static double ratios[REPS * CHUNKS];
     size_t nratios = 0;
     double clock_min = 1e9, pair_min = 1e9, first = 0;

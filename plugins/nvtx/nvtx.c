@@ -272,7 +272,9 @@ static block *g_pool;     /* ready blocks, linked by next; g_pool_lock */
 static int g_pool_n;      /* g_pool_lock */
 static int g_pool_stop;   /* g_pool_lock */
 static pthread_t g_pool_thread;
-static int g_pool_running;
+static int g_pool_running;         /* g_pool_lock */
+static _Atomic int g_pool_wanted;  /* 1 once a session saw NVTX activity */
+static _Atomic uint64_t g_pool_hits, g_pool_misses; /* full-size blocks */
 
 static block *block_populated(void)
 {
@@ -333,24 +335,32 @@ static block *pool_take(void)
     return b;
 }
 
+/* Started by the first thread that records in a session (a program that
+ * makes no NVTX call gets no helper and no pre-faulted memory). */
 static void pool_start(void)
 {
+    if (atomic_exchange(&g_pool_wanted, 1))
+        return;
     pthread_mutex_lock(&g_pool_lock);
-    g_pool_stop = 0;
+    if (!g_pool_running && atomic_load(&g_on)) {
+        g_pool_stop = 0;
+        g_pool_running =
+            pthread_create(&g_pool_thread, NULL, pool_main, NULL) == 0;
+    }
     pthread_mutex_unlock(&g_pool_lock);
-    g_pool_running = pthread_create(&g_pool_thread, NULL, pool_main, NULL) == 0;
 }
 
 static void pool_stop(void)
 {
-    if (!g_pool_running)
-        return;
     pthread_mutex_lock(&g_pool_lock);
+    int running = g_pool_running;
     g_pool_stop = 1;
+    g_pool_running = 0;
     pthread_cond_signal(&g_pool_cond);
     pthread_mutex_unlock(&g_pool_lock);
-    pthread_join(g_pool_thread, NULL);
-    g_pool_running = 0;
+    if (running)
+        pthread_join(g_pool_thread, NULL);
+    atomic_store(&g_pool_wanted, 0);
     /* Ready blocks stay in the pool for the next session. */
 }
 
@@ -372,9 +382,12 @@ static void thread_reset(nthread *t, uint32_t gen)
     atomic_store_explicit(&t->gen, gen, memory_order_release);
 }
 
+static void pool_start(void);
+
 static __attribute__((noinline)) nthread *thread_slow(void)
 {
     uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    pool_start();
     nthread *t = tl;
     if (!t) {
         t = calloc(1, sizeof *t);
@@ -417,6 +430,9 @@ static __attribute__((noinline)) block *next_block(nthread *t)
         uint32_t cap = b ? (b->cap < BLOCK_BYTES ? 2 * b->cap : BLOCK_BYTES)
                          : BLOCK_FIRST;
         nb = cap == BLOCK_BYTES ? pool_take() : NULL;
+        if (cap == BLOCK_BYTES)
+            atomic_fetch_add_explicit(nb ? &g_pool_hits : &g_pool_misses, 1,
+                                      memory_order_relaxed);
         if (!nb)
             nb = block_new(cap);
         if (!nb)
@@ -1680,7 +1696,6 @@ static void nvtx_start(void *state)
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
     atomic_store_explicit(&g_on, 1, memory_order_release);
     pthread_mutex_unlock(&g_lock);
-    pool_start();
 }
 
 static void nvtx_stop(void *state)
@@ -1793,6 +1808,13 @@ static void nvtx_flush(void *state)
                  (unsigned long long)(dropped + too_deep));
         p->host->log(p->host->ctx, ACT_PLUGIN_LOG_INFO, msg);
     }
+    char dbg[160];
+    snprintf(dbg, sizeof dbg,
+             "full-size blocks: %llu pre-faulted, %llu faulted in by the "
+             "recording threads",
+             (unsigned long long)atomic_exchange(&g_pool_hits, 0),
+             (unsigned long long)atomic_exchange(&g_pool_misses, 0));
+    p->host->log(p->host->ctx, ACT_PLUGIN_LOG_DEBUG, dbg);
     free(f->scratch);
     free(f);
 }
