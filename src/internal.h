@@ -92,6 +92,12 @@ int act__stream_name(act_session *s, uint32_t device, uint64_t stream,
                      const char *name, size_t len);
 /* Number of devices described so far. */
 uint32_t act__device_count(const act_session *s);
+/* Names host thread @p tid, process-wide (latest wins). by_plugin marks
+ * a name given through the plugin host table (name_thread): the writer
+ * emits it even for a tid with no chunk of its own, whose events all came
+ * through a plugin's emit. */
+int act__thread_name_set(int32_t tid, const char *name, size_t len,
+                         int by_plugin);
 
 /* ---- records --------------------------------------------------------- */
 

@@ -38,7 +38,7 @@ extern "C" {
 
 /** ABI version this header describes. */
 #define ACT_PLUGIN_ABI_MAJOR 1
-#define ACT_PLUGIN_ABI_MINOR 0
+#define ACT_PLUGIN_ABI_MINOR 1
 
 /** Name of the one symbol a plugin exports. */
 #define ACT_PLUGIN_ENTRY_SYMBOL "act_plugin_entry"
@@ -243,6 +243,16 @@ typedef struct act_plugin_host {
      *  act_plugin_record.external_id. */
     uint64_t (*correlation_current)(act_plugin_ctx *ctx);
     /* end of ABI 1.0 */
+
+    /** Name a host thread of the traced process: @p tid is an OS thread
+     *  id as in host records' stream (e.g. from an annotation API's
+     *  "name this thread" call), or an id of the plugin's own choosing
+     *  for a track of host records that is not a real thread. The name
+     *  (UTF-8, 1..ACT_PLUGIN_NAME_MAX bytes) becomes the thread_name of
+     *  that tid on the host process; the latest name wins. Since 1.1. */
+    int32_t (*name_thread)(act_plugin_ctx *ctx, uint64_t tid,
+                           const char *name, uint32_t name_len);
+    /* end of ABI 1.1 */
 } act_plugin_host;
 
 /* ---- the plugin table --------------------------------------------------- */
@@ -311,6 +321,7 @@ act_plugin_entry(const act_plugin_host *host, uint32_t host_abi_major,
 #define ACT_PLUGIN_COUNTER_SIZE_1_0 32u
 #define ACT_PLUGIN_SAMPLE_SIZE_1_0 24u
 #define ACT_PLUGIN_HOST_SIZE_1_0 112u
+#define ACT_PLUGIN_HOST_SIZE_1_1 120u
 #define ACT_PLUGIN_SIZE_1_0 88u
 
 #if defined(__cplusplus)
@@ -390,7 +401,8 @@ ACT_PLUGIN_PIN(act_plugin_host, emit, 80);
 ACT_PLUGIN_PIN(act_plugin_host, add_counter, 88);
 ACT_PLUGIN_PIN(act_plugin_host, emit_samples, 96);
 ACT_PLUGIN_PIN(act_plugin_host, correlation_current, 104);
-ACT_PLUGIN_STATIC_ASSERT(sizeof(act_plugin_host) == ACT_PLUGIN_HOST_SIZE_1_0,
+ACT_PLUGIN_PIN(act_plugin_host, name_thread, 112);
+ACT_PLUGIN_STATIC_ASSERT(sizeof(act_plugin_host) == ACT_PLUGIN_HOST_SIZE_1_1,
                          "act_plugin_host size");
 
 ACT_PLUGIN_PIN(act_plugin, struct_size, 0);

@@ -412,6 +412,9 @@ void act__reentrant_drop(act_session *s);
 
 /* Thread and process names, process-wide. */
 const char *act__thread_name_lookup(int32_t tid, char *buf, size_t cap);
+/* The tids named by plugins (act__thread_name_set with by_plugin):
+ * writes up to @p cap, returns how many. */
+size_t act__thread_names_by_plugin(int32_t *out, size_t cap);
 const char *act__process_name(char *buf, size_t cap);
 
 /* act__emit and act__counter_sample for a caller that holds the

@@ -16,6 +16,7 @@
 
 typedef struct tname {
     int32_t tid;
+    int32_t by_plugin; /* named through the plugin host table (name_thread) */
     char *name;
 } tname;
 
@@ -24,19 +25,21 @@ static tname *names;
 static size_t nnames, capnames;
 static char *process_name;
 
-void act_thread_name(const char *name)
+int act__thread_name_set(int32_t tid, const char *name, size_t len,
+                         int by_plugin)
 {
-    if (!name)
-        return;
-    int32_t tid = (int32_t)syscall(SYS_gettid);
-    char *copy = strdup(name);
+    char *copy = malloc(len + 1);
     if (!copy)
-        return;
+        return ACT_ENOMEM;
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    int rc = 0;
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nnames; i++) {
         if (names[i].tid == tid) {
             free(names[i].name);
             names[i].name = copy;
+            names[i].by_plugin |= by_plugin;
             copy = NULL;
             break;
         }
@@ -47,17 +50,42 @@ void act_thread_name(const char *name)
             tname *nn = realloc(names, ncap * sizeof *nn);
             if (!nn) {
                 free(copy);
-                pthread_mutex_unlock(&lock);
-                return;
+                rc = ACT_ENOMEM;
+                goto out;
             }
             names = nn;
             capnames = ncap;
         }
         names[nnames].tid = tid;
+        names[nnames].by_plugin = by_plugin;
         names[nnames].name = copy;
         nnames++;
     }
+out:
     pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+size_t act__thread_names_by_plugin(int32_t *out, size_t cap)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nnames; i++)
+        if (names[i].by_plugin) {
+            if (n < cap)
+                out[n] = names[i].tid;
+            n++;
+        }
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void act_thread_name(const char *name)
+{
+    if (!name)
+        return;
+    int32_t tid = (int32_t)syscall(SYS_gettid);
+    (void)act__thread_name_set(tid, name, strlen(name), 0);
 }
 
 void act_process_name(const char *name)

@@ -439,6 +439,25 @@ static uint64_t h_correlation_current(act_plugin_ctx *p)
     return act_correlation_current();
 }
 
+static int32_t h_name_thread(act_plugin_ctx *p, uint64_t tid,
+                             const char *name, uint32_t name_len)
+{
+    struct act_plugin_ctx *c = ctx_of(p);
+    if (!c)
+        return ACT_EINVAL;
+    /* Thread ids are int32 in the trace (Linux tids fit, pid_max <= 2^22). */
+    act__prej e = tid == 0 || tid > INT32_MAX ? ACT__PREJ_CALL : ACT__PREJ_NONE;
+    if (!e)
+        e = act__pcheck_name(name, name_len, ACT_PLUGIN_NAME_MAX);
+    if (!e && name_len == 0)
+        e = ACT__PREJ_NAME_NULL;
+    if (e) {
+        act__phost_reject(c, e, 1);
+        return ACT_EINVAL;
+    }
+    return act__thread_name_set((int32_t)tid, name, name_len, 1);
+}
+
 void act__phost_init(struct act_plugin_ctx *c)
 {
     act_plugin_host *h = &c->host;
@@ -459,4 +478,5 @@ void act__phost_init(struct act_plugin_ctx *c)
     h->add_counter = h_add_counter;
     h->emit_samples = h_emit_samples;
     h->correlation_current = h_correlation_current;
+    h->name_thread = h_name_thread;
 }

@@ -1245,6 +1245,18 @@ static void emit_metadata(wctx *w, act__thread **threads, size_t nthreads)
             snprintf(label, sizeof label, "thread %" PRIu32 " [%s]", st->tid, src);
         meta(o, "thread_name", w->pid, side_tid(st->source, st->tid), "name", label, 0);
     }
+    /* Threads a plugin named (name_thread, ABI 1.1) whose events came
+     * through the plugin, so they have no chunk of their own. */
+    int32_t named[1024];
+    size_t nnamed = act__thread_names_by_plugin(named, 1024);
+    for (size_t k = 0; k < nnamed && k < 1024; k++) {
+        size_t i = 0;
+        while (i < nthreads && !(threads[i]->tid == named[k] && threads[i]->pid == w->pid))
+            i++;
+        const char *tn = i == nthreads ? act__thread_name_lookup(named[k], buf, sizeof buf) : NULL;
+        if (tn)
+            meta(o, "thread_name", w->pid, named[k], "name", tn, 0);
+    }
     for (size_t d = 0; d < s->ndevices; d++) {
         const act__device *dev = &s->devices[d];
         if (!act__source_live(s, dev->source))
