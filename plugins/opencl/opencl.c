@@ -288,9 +288,10 @@ typedef struct ocl_queue {
     int profiling;       /* CL_QUEUE_PROFILING_ENABLE is on */
     int in_order;
     uint64_t named_gen;  /* instance generation the stream was named for */
-    pthread_mutex_t mu;  /* guards the pending list */
+    pthread_mutex_t mu;  /* guards the pending list and last_end */
     ocl_op *head, *tail;
     uint32_t npending;
+    int64_t last_end;    /* end of the last span mapped (in-order queues) */
 } ocl_queue;
 
 static ocl_queue g_queues[MAX_QUEUES]; /* append-only, recycled in place */
@@ -352,6 +353,7 @@ static ocl_queue *queue_add(cl_command_queue h, cl_device_id dev,
         q->profiling = (actual & CL_QUEUE_PROFILING_ENABLE) != 0;
         q->in_order = (actual & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
         q->named_gen = 0;
+        q->last_end = INT64_MIN;
         atomic_store_explicit(&q->handle, h, memory_order_release);
     }
     pthread_mutex_unlock(&g_mu);
@@ -390,6 +392,8 @@ struct ocl_op {
     uint64_t gen;       /* instance generation at enqueue */
     uint64_t corr, ext;
     int64_t h0, h1;     /* host time around the enqueue call */
+    int64_t start, end; /* device span on the host clock, at harvest */
+    int timed;          /* 1: start/end valid, 2: and clamped */
     int kind, dir, fn;
     uint64_t bytes;
     uint32_t work_dim;
@@ -685,27 +689,49 @@ static void call_done(int fn, int64_t t0, cl_int err)
     }
 }
 
-/* Emits one harvested op as a device span (inside a busy window). */
-static void emit_op(ocl_inst *s, ocl_op *op, int64_t seen)
+/* Reads the op's profiling times and maps them to the host clock. Called
+ * with the queue's mutex held, in completion order, so that the spans of
+ * an in-order queue never overlap even when the offset moved between two
+ * of them (a start is moved to the previous end; not counted as a clamp). */
+static void op_times(ocl_op *op, int64_t seen)
 {
     cl_ulong dq = 0, ds = 0, de = 0;
+    op->timed = 0;
     if (g_next.clGetEventProfilingInfo(op->ev, CL_PROFILING_COMMAND_QUEUED,
                                        sizeof dq, &dq, NULL) != CL_SUCCESS ||
         g_next.clGetEventProfilingInfo(op->ev, CL_PROFILING_COMMAND_START,
                                        sizeof ds, &ds, NULL) != CL_SUCCESS ||
         g_next.clGetEventProfilingInfo(op->ev, CL_PROFILING_COMMAND_END,
                                        sizeof de, &de, NULL) != CL_SUCCESS ||
-        ds == 0 || de < ds) {
+        ds == 0 || de < ds)
+        return;
+    if (dq == 0 || dq > ds)
+        dq = ds;
+    int clamped = clock_map(op->q->dev, op, dq, ds, de, seen, &op->start,
+                            &op->end);
+    ocl_queue *q = op->q;
+    if (q->in_order) {
+        if (op->start < q->last_end)
+            op->start = q->last_end;
+        if (op->end < op->start)
+            op->end = op->start;
+        q->last_end = op->end;
+    }
+    op->timed = clamped ? 2 : 1;
+}
+
+/* Emits one harvested op as a device span (inside a busy window). */
+static void emit_op(ocl_inst *s, ocl_op *op)
+{
+    if (!op->timed) {
         atomic_fetch_add_explicit(&s->n_noprof, 1, memory_order_relaxed);
         return;
     }
-    if (dq == 0 || dq > ds)
-        dq = ds;
     if (device_describe(s, op->q->dev) != 0)
         return;
     queue_name(s, op->q);
-    int64_t start, end;
-    if (clock_map(op->q->dev, op, dq, ds, de, seen, &start, &end))
+    int64_t start = op->start, end = op->end;
+    if (op->timed == 2)
         atomic_fetch_add_explicit(&s->n_clamped, 1, memory_order_relaxed);
     act_plugin_arg args[10];
     uint32_t n = 0;
@@ -794,12 +820,15 @@ static void harvest(ocl_queue *q, ocl_inst *s, int64_t done_before)
         dtail = &op->next;
     }
     seen = now_ns();
+    for (ocl_op *op = done; op; op = op->next)
+        if (op->kind > 0)
+            op_times(op, seen);
     pthread_mutex_unlock(&q->mu);
     while (done) {
         ocl_op *op = done;
         done = op->next;
         if (op->kind > 0 && s && op->gen == s->gen)
-            emit_op(s, op, seen);
+            emit_op(s, op);
         else if (op->kind < 0 && s)
             atomic_fetch_add_explicit(&s->n_failed, 1, memory_order_relaxed);
         else if (s)

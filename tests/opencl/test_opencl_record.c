@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The opencl backend end to end: `actrace record --plugin opencl -- PROG`
+ * on examples/opencl (PROG = actrace-cl-demo, or actrace-cl-demo-dlopen
+ * which reaches OpenCL through dlopen/dlsym). Checks:
+ *  - the program prints the same with and without tracing (queue
+ *    properties included: profiling is forced but not reported);
+ *  - every kernel, copy and fill it made is a device span with its name,
+ *    bytes / direction and a flow from the enqueue call that made it;
+ *  - every device span lies inside the host window of its command: it
+ *    starts after its enqueue call began and ends before the run ended;
+ *    on each in-order queue the spans follow enqueue order;
+ *  - the device is described (name, vendor, versions, compute units,
+ *    global memory, clock).
+ * The trace is written to $ACT_TRACE_DIR for the CI validators. Without an
+ * OpenCL platform the test is skipped (77).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <jansson.h>
+
+#include "check.h"
+
+#define ACTRACE ACT_BINARY_DIR "/bin/actrace"
+#define WORK ACT_BINARY_DIR "/tests/opencl"
+#define ITER 3
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strdup(buf);
+}
+
+static int run(const char *cmd)
+{
+    int st = system(cmd);
+    if (st == -1 || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+typedef struct span {
+    const char *name, *cat;
+    double ts, dur;
+    json_int_t pid, tid, corr;
+    json_t *args;
+} span;
+
+static span get_span(json_t *ev)
+{
+    span s;
+    memset(&s, 0, sizeof s);
+    s.name = json_string_value(json_object_get(ev, "name"));
+    s.cat = json_string_value(json_object_get(ev, "cat"));
+    s.ts = json_number_value(json_object_get(ev, "ts"));
+    s.dur = json_number_value(json_object_get(ev, "dur"));
+    s.pid = json_integer_value(json_object_get(ev, "pid"));
+    s.tid = json_integer_value(json_object_get(ev, "tid"));
+    s.args = json_object_get(ev, "args");
+    s.corr = json_integer_value(json_object_get(s.args, "correlation"));
+    return s;
+}
+
+static int is_x(json_t *ev)
+{
+    const char *ph = json_string_value(json_object_get(ev, "ph"));
+    return ph && strcmp(ph, "X") == 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *prog = argc > 1 ? argv[1] : "actrace-cl-demo";
+    unsetenv("ACTRACE_PLUGIN_DIR");
+    unsetenv("ACTRACE_PLUGINS");
+    unsetenv("OPENCL_LAYERS");
+    CHECK_FATAL(system("mkdir -p " WORK) == 0);
+    char cmd[4096], out_plain[512], out_traced[512], trace[512], log[512];
+    snprintf(out_plain, sizeof out_plain, WORK "/%s.plain.out", prog);
+    snprintf(out_traced, sizeof out_traced, WORK "/%s.traced.out", prog);
+    snprintf(log, sizeof log, WORK "/%s.log", prog);
+    const char *dir = getenv("ACT_TRACE_DIR");
+    snprintf(trace, sizeof trace, "%s/opencl_%s.json", dir ? dir : ACT_TRACE_DIR,
+             strcmp(prog, "actrace-cl-demo") ? "dlopen" : "linked");
+    remove(trace);
+
+    snprintf(cmd, sizeof cmd, ACT_BINARY_DIR "/bin/%s %d >%s 2>%s", prog, ITER,
+             out_plain, log);
+    int rc = run(cmd);
+    if (rc == 77)
+        CHECK_SKIP("no OpenCL platform or device (install pocl-opencl-icd)");
+    CHECK_FATAL(rc == 0);
+
+    snprintf(cmd, sizeof cmd,
+             "ACTRACE_LOG=info %s record -o %s --plugin opencl -- "
+             ACT_BINARY_DIR "/bin/%s %d >%s 2>%s",
+             ACTRACE, trace, prog, ITER, out_traced, log);
+    rc = run(cmd);
+    if (!CHECK_EQ_INT(rc, 0)) {
+        char *l = slurp(log);
+        fprintf(stderr, "%s\n", l ? l : "(no log)");
+        free(l);
+    }
+    char *a = slurp(out_plain), *b = slurp(out_traced);
+    CHECK_FATAL(a && b);
+    CHECK_EQ_STR(b, a);
+    CHECK(strstr(a, "queue 0: profiling off") != NULL);
+    free(a);
+    free(b);
+
+    json_error_t err;
+    json_t *root = json_load_file(trace, 0, &err);
+    if (!root)
+        fprintf(stderr, "%s:%d: %s\n", trace, err.line, err.text);
+    CHECK_FATAL(root != NULL);
+    json_t *events = json_object_get(root, "traceEvents");
+    size_t i, j;
+    json_t *ev, *ev2;
+
+    /* Host side: runtime spans by correlation id. */
+    int kernels = 0, htod = 0, dtoh = 0, fills = 0, scale = 0, add = 0;
+    int linked = 0, inside = 0, devspans = 0;
+    double host_end = 0;
+    json_array_foreach(events, i, ev) {
+        if (!is_x(ev))
+            continue;
+        span s = get_span(ev);
+        if (s.cat && strcmp(s.cat, "runtime") == 0 && s.ts + s.dur > host_end)
+            host_end = s.ts + s.dur;
+    }
+    json_array_foreach(events, i, ev) {
+        if (!is_x(ev))
+            continue;
+        span d = get_span(ev);
+        if (!d.cat || (strcmp(d.cat, "kernel") && strcmp(d.cat, "gpu_memcpy") &&
+                       strcmp(d.cat, "gpu_memset")))
+            continue;
+        devspans++;
+        if (strcmp(d.cat, "kernel") == 0) {
+            kernels++;
+            scale += strcmp(d.name, "scale") == 0;
+            add += strcmp(d.name, "add") == 0;
+            CHECK_EQ_INT(json_integer_value(json_object_get(d.args, "global_x")),
+                         4096);
+        } else if (strcmp(d.cat, "gpu_memcpy") == 0) {
+            const char *dirn = json_string_value(json_object_get(d.args, "direction"));
+            CHECK(dirn != NULL);
+            htod += dirn && strcmp(dirn, "HtoD") == 0;
+            dtoh += dirn && strcmp(dirn, "DtoH") == 0;
+            CHECK_EQ_INT(json_integer_value(json_object_get(d.args, "bytes")),
+                         4096 * 4);
+        } else {
+            fills++;
+            CHECK_EQ_INT(json_integer_value(json_object_get(d.args, "bytes")),
+                         4096 * 4);
+        }
+        /* The enqueue call with the same correlation id. */
+        CHECK(d.corr > 0);
+        int found = 0;
+        json_array_foreach(events, j, ev2) {
+            if (!is_x(ev2))
+                continue;
+            span h = get_span(ev2);
+            if (h.corr != d.corr || !h.cat || strcmp(h.cat, "runtime"))
+                continue;
+            found++;
+            CHECK(strncmp(h.name, "clEnqueue", 9) == 0);
+            /* Starts after its enqueue call began, ends inside the run. */
+            if (CHECK(d.ts >= h.ts) && CHECK(d.ts + d.dur <= host_end))
+                inside++;
+        }
+        linked += found == 1;
+    }
+    const int per = ITER * 2; /* two threads */
+    CHECK_EQ_INT(kernels, 2 * per);
+    CHECK_EQ_INT(scale, per);
+    CHECK_EQ_INT(add, per);
+    CHECK_EQ_INT(htod, per);
+    CHECK_EQ_INT(dtoh, per);
+    CHECK_EQ_INT(fills, per);
+    CHECK_EQ_INT(linked, devspans);
+    CHECK_EQ_INT(inside, devspans);
+
+    /* Flows: one s and one f per device span. */
+    int fs = 0, ff = 0;
+    json_array_foreach(events, i, ev) {
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        if (ph && strcmp(ph, "s") == 0)
+            fs++;
+        if (ph && strcmp(ph, "f") == 0)
+            ff++;
+    }
+    CHECK_EQ_INT(fs, devspans);
+    CHECK_EQ_INT(ff, devspans);
+
+    /* Per in-order queue (a device tid), spans in enqueue (correlation)
+     * order and not overlapping. */
+    json_array_foreach(events, i, ev) {
+        if (!is_x(ev))
+            continue;
+        span d = get_span(ev);
+        if (!d.cat || !json_object_get(d.args, "queue") ||
+            strcmp(d.cat, "runtime") == 0)
+            continue;
+        json_array_foreach(events, j, ev2) {
+            if (!is_x(ev2))
+                continue;
+            span e = get_span(ev2);
+            if (e.pid != d.pid || e.tid != d.tid || e.corr <= d.corr ||
+                strcmp(e.cat, "runtime") == 0)
+                continue;
+            CHECK(e.ts >= d.ts + d.dur - 0.001);
+        }
+    }
+
+    /* The device, described. */
+    json_t *dev = json_array_get(json_object_get(root, "deviceProperties"), 0);
+    CHECK(dev != NULL);
+    const char *keys[] = {"name", "vendor", "openclVersion", "driverVersion",
+                          "numComputeUnits", "totalGlobalMem", "clockRateMHz"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if (!CHECK(json_object_get(dev, keys[k]) != NULL))
+            fprintf(stderr, "missing device property %s\n", keys[k]);
+    char *l = slurp(log);
+    CHECK(l && strstr(l, "0 clamped") != NULL);
+    if (l && !strstr(l, "0 clamped"))
+        fprintf(stderr, "%s\n", l);
+    free(l);
+    json_decref(root);
+    CHECK_MAIN_END;
+}
