@@ -1795,7 +1795,7 @@ static int icd_loaded(void)
     return found;
 }
 
-static int have_icd_files(void)
+static int have_icd_files(const char **where)
 {
     const char *dir = getenv("OCL_ICD_VENDORS");
     if (dir && *dir)
@@ -1803,6 +1803,7 @@ static int have_icd_files(void)
     dir = getenv("OPENCL_VENDOR_PATH");
     if (!dir || !*dir)
         dir = "/etc/OpenCL/vendors";
+    *where = dir;
     DIR *d = opendir(dir);
     if (!d)
         return 0;
@@ -1905,9 +1906,10 @@ static int32_t ocl_init(const act_plugin_host *host, void **state,
         return ACT_PLUGIN_DECLINE;
     }
     dlclose(cl);
-    if (!have_icd_files()) {
+    const char *where = "";
+    if (!have_icd_files(&where)) {
         snprintf(reason, reason_cap,
-                 "no OpenCL runtime: no platform (.icd) in /etc/OpenCL/vendors");
+                 "no OpenCL runtime: no platform (.icd) in %.200s", where);
         return ACT_PLUGIN_DECLINE;
     }
     if (atomic_load(&g_inst)) {

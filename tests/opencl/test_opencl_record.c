@@ -12,6 +12,10 @@
  *    on each in-order queue the spans follow enqueue order;
  *  - the device is described (name, vendor, versions, compute units,
  *    global memory, clock).
+ * With the linked program it also checks the defaults of `actrace record`:
+ * with no --plugin, host and the opencl backend are loaded (not the example
+ * plugin) and the kernels are traced; with no OpenCL runtime the backend
+ * declines with one line at -v and nothing without it.
  * The trace is written to $ACT_TRACE_DIR for the CI validators. Without an
  * OpenCL platform the test is skipped (77).
  */
@@ -235,5 +239,54 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", l);
     free(l);
     json_decref(root);
+
+    if (strcmp(prog, "actrace-cl-demo") == 0) {
+        /* No flags at all: host and every installed backend. */
+        char dtrace[512];
+        snprintf(dtrace, sizeof dtrace, "%s/opencl_defaults.json",
+                 dir ? dir : ACT_TRACE_DIR);
+        remove(dtrace);
+        snprintf(cmd, sizeof cmd, "%s record -o %s -- " ACT_BINARY_DIR
+                 "/bin/%s 1 >/dev/null 2>%s", ACTRACE, dtrace, prog, log);
+        CHECK_EQ_INT(run(cmd), 0);
+        root = json_load_file(dtrace, 0, &err);
+        CHECK_FATAL(root != NULL);
+        char *stats = json_dumps(json_object_get(root, "actraceStats"), JSON_COMPACT);
+        CHECK(stats && strstr(stats, "\"name\":\"host\""));
+        CHECK(stats && strstr(stats, "\"name\":\"opencl\""));
+        CHECK(stats && !strstr(stats, "\"name\":\"example\""));
+        free(stats);
+        int k = 0;
+        json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
+            const char *cat = json_string_value(json_object_get(ev, "cat"));
+            k += is_x(ev) && cat && strcmp(cat, "kernel") == 0;
+        }
+        CHECK_EQ_INT(k, 4);
+        json_decref(root);
+
+        /* No OpenCL runtime: a quiet decline, one line at -v. */
+        snprintf(cmd, sizeof cmd,
+                 "OPENCL_VENDOR_PATH=/nonexistent %s record -v -o %s/none.json -- "
+                 "/bin/true 2>%s", ACTRACE, WORK, log);
+        CHECK_EQ_INT(run(cmd), 0);
+        char *l2 = slurp(log);
+        CHECK(l2 && strstr(l2, "info: plugin ") && strstr(l2, "opencl.so: refused: init declined: no OpenCL runtime"));
+        CHECK(l2 && !strstr(l2, "warning"));
+        free(l2);
+        snprintf(cmd, sizeof cmd,
+                 "OPENCL_VENDOR_PATH=/nonexistent %s record -o %s/none.json -- "
+                 "/bin/true 2>%s", ACTRACE, WORK, log);
+        CHECK_EQ_INT(run(cmd), 0);
+        l2 = slurp(log);
+        CHECK(l2 && !strstr(l2, "opencl.so"));
+        free(l2);
+        /* An explicit list replaces the default. */
+        snprintf(cmd, sizeof cmd, "%s record -v --plugin host -o %s/none.json -- "
+                 "/bin/true 2>%s", ACTRACE, WORK, log);
+        CHECK_EQ_INT(run(cmd), 0);
+        l2 = slurp(log);
+        CHECK(l2 && strstr(l2, "host.so: loaded") && !strstr(l2, "opencl.so"));
+        free(l2);
+    }
     CHECK_MAIN_END;
 }
