@@ -16,6 +16,7 @@
 #include "plugin/validate.h"
 
 #define ACT__PLUGIN_MAGIC 0x61637470u /* "actp" */
+#define ACT__PLUGIN_WARN_MAX 8u      /* warnings kept per plugin */
 
 struct act_plugin_ctx {
     uint32_t magic;
@@ -41,6 +42,11 @@ struct act_plugin_ctx {
     _Atomic uint32_t reported; /* bit per reason already logged */
     _Atomic uint64_t filtered; /* records of unselected types */
     _Atomic uint64_t dropped;  /* refused by the engine (limit, state) */
+
+    /* The first warnings the plugin logged (level >= WARN), kept for the
+     * trace's actraceStats.plugins[].warnings; guarded by lock. */
+    char *warnings[ACT__PLUGIN_WARN_MAX];
+    uint32_t nwarnings;
 };
 
 /* Fill c->host with the host functions. */

@@ -60,6 +60,15 @@ static void h_log(act_plugin_ctx *p, int32_t level, const char *msg)
     if (level > ACT_PLUGIN_LOG_ERROR)
         level = ACT_PLUGIN_LOG_ERROR;
     act_log((act_log_level)level, "plugin '%s': %.900s", c->name, msg);
+    if (level >= ACT_PLUGIN_LOG_WARN) {
+        pthread_mutex_lock(&c->lock);
+        if (c->nwarnings < ACT__PLUGIN_WARN_MAX) {
+            char *w = strndup(msg, 900);
+            if (w)
+                c->warnings[c->nwarnings++] = w;
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
 }
 
 static int64_t h_now(act_plugin_ctx *p)

@@ -292,6 +292,8 @@ static void ctx_free(struct act_plugin_ctx *c)
     if (c->dl)
         dlclose(c->dl);
     pthread_mutex_destroy(&c->lock);
+    for (uint32_t i = 0; i < c->nwarnings; i++)
+        free(c->warnings[i]);
     free(c->track_map);
     free(c->path);
     free(c);
@@ -630,6 +632,26 @@ uint64_t act__plugins_filtered(const act__plugins *p, size_t i)
 uint64_t act__plugins_dropped(const act__plugins *p, size_t i)
 {
     return p && i < p->n ? atomic_load(&p->v[i]->dropped) : 0;
+}
+
+size_t act__plugins_warning_count(const act__plugins *p, size_t i)
+{
+    if (!p || i >= p->n)
+        return 0;
+    pthread_mutex_lock(&p->v[i]->lock);
+    size_t n = p->v[i]->nwarnings;
+    pthread_mutex_unlock(&p->v[i]->lock);
+    return n;
+}
+
+const char *act__plugins_warning(const act__plugins *p, size_t i, size_t k)
+{
+    if (!p || i >= p->n)
+        return "";
+    pthread_mutex_lock(&p->v[i]->lock);
+    const char *w = k < p->v[i]->nwarnings ? p->v[i]->warnings[k] : "";
+    pthread_mutex_unlock(&p->v[i]->lock);
+    return w;
 }
 
 size_t act__plugins_reason_count(void)

@@ -16,6 +16,10 @@
  * with no --plugin, host and the opencl backend are loaded (not the example
  * plugin) and the kernels are traced; with no OpenCL runtime the backend
  * declines with one line at -v and nothing without it.
+ * With --late (OpenclLate) it is a library user that initialises OpenCL
+ * before it starts a session: the layer cannot be installed any more; the
+ * plugin must say so once (log, actraceStats warnings, an instant in the
+ * trace) and the program must go on untraced, without a crash.
  * The trace is written to $ACT_TRACE_DIR for the CI validators. Without an
  * OpenCL platform the test is skipped (77).
  */
@@ -24,6 +28,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <CL/cl.h>
+#include <actrace/actrace.h>
 #include <jansson.h>
 
 #include "check.h"
@@ -80,9 +86,78 @@ static int is_x(json_t *ev)
     return ph && strcmp(ph, "X") == 0;
 }
 
+static char late_log[8192];
+
+static void late_capture(void *user, act_log_level level, const char *msg)
+{
+    (void)user;
+    (void)level;
+    size_t n = strlen(late_log);
+    snprintf(late_log + n, sizeof late_log - n, "%s\n", msg);
+}
+
+static int late(void)
+{
+    unsetenv("OPENCL_LAYERS");
+    cl_platform_id p;
+    cl_uint np = 0;
+    /* OpenCL first: the ICD loader reads OPENCL_LAYERS now, still empty. */
+    if (clGetPlatformIDs(1, &p, &np) != CL_SUCCESS || np == 0)
+        CHECK_SKIP("no OpenCL platform (install pocl-opencl-icd)");
+    act_log_set(late_capture, NULL);
+    act_log_set_level(ACT_LOG_DEBUG);
+    const char *plugins[] = {ACT_BINARY_DIR "/plugins/opencl.so"};
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.plugins = plugins;
+    o.plugin_count = 1;
+    act_session *s = NULL;
+    CHECK_FATAL(act_session_create(&o, &s) == 0);
+    CHECK_FATAL(act_session_start(s) == 0);
+    cl_device_id d;
+    cl_uint nd = 0;
+    CHECK_EQ_INT(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, &nd), CL_SUCCESS);
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+    CHECK(ctx != NULL);
+    if (ctx)
+        clReleaseContext(ctx);
+    const char *dir = getenv("ACT_TRACE_DIR");
+    char trace[512];
+    snprintf(trace, sizeof trace, "%s/opencl_late.json", dir ? dir : ACT_TRACE_DIR);
+    CHECK_EQ_INT(act_session_stop(s), 0);
+    CHECK_EQ_INT(act_session_write(s, trace), 0);
+    act_session_destroy(s);
+    act_log_set(NULL, NULL);
+    /* Once in the log. */
+    const char *w = strstr(late_log, "initialised in this process before");
+    CHECK(w != NULL);
+    CHECK(w && !strstr(w + 1, "initialised in this process before"));
+    json_error_t jerr;
+    json_t *root = json_load_file(trace, 0, &jerr);
+    CHECK_FATAL(root != NULL);
+    char *stats = json_dumps(json_object_get(root, "actraceStats"), JSON_COMPACT);
+    CHECK(stats && strstr(stats, "\"warnings\":[\"OpenCL was initialised"));
+    free(stats);
+    int inst = 0, calls = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        inst += nm && strcmp(nm, "opencl layer not active") == 0;
+        calls += nm && strncmp(nm, "cl", 2) == 0;
+    }
+    CHECK_EQ_INT(inst, 1);
+    CHECK_EQ_INT(calls, 0); /* not traced, and nothing made up */
+    json_decref(root);
+    CHECK_MAIN_END;
+}
+
 int main(int argc, char **argv)
 {
     const char *prog = argc > 1 ? argv[1] : "actrace-cl-demo";
+    if (strcmp(prog, "--late") == 0)
+        return late();
     unsetenv("ACTRACE_PLUGIN_DIR");
     unsetenv("ACTRACE_PLUGINS");
     unsetenv("OPENCL_LAYERS");

@@ -5,18 +5,25 @@
 #    trace with names, bytes and flows, times inside the host window;
 #  - OpenclRecordDlopen: the same for the variant that loads libOpenCL
 #    with dlopen/dlsym;
+#  - OpenclLate: a library user that initialised OpenCL before its session:
+#    the plugin says so once (log, actraceStats warnings, trace) and the
+#    program goes on untraced;
 #  - OpenclMemcheck: the example under valgrind, with and without tracing
 #    (labelled memcheck and nosan: skipped in sanitizer and minimal builds).
 # Without an OpenCL platform they skip (77).
 if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_opencl AND TARGET actrace_cl_demo
    AND ACT_HAVE_JANSSON)
   act_add_test(OpenclRecord SOURCES ${PROJECT_SOURCE_DIR}/tests/opencl/test_opencl_record.c
-               LIBS PkgConfig::JANSSON LABELS plugin opencl cli nosan TIMEOUT 300
+               LIBS PkgConfig::JANSSON OpenCL::OpenCL LABELS plugin opencl cli nosan TIMEOUT 300
                ARGS actrace-cl-demo)
   add_dependencies(test_OpenclRecord actrace_plugin_opencl actrace_cli
                    actrace_cl_demo actrace_cl_demo_dlopen)
   add_test(NAME OpenclRecordDlopen COMMAND test_OpenclRecord actrace-cl-demo-dlopen)
   set_tests_properties(OpenclRecordDlopen PROPERTIES TIMEOUT 300
     LABELS "unit;plugin;opencl;cli;nosan" SKIP_RETURN_CODE 77
+    ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+  add_test(NAME OpenclLate COMMAND test_OpenclRecord --late)
+  set_tests_properties(OpenclLate PROPERTIES TIMEOUT 120
+    LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
     ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
 endif()
