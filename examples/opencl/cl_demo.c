@@ -238,6 +238,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "cl_demo: build failed: %d\n%s\n", err, log);
         return 1;
     }
+    /* For the tests: the OPENCL_LAYERS this process hands its children
+     * (ocl-icd 2.3.1 cuts it at its first ':' while reading it). */
+    if (getenv("CL_DEMO_SHOW_LAYERS")) {
+        const char *l = getenv("OPENCL_LAYERS");
+        fprintf(stderr, "OPENCL_LAYERS=%s\n", l ? l : "");
+    }
     cl_command_queue qs[2] = {q0, q1};
     for (int i = 0; i < 2; i++) {
         cl_command_queue_properties p = 0;

@@ -1167,9 +1167,10 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
     }
     if (q && (q->head || q->npending)) {
         /* A blocking call on an in-order queue finished everything queued
-         * before it; otherwise poll once the list grows. */
+         * before it began (its own op is polled); otherwise poll once the
+         * list grows. */
         if (blocking && err == CL_SUCCESS && q->in_order)
-            harvest(q, s, t1);
+            harvest(q, s, t0);
         else if (q->npending >= POLL_PENDING)
             harvest(q, s, INT64_MIN);
     }

@@ -355,6 +355,18 @@ int main(int argc, char **argv)
         l2 = slurp(log);
         CHECK(l2 && !strstr(l2, "opencl.so"));
         free(l2);
+        /* Children get every layer: ocl-icd 2.3.1 cut OPENCL_LAYERS to its
+         * first path in the process; the layer puts it back. */
+        snprintf(cmd, sizeof cmd,
+                 "OPENCL_LAYERS=/nonexistent/other_layer.so CL_DEMO_SHOW_LAYERS=1 "
+                 "%s record --plugin opencl -o %s/layers.json -- " ACT_BINARY_DIR
+                 "/bin/%s 1 >/dev/null 2>%s", ACTRACE, WORK, prog, log);
+        CHECK_EQ_INT(run(cmd), 0);
+        l2 = slurp(log);
+        CHECK(l2 && strstr(l2, "/opencl.so:/nonexistent/other_layer.so\n"));
+        if (l2 && !strstr(l2, "/opencl.so:/nonexistent/other_layer.so\n"))
+            fprintf(stderr, "%s\n", l2);
+        free(l2);
         /* An explicit list replaces the default. */
         snprintf(cmd, sizeof cmd, "%s record -v --plugin host -o %s/none.json -- "
                  "/bin/true 2>%s", ACTRACE, WORK, log);
