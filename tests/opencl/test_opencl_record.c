@@ -20,6 +20,12 @@
  * before it starts a session: the layer cannot be installed any more; the
  * plugin must say so once (log, actraceStats warnings, an instant in the
  * trace) and the program must go on untraced, without a crash.
+ * With --memcheck PROG (OpenclMemcheck) it runs PROG under valgrind's
+ * memcheck, untraced and traced (the plugin as a layer in the program,
+ * libactrace preloaded): no error and no definite leak outside the OpenCL
+ * runtime's own (tests/opencl/pocl.supp). The traced run starts the
+ * memcheck tool directly: valgrind's launcher is itself a dynamically
+ * linked program, which would take the recording for itself.
  * The trace is written to $ACT_TRACE_DIR for the CI validators. Without an
  * OpenCL platform the test is skipped (77).
  */
@@ -27,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <CL/cl.h>
 #include <actrace/actrace.h>
@@ -153,11 +160,69 @@ static int late(void)
     CHECK_MAIN_END;
 }
 
+#define VG_FLAGS                                                               \
+    "--error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite "   \
+    "--suppressions=" ACT_SOURCE_DIR "/tests/opencl/pocl.supp -q"
+
+static int memcheck(const char *prog)
+{
+    const char *vlib = getenv("VALGRIND_LIB");
+    if (!vlib || !*vlib)
+        vlib = "/usr/libexec/valgrind";
+    char tool[512], cmd[4096], log[512];
+    snprintf(tool, sizeof tool, "%s/memcheck-amd64-linux", vlib);
+    if (run("command -v valgrind >/dev/null 2>&1") != 0 || access(tool, X_OK) != 0)
+        CHECK_SKIP("valgrind (memcheck) is not installed");
+    CHECK_FATAL(system("mkdir -p " WORK) == 0);
+    snprintf(log, sizeof log, WORK "/%s.memcheck.log", prog);
+    snprintf(cmd, sizeof cmd, "valgrind " VG_FLAGS " " ACT_BINARY_DIR "/bin/%s 1 "
+             ">/dev/null 2>%s", prog, log);
+    int rc = run(cmd);
+    if (rc == 77)
+        CHECK_SKIP("no OpenCL platform or device (install pocl-opencl-icd)");
+    if (!CHECK_EQ_INT(rc, 0)) {
+        char *l = slurp(log);
+        fprintf(stderr, "untraced:\n%s\n", l ? l : "");
+        free(l);
+    }
+    const char *dir = getenv("ACT_TRACE_DIR");
+    char trace[512];
+    snprintf(trace, sizeof trace, "%s/opencl_memcheck.json", dir ? dir : ACT_TRACE_DIR);
+    remove(trace);
+    snprintf(cmd, sizeof cmd,
+             "VALGRIND_LIB=%s VALGRIND_LAUNCHER=\"$(command -v valgrind)\" "
+             "LD_PRELOAD=" ACT_BINARY_DIR "/src/libactrace.so "
+             "ACTRACE_RECORD_OUTPUT=%s ACTRACE_PLUGINS=opencl "
+             "ACTRACE_DEFAULT_PLUGINS=0 %s " VG_FLAGS " " ACT_BINARY_DIR
+             "/bin/%s 1 >/dev/null 2>%s", vlib, trace, tool, prog, log);
+    rc = run(cmd);
+    if (!CHECK_EQ_INT(rc, 0)) {
+        char *l = slurp(log);
+        fprintf(stderr, "traced:\n%s\n", l ? l : "");
+        free(l);
+    }
+    json_error_t err;
+    json_t *root = json_load_file(trace, 0, &err);
+    CHECK_FATAL(root != NULL);
+    int k = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
+        const char *cat = json_string_value(json_object_get(ev, "cat"));
+        k += is_x(ev) && cat && strcmp(cat, "kernel") == 0;
+    }
+    CHECK_EQ_INT(k, 4);
+    json_decref(root);
+    CHECK_MAIN_END;
+}
+
 int main(int argc, char **argv)
 {
     const char *prog = argc > 1 ? argv[1] : "actrace-cl-demo";
     if (strcmp(prog, "--late") == 0)
         return late();
+    if (strcmp(prog, "--memcheck") == 0)
+        return memcheck(argc > 2 ? argv[2] : "actrace-cl-demo");
     unsetenv("ACTRACE_PLUGIN_DIR");
     unsetenv("ACTRACE_PLUGINS");
     unsetenv("OPENCL_LAYERS");

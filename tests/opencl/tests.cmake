@@ -22,6 +22,13 @@ if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_opencl AND TARGET actrace_cl_demo
   set_tests_properties(OpenclRecordDlopen PROPERTIES TIMEOUT 300
     LABELS "unit;plugin;opencl;cli;nosan" SKIP_RETURN_CODE 77
     ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+  # Under valgrind: slow (pocl under memcheck), out of sanitizer builds.
+  if(NOT ACT_SANITIZE)
+    add_test(NAME OpenclMemcheck COMMAND test_OpenclRecord --memcheck actrace-cl-demo)
+    set_tests_properties(OpenclMemcheck PROPERTIES TIMEOUT 900
+      LABELS "unit;plugin;opencl;memcheck;nosan" SKIP_RETURN_CODE 77
+      ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+  endif()
   add_test(NAME OpenclLate COMMAND test_OpenclRecord --late)
   set_tests_properties(OpenclLate PROPERTIES TIMEOUT 120
     LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
