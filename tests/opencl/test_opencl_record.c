@@ -411,7 +411,16 @@ int main(int argc, char **argv)
         CHECK_EQ_INT(run(cmd), 0);
         char *l2 = slurp(log);
         CHECK(l2 && strstr(l2, "info: plugin ") && strstr(l2, "opencl.so: refused: init declined: no OpenCL runtime"));
-        CHECK(l2 && !strstr(l2, "warning"));
+        /* Quiet: no warning about the backend (other lines may warn). */
+        for (const char *ln = l2; ln && *ln;) {
+            const char *e = strchr(ln, '\n');
+            size_t n = e ? (size_t)(e - ln) : strlen(ln);
+            char line[1024];
+            snprintf(line, sizeof line, "%.*s", (int)n, ln);
+            if (!CHECK(!(strstr(line, "warning") && strstr(line, "opencl"))))
+                fprintf(stderr, "%s\n", line);
+            ln = e ? e + 1 : NULL;
+        }
         free(l2);
         snprintf(cmd, sizeof cmd,
                  "OPENCL_VENDOR_PATH=/nonexistent %s record -o %s/none.json -- "
