@@ -106,11 +106,27 @@ static inline int64_t now_ns(void)
 
 /* ---- function ids and names ---------------------------------------------- */
 
+/* Ids: the dispatch table's entries in table order (ID_DISPATCH_END of
+ * them), then the extension functions the layer knows. */
 #define ACT_CL_FN(n, r, p, a, k) ID_##n,
 #define ACT_CL_ENQ(n, r, p, a, ae, b) ID_##n,
 #define ACT_CL_SPECIAL(n) ID_##n,
 #define ACT_CL_SKIP(n) ID_##n,
+#define ACT_CL_EXT(n, r, p, a, k)
 enum {
+#include "dispatch_gen.h"
+    ID_DISPATCH_END,
+#undef ACT_CL_FN
+#undef ACT_CL_ENQ
+#undef ACT_CL_SPECIAL
+#undef ACT_CL_SKIP
+#undef ACT_CL_EXT
+#define ACT_CL_FN(n, r, p, a, k)
+#define ACT_CL_ENQ(n, r, p, a, ae, b)
+#define ACT_CL_SPECIAL(n)
+#define ACT_CL_SKIP(n)
+#define ACT_CL_EXT(n, r, p, a, k) IDX_##n,
+    IDX_BEFORE_FIRST = ID_DISPATCH_END - 1,
 #include "dispatch_gen.h"
     ID_COUNT
 };
@@ -118,18 +134,34 @@ enum {
 #undef ACT_CL_ENQ
 #undef ACT_CL_SPECIAL
 #undef ACT_CL_SKIP
+#undef ACT_CL_EXT
 
 #define ACT_CL_FN(n, r, p, a, k) #n,
 #define ACT_CL_ENQ(n, r, p, a, ae, b) #n,
 #define ACT_CL_SPECIAL(n) #n,
 #define ACT_CL_SKIP(n) #n,
+#define ACT_CL_EXT(n, r, p, a, k)
 static const char *const fn_names[ID_COUNT] = {
+#include "dispatch_gen.h"
+#undef ACT_CL_FN
+#undef ACT_CL_ENQ
+#undef ACT_CL_SPECIAL
+#undef ACT_CL_SKIP
+#undef ACT_CL_EXT
+#define ACT_CL_FN(n, r, p, a, k)
+#define ACT_CL_ENQ(n, r, p, a, ae, b)
+#define ACT_CL_SPECIAL(n)
+#define ACT_CL_SKIP(n)
+#define ACT_CL_EXT(n, r, p, a, k) #n,
 #include "dispatch_gen.h"
 };
 #undef ACT_CL_FN
 #undef ACT_CL_ENQ
 #undef ACT_CL_SPECIAL
 #undef ACT_CL_SKIP
+#undef ACT_CL_EXT
+/* Outside the passes above, extension lines expand to nothing. */
+#define ACT_CL_EXT(n, r, p, a, k)
 static uint32_t fn_lens[ID_COUNT];
 
 /* ---- process-wide layer state -------------------------------------------- */
@@ -1259,6 +1291,103 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
 #undef ACT_CL_FN
 #undef ACT_CL_ENQ
 
+/* ---- extension functions (generated) ------------------------------------------ */
+
+/* For each extension function of CL/cl_ext.h: the implementation's pointer
+ * (set once, under g_mu, before the wrapper is handed out) and a wrapper
+ * that records a runtime span. Enqueue-like extension calls get a runtime
+ * span only (their event and device work are not followed). */
+#undef ACT_CL_EXT
+#define ACT_CL_EXT(n, ret, p, a, k)                                            \
+    typedef ret(CL_API_CALL *ext_pfn_##n) p;                                   \
+    static ext_pfn_##n g_ext_##n;                                              \
+    GEN_EXT_KIND_##k(n, ret, p, a)
+
+#define GEN_EXT_KIND_INT(n, ret, p, a)                                         \
+    static cl_int CL_API_CALL wx_##n p                                        \
+    {                                                                          \
+        if (!atomic_load_explicit(&g_active, memory_order_relaxed))            \
+            return g_ext_##n a;                                                \
+        int64_t t0_ = now_ns();                                                \
+        cl_int r_ = g_ext_##n a;                                               \
+        call_done(IDX_##n, t0_, r_);                                           \
+        return r_;                                                             \
+    }
+#define GEN_EXT_KIND_ERRCODE(n, ret, p, a)                                     \
+    static ret CL_API_CALL wx_##n p                                           \
+    {                                                                          \
+        if (!atomic_load_explicit(&g_active, memory_order_relaxed))            \
+            return g_ext_##n a;                                                \
+        cl_int e_ = CL_SUCCESS;                                                \
+        if (!errcode_ret)                                                      \
+            errcode_ret = &e_;                                                 \
+        int64_t t0_ = now_ns();                                                \
+        ret r_ = g_ext_##n a;                                                  \
+        call_done(IDX_##n, t0_, *errcode_ret);                                 \
+        return r_;                                                             \
+    }
+#define GEN_EXT_KIND_NOERR(n, ret, p, a)                                       \
+    static ret CL_API_CALL wx_##n p                                           \
+    {                                                                          \
+        if (!atomic_load_explicit(&g_active, memory_order_relaxed))            \
+            return g_ext_##n a;                                                \
+        int64_t t0_ = now_ns();                                                \
+        ret r_ = g_ext_##n a;                                                  \
+        call_done(IDX_##n, t0_, CL_SUCCESS);                                   \
+        return r_;                                                             \
+    }
+#define GEN_EXT_KIND_VOID(n, ret, p, a)                                        \
+    static void CL_API_CALL wx_##n p                                          \
+    {                                                                          \
+        if (!atomic_load_explicit(&g_active, memory_order_relaxed)) {          \
+            g_ext_##n a;                                                       \
+            return;                                                            \
+        }                                                                      \
+        int64_t t0_ = now_ns();                                                \
+        g_ext_##n a;                                                           \
+        call_done(IDX_##n, t0_, CL_SUCCESS);                                   \
+    }
+#define ACT_CL_FN(n, r, p, a, k)
+#define ACT_CL_ENQ(n, r, p, a, ae, b)
+#include "dispatch_gen.h"
+#undef ACT_CL_FN
+#undef ACT_CL_ENQ
+#undef ACT_CL_EXT
+
+/* Hands out the wrapper of extension function @p id for @p real: the
+ * first implementation pointer seen for a name is the one wrapped; another
+ * platform's different pointer is returned as it is (not traced). */
+static void *ext_wrap(int id, void *real)
+{
+    void *out = real;
+    pthread_mutex_lock(&g_mu);
+    switch (id) {
+#define ACT_CL_FN(n, r, p, a, k)
+#define ACT_CL_ENQ(n, r, p, a, ae, b)
+#define ACT_CL_EXT(n, ret, p, a, k)                                            \
+    case IDX_##n: {                                                            \
+        void *cur;                                                             \
+        memcpy(&cur, &g_ext_##n, sizeof cur);                                  \
+        if (!cur)                                                              \
+            memcpy(&g_ext_##n, &real, sizeof real);                            \
+        if (!cur || cur == real) {                                             \
+            ext_pfn_##n w = wx_##n;                                            \
+            memcpy(&out, &w, sizeof out);                                      \
+        }                                                                      \
+        break;                                                                 \
+    }
+#include "dispatch_gen.h"
+#undef ACT_CL_FN
+#undef ACT_CL_ENQ
+#undef ACT_CL_EXT
+#define ACT_CL_EXT(n, r, p, a, k)
+    default:
+        break;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return out;
+}
+
 /* ---- hand-written wrappers --------------------------------------------------- */
 
 /* Profiling is forced while a plugin instance exists, so that a session
@@ -1601,8 +1730,12 @@ static void *wrap_extension(const char *name, void *real)
             return out;
         }
     }
+    /* Extension functions the headers describe. */
+    for (int i = ID_DISPATCH_END; i < ID_COUNT; i++)
+        if (strcmp(fn_names[i], name) == 0)
+            return ext_wrap(i, real);
     /* Core entry points asked for by name come back wrapped too. */
-    for (int i = 0; i < ID_COUNT; i++) {
+    for (int i = 0; i < ID_DISPATCH_END; i++) {
         if (strcmp(fn_names[i], name) == 0) {
             void *const *next = (void *const *)(const void *)&g_next;
             void *const *mine = (void *const *)(const void *)&g_layer;

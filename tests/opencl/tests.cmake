@@ -5,6 +5,8 @@
 #    trace with names, bytes and flows, times inside the host window;
 #  - OpenclRecordDlopen: the same for the variant that loads libOpenCL
 #    with dlopen/dlsym;
+#  - OpenclExtension: a library user's session, then extension functions
+#    (command buffers) from clGetExtensionFunctionAddressForPlatform, traced;
 #  - OpenclLate: a library user that initialised OpenCL before its session:
 #    the plugin says so once (log, actraceStats warnings, trace) and the
 #    program goes on untraced;
@@ -29,6 +31,10 @@ if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_opencl AND TARGET actrace_cl_demo
       LABELS "unit;plugin;opencl;memcheck;nosan" SKIP_RETURN_CODE 77
       ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
   endif()
+  add_test(NAME OpenclExtension COMMAND test_OpenclRecord --ext)
+  set_tests_properties(OpenclExtension PROPERTIES TIMEOUT 120
+    LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
+    ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
   add_test(NAME OpenclLate COMMAND test_OpenclRecord --late)
   set_tests_properties(OpenclLate PROPERTIES TIMEOUT 120
     LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
