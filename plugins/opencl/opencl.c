@@ -724,7 +724,8 @@ static void call_done(int fn, int64_t t0, cl_int err)
 /* Reads the op's profiling times and maps them to the host clock. Called
  * with the queue's mutex held, in completion order, so that the spans of
  * an in-order queue never overlap even when the offset moved between two
- * of them (a start is moved to the previous end; not counted as a clamp). */
+ * of them (a start is moved just past the previous end; not counted as a
+ * clamp). */
 static void op_times(ocl_op *op, int64_t seen)
 {
     cl_ulong dq = 0, ds = 0, de = 0;
@@ -743,8 +744,10 @@ static void op_times(ocl_op *op, int64_t seen)
                             &op->end);
     ocl_queue *q = op->q;
     if (q->in_order) {
-        if (op->start < q->last_end)
-            op->start = q->last_end;
+        /* One nanosecond apart at least: viewers add ts and dur in floating
+         * point and call two spans that touch exactly overlapping. */
+        if (q->last_end != INT64_MIN && op->start <= q->last_end)
+            op->start = q->last_end + 1;
         if (op->end < op->start)
             op->end = op->start;
         q->last_end = op->end;
