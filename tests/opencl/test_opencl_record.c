@@ -24,7 +24,10 @@
  * (with the plugin) before its first OpenCL call, then calls extension
  * functions it got from clGetExtensionFunctionAddressForPlatform: the
  * command-buffer functions pocl has; each must be a runtime span in the
- * trace, and so must every lookup.
+ * trace, and so must every lookup. It also drives an out-of-order queue in
+ * a second context with a chain of events the program asked for (which it
+ * releases itself): every command must be a device span on a stream named
+ * out-of-order, and the queue must report the properties it was given.
  * With --memcheck PROG (OpenclMemcheck) it runs PROG under valgrind's
  * memcheck, untraced and traced (the plugin as a layer in the program,
  * libactrace preloaded): no error and no definite leak outside the OpenCL
@@ -272,6 +275,42 @@ static int ext(void)
         char name[256];
         CHECK_EQ_INT(info(p, CL_PLATFORM_NAME, sizeof name, name, NULL), CL_SUCCESS);
     }
+    /* A second context with an out-of-order queue: a fill, a chain of
+     * kernels on events the program asked for, a blocking read. */
+    cl_context ctx2 = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+    cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES,
+                                 CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    cl_command_queue q2 = clCreateCommandQueueWithProperties(ctx2, d, ooo, &err);
+    const char *src = "__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }";
+    cl_program prog = clCreateProgramWithSource(ctx2, 1, &src, NULL, &err);
+    CHECK_FATAL(ctx2 && q2 && prog && clBuildProgram(prog, 1, &d, "", NULL, NULL) == 0);
+    cl_kernel k = clCreateKernel(prog, "inc", &err);
+    cl_mem m = clCreateBuffer(ctx2, CL_MEM_READ_WRITE, 256 * sizeof(int), NULL, &err);
+    CHECK_FATAL(k && m);
+    clSetKernelArg(k, 0, sizeof m, &m);
+    cl_event evs[6];
+    int zero = 0;
+    size_t g = 256;
+    CHECK_EQ_INT(clEnqueueFillBuffer(q2, m, &zero, sizeof zero, 0, 256 * sizeof(int), 0,
+                                     NULL, &evs[0]), CL_SUCCESS);
+    for (int j = 1; j < 6; j++)
+        CHECK_EQ_INT(clEnqueueNDRangeKernel(q2, k, 1, NULL, &g, NULL, 1, &evs[j - 1],
+                                            &evs[j]), CL_SUCCESS);
+    int host[256];
+    CHECK_EQ_INT(clEnqueueReadBuffer(q2, m, CL_TRUE, 0, sizeof host, host, 1, &evs[5],
+                                     NULL), CL_SUCCESS);
+    CHECK_EQ_INT(host[0], 5);
+    for (int j = 0; j < 6; j++)
+        CHECK_EQ_INT(clReleaseEvent(evs[j]), CL_SUCCESS);
+    cl_command_queue_properties qp = 0;
+    clGetCommandQueueInfo(q2, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL);
+    CHECK_EQ_INT(qp, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    clFinish(q2);
+    clReleaseMemObject(m);
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseCommandQueue(q2);
+    clReleaseContext(ctx2);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
     act_span_end();
@@ -284,12 +323,18 @@ static int ext(void)
     json_error_t jerr;
     json_t *root = json_load_file(trace, 0, &jerr);
     CHECK_FATAL(root != NULL);
-    int ncreate = 0, nrelease = 0, ninfo = 0, nlookup = 0;
+    int ncreate = 0, nrelease = 0, ninfo = 0, nlookup = 0, ninc = 0, nfill = 0,
+        nread = 0;
     size_t i;
     json_t *ev;
     json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
         const char *nm = json_string_value(json_object_get(ev, "name"));
         const char *cat = json_string_value(json_object_get(ev, "cat"));
+        if (nm && cat && is_x(ev)) {
+            ninc += strcmp(cat, "kernel") == 0 && strcmp(nm, "inc") == 0;
+            nfill += strcmp(cat, "gpu_memset") == 0;
+            nread += strcmp(cat, "gpu_memcpy") == 0 && strcmp(nm, "Memcpy DtoH") == 0;
+        }
         if (!nm || !cat || strcmp(cat, "runtime"))
             continue;
         ncreate += strcmp(nm, "clCreateCommandBufferKHR") == 0;
@@ -303,6 +348,12 @@ static int ext(void)
     }
     (void)ninfo; /* ocl-icd hands out pocl's own function here: not ours */
     CHECK_EQ_INT(nlookup, 3);
+    CHECK_EQ_INT(ninc, 5);
+    CHECK_EQ_INT(nfill, 1);
+    CHECK_EQ_INT(nread, 1);
+    char *all = json_dumps(root, JSON_COMPACT);
+    CHECK(all && strstr(all, "(out-of-order)"));
+    free(all);
     json_decref(root);
     CHECK_MAIN_END;
 }

@@ -6,7 +6,8 @@
 #  - OpenclRecordDlopen: the same for the variant that loads libOpenCL
 #    with dlopen/dlsym;
 #  - OpenclExtension: a library user's session, then extension functions
-#    (command buffers) from clGetExtensionFunctionAddressForPlatform, traced;
+#    (command buffers) from clGetExtensionFunctionAddressForPlatform, traced,
+#    and an out-of-order queue in a second context with program events;
 #  - OpenclLate: a library user that initialised OpenCL before its session:
 #    the plugin says so once (log, actraceStats warnings, trace) and the
 #    program goes on untraced;
