@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Thin wrapper around CMake. The quick start is `make demo` and `make test`.
 #
-#   make [build]     configure (once) and build into $(BUILD)
+#   make [build]     install missing Debian packages (scripts/deps.sh), configure
+#                    (once) and build into $(BUILD)
 #   make demo        build, then run the main job (scripts/demo.sh)
 #   make test        build, then run every test through ctest
 #   make bench       build and run the benchmarks
@@ -19,15 +20,21 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
 
-.PHONY: all build demo test bench install clean asan tsan fuzz validate
+.PHONY: all build demo test bench install clean asan tsan fuzz validate deps
 
 all: build
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
 
-build: $(BUILD)/CMakeCache.txt
+# deps first: on a fresh Debian machine the configure step then finds them.
+build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
+
+# Debian packages the full demo and tests use (scripts/deps.sh; fast when
+# installed; ACT_NO_DEPS=1 skips it).
+deps:
+	@sh ./scripts/deps.sh
 
 demo: build
 	@./scripts/demo.sh $(BUILD)

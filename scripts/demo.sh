@@ -20,3 +20,14 @@ if "$BUILD/bin/actrace" summary "$BUILD/traces/demo.json" 2>/dev/null; then :; e
   echo "(actrace summary not available in this build)"
 fi
 echo "trace: $BUILD/traces/demo.json (open it in https://ui.perfetto.dev)"
+# The OpenCL example, when an OpenCL runtime is present: recorded with no
+# --plugin, so host and every installed backend (opencl here) are loaded.
+if [ -x "$BUILD/bin/actrace-cl-demo" ]; then
+  if "$BUILD/bin/actrace-cl-demo" 1 >/dev/null 2>&1; then
+    "$BUILD/bin/actrace" record -o "$BUILD/traces/demo_opencl.json" -- "$BUILD/bin/actrace-cl-demo"
+    "$BUILD/bin/actrace" summary "$BUILD/traces/demo_opencl.json" 2>/dev/null | head -40 || :
+    echo "trace: $BUILD/traces/demo_opencl.json (OpenCL host calls and device work)"
+  else
+    echo "(no OpenCL platform: the OpenCL example is not recorded; apt-get install pocl-opencl-icd)"
+  fi
+fi

@@ -66,6 +66,7 @@ const act__key_def act__config_keys[] = {
     INT("MAX_BUFFER_SIZE_MB", 1, "256"),
     INT("BUFFER_PREALLOC_MB", 0, "16"),
     INT("PLUGIN_TIMEOUT_MSECS", 0, "5000"),
+    BOOL("DEFAULT_PLUGINS", "true"),
 };
 const size_t act__config_key_count = ACT_ARRAY_SIZE(act__config_keys);
 

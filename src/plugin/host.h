@@ -16,6 +16,7 @@
 #include "plugin/validate.h"
 
 #define ACT__PLUGIN_MAGIC 0x61637470u /* "actp" */
+#define ACT__PLUGIN_WARN_MAX 8u      /* warnings kept per plugin */
 
 struct act_plugin_ctx {
     uint32_t magic;
@@ -45,6 +46,10 @@ struct act_plugin_ctx {
     int64_t timeout_ms;  /* PLUGIN_TIMEOUT_MSECS; 0 = wait for ever */
     _Atomic int stuck;   /* a bounded call did not return: skipped */
     _Atomic int dead;    /* the session is gone: every call is refused */
+    /* The first warnings the plugin logged (level >= WARN), kept for the
+     * trace's actraceStats.plugins[].warnings; guarded by lock. */
+    char *warnings[ACT__PLUGIN_WARN_MAX];
+    uint32_t nwarnings;
 };
 
 /* Fill c->host with the host functions. */

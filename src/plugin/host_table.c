@@ -137,6 +137,15 @@ static void h_log(act_plugin_ctx *p, int32_t level, const char *msg)
     char clean[LOG_TEXT_MAX];
     act__phost_log_text(clean, sizeof clean, msg, LOG_TEXT_MAX);
     act_log((act_log_level)level, "plugin '%s': %s", c->name, clean);
+    if (level >= ACT_PLUGIN_LOG_WARN) {
+        pthread_mutex_lock(&c->lock);
+        if (c->nwarnings < ACT__PLUGIN_WARN_MAX) {
+            char *w = strdup(clean);
+            if (w)
+                c->warnings[c->nwarnings++] = w;
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
 }
 
 static int64_t h_now(act_plugin_ctx *p)

@@ -18,8 +18,16 @@
  * run on a helper thread and are waited for PLUGIN_TIMEOUT_MSECS at most:
  * a plugin that does not return is reported as stuck and skipped from then
  * on, and the trace is written without waiting for it.
+ *
+ * Default plugins: when $ACTRACE_DEFAULT_PLUGINS is 1 (set by `actrace
+ * record` unless --plugin or --no-default-plugins is given), no list names
+ * any plugin and the config's DEFAULT_PLUGINS is not false, every plugin
+ * file of the plugin directory is loaded except `example` (a template, not
+ * a backend): `host` and whatever backends are installed or built. One of
+ * them that declines (its runtime is absent) is logged at info level only.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -385,6 +393,8 @@ static void ctx_free(struct act_plugin_ctx *c)
     if (c->dl)
         dlclose(c->dl);
     pthread_mutex_destroy(&c->lock);
+    for (uint32_t i = 0; i < c->nwarnings; i++)
+        free(c->warnings[i]);
     free(c->track_map);
     free(c->path);
     free(c);
@@ -533,7 +543,7 @@ static int load_one(act_session *s, const act_config *cfg,
 
 static void load_entry(act_session *s, const act_config *cfg,
                        act__plugins *set, const char *entry,
-                       const char *dir)
+                       const char *dir, int quiet)
 {
     char why[WHY_MAX] = "";
     char given[PATH_MAX];
@@ -579,14 +589,46 @@ static void load_entry(act_session *s, const act_config *cfg,
     struct act_plugin_ctx *c = NULL;
     int rc = load_one(s, cfg, set, real, &c, why);
     if (rc) {
-        act_log(ACT_LOG_WARN, "plugin %s: refused: %s", real,
-                *why ? why : act_strerror(rc));
+        act_log(quiet && rc == ACT_EDECLINED ? ACT_LOG_INFO : ACT_LOG_WARN,
+                "plugin %s: refused: %s", real, *why ? why : act_strerror(rc));
     } else {
         set->v[set->n++] = c;
         act_log(ACT_LOG_INFO, "plugin %s: loaded '%s' %s", real, c->name,
                 c->table.version ? c->table.version : "");
     }
     free(real);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The default list: <dir>/<name>.so for every such file but example.so,
+ * sorted by name so the load order is stable. */
+static int list_defaults(name_list *l, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (!rc && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 3, ".so") != 0 ||
+            strcmp(e->d_name, "example.so") == 0)
+            continue;
+        char name[80];
+        if (n - 3 >= sizeof name)
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)(n - 3), e->d_name);
+        if (is_bare_name(name))
+            rc = list_add(l, name, strlen(name));
+    }
+    closedir(d);
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof l->v[0], by_name);
+    return rc;
 }
 
 int act__plugins_load(act_session *s, const act_config *cfg,
@@ -614,10 +656,24 @@ int act__plugins_load(act_session *s, const act_config *cfg,
     if (l.overflow)
         act_log(ACT_LOG_WARN, "plugins: more than %zu entries listed; the "
                 "rest are ignored", l.n);
+    int quiet = 0;
+    const char *def = getenv("ACTRACE_DEFAULT_PLUGINS");
+    int want = 1;
+    if (cfg && act_config_get_bool(cfg, "DEFAULT_PLUGINS", &want) != 0)
+        want = 1;
+    if (!l.n && want && def && strcmp(def, "1") == 0) {
+        rc = list_defaults(&l, plugin_dir());
+        if (rc) {
+            list_free(&l);
+            free(set);
+            return rc;
+        }
+        quiet = 1;
+    }
     if (l.n) {
         const char *dir = plugin_dir();
         for (size_t i = 0; i < l.n; i++)
-            load_entry(s, cfg, set, l.v[i], dir);
+            load_entry(s, cfg, set, l.v[i], dir, quiet);
     }
     list_free(&l);
     *out = set;
@@ -785,6 +841,26 @@ uint64_t act__plugins_filtered(const act__plugins *p, size_t i)
 uint64_t act__plugins_dropped(const act__plugins *p, size_t i)
 {
     return p && i < p->n ? atomic_load(&p->v[i]->dropped) : 0;
+}
+
+size_t act__plugins_warning_count(const act__plugins *p, size_t i)
+{
+    if (!p || i >= p->n)
+        return 0;
+    pthread_mutex_lock(&p->v[i]->lock);
+    size_t n = p->v[i]->nwarnings;
+    pthread_mutex_unlock(&p->v[i]->lock);
+    return n;
+}
+
+const char *act__plugins_warning(const act__plugins *p, size_t i, size_t k)
+{
+    if (!p || i >= p->n)
+        return "";
+    pthread_mutex_lock(&p->v[i]->lock);
+    const char *w = k < p->v[i]->nwarnings ? p->v[i]->warnings[k] : "";
+    pthread_mutex_unlock(&p->v[i]->lock);
+    return w;
 }
 
 size_t act__plugins_reason_count(void)

@@ -36,6 +36,10 @@ uint64_t act__plugins_rejected(const act__plugins *p, size_t i);
  * the engine (buffer limit). */
 uint64_t act__plugins_filtered(const act__plugins *p, size_t i);
 uint64_t act__plugins_dropped(const act__plugins *p, size_t i);
+/* The first warnings plugin @p i logged (its log at WARN or ERROR), for
+ * actraceStats; a returned string lives as long as the set. */
+size_t act__plugins_warning_count(const act__plugins *p, size_t i);
+const char *act__plugins_warning(const act__plugins *p, size_t i, size_t k);
 /* Rejections of plugin @p i by reason: the reason at position @p k
  * (0 <= k < act__plugins_reason_count()) as a short key and its count. */
 size_t act__plugins_reason_count(void);

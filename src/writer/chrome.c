@@ -1492,6 +1492,16 @@ static void emit_footer(wctx *w, const uint64_t *recorded, const char *path)
         put_u64(o, act__plugins_filtered(s->plugins, i));
         lit(o, ",\"dropped\":");
         put_u64(o, act__plugins_dropped(s->plugins, i));
+        size_t nw = act__plugins_warning_count(s->plugins, i);
+        if (nw) {
+            lit(o, ",\"warnings\":[");
+            for (size_t k = 0; k < nw; k++) {
+                if (k)
+                    act__out_char(o, ',');
+                put_str0(o, act__plugins_warning(s->plugins, i, k));
+            }
+            act__out_char(o, ']');
+        }
         act__out_char(o, '}');
     }
     lit(o, "]");

@@ -62,7 +62,7 @@ int main(void)
      * gets a (valid, empty) trace. (`false` leaves with exit(); a program
      * that calls _exit(), like dash's `exit`, runs no exit handler and
      * writes no trace: actrace record says so.) */
-    snprintf(cmd, sizeof cmd, "%s record -o %s -- false 2>/dev/null", ACTRACE,
+    snprintf(cmd, sizeof cmd, "%s record --no-default-plugins -o %s -- false 2>/dev/null", ACTRACE,
              tmp("exit3.json"));
     CHECK_EQ_INT(run(cmd), 1);
     root = tu_load(tmp("exit3.json"));

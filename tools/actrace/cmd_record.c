@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... [--force] -- CMD [ARGS]
+ * actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... [--no-default-plugins]
+ *                [--force] [-v] -- CMD [ARGS]
  *
  * Runs CMD with libactrace preloaded; the library's auto-started session
  * (src/engine/autostart.c) records it and writes FILE when CMD exits. The
@@ -26,13 +27,17 @@
 
 static void record_usage(FILE *f)
 {
-    fprintf(f, "usage: actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... [--force] -- CMD [ARGS]\n"
+    fprintf(f, "usage: actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... [--no-default-plugins]\n"
+               "                      [--force] [-v] -- CMD [ARGS]\n"
                "  -o FILE         trace to write; %%pid%% is replaced by the program's pid\n"
                "                  (default: the config's ACTIVITIES_LOG_FILE, else\n"
                "                  actrace-%%pid%%.json; a .gz name compresses)\n"
                "  -c CONFIG       config file (Kineto syntax; see docs/config.md)\n"
                "  --plugin PATH   load a plugin: a path, or a bare name from the plugin\n"
-               "                  directory (example, host, ...); repeatable\n"
+               "                  directory (example, host, ...); repeatable. Without\n"
+               "                  it, host and every installed backend are loaded\n"
+               "  --no-default-plugins  load no plugin unless one is named\n"
+               "  -v              verbose: log plugin loads and declines (info level)\n"
                "  --force         replace FILE if it exists (it is never overwritten\n"
                "                  otherwise; devices, FIFOs and /dev/stdout need no --force)\n");
 }
@@ -141,6 +146,7 @@ int act_cmd_record(int argc, char **argv)
     const char *out = NULL, *cfg = NULL;
     int i = 1, force = 0;
     char plugins[8192] = "";
+    int no_defaults = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -164,6 +170,10 @@ int act_cmd_record(int argc, char **argv)
             snprintf(plugins + used, sizeof plugins - used, "%s%s", used ? ":" : "", p);
         } else if (strcmp(a, "--force") == 0) {
             force = 1;
+        } else if (strcmp(a, "--no-default-plugins") == 0) {
+            no_defaults = 1;
+        } else if (strcmp(a, "-v") == 0) {
+            setenv("ACTRACE_LOG", "info", 0);
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             record_usage(stdout);
             return 0;
@@ -208,6 +218,10 @@ int act_cmd_record(int argc, char **argv)
         return 1;
     }
     if (plugins[0] && append_env("ACTRACE_PLUGINS", plugins, ':') != 0)
+        return 1;
+    /* No plugin named: the library loads host and every installed backend
+     * (src/plugin/loader.c), unless the config says DEFAULT_PLUGINS=false. */
+    if (setenv("ACTRACE_DEFAULT_PLUGINS", plugins[0] || no_defaults ? "0" : "1", 1) != 0)
         return 1;
     if (append_env("LD_PRELOAD", lib, ':') != 0)
         return 1;

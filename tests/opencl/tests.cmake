@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: MIT
+# The opencl backend (plugins/opencl): `ctest -R Opencl`.
+#  - OpenclRecord: `actrace record --plugin opencl -- actrace-cl-demo`,
+#    output identical to an untraced run, every kernel/copy/fill in the
+#    trace with names, bytes and flows, times inside the host window;
+#  - OpenclRecordDlopen: the same for the variant that loads libOpenCL
+#    with dlopen/dlsym;
+#  - OpenclExtension: a library user's session, then extension functions
+#    (command buffers) from clGetExtensionFunctionAddressForPlatform, traced,
+#    and an out-of-order queue in a second context with program events;
+#  - OpenclLate: a library user that initialised OpenCL before its session:
+#    the plugin says so once (log, actraceStats warnings, trace) and the
+#    program goes on untraced;
+#  - OpenclMemcheck: the example under valgrind, with and without tracing
+#    (labelled memcheck and nosan: skipped in sanitizer and minimal builds).
+# Without an OpenCL platform they skip (77).
+if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_opencl AND TARGET actrace_cl_demo
+   AND ACT_HAVE_JANSSON)
+  act_add_test(OpenclRecord SOURCES ${PROJECT_SOURCE_DIR}/tests/opencl/test_opencl_record.c
+               LIBS PkgConfig::JANSSON OpenCL::OpenCL LABELS plugin opencl cli nosan TIMEOUT 300
+               ARGS actrace-cl-demo)
+  add_dependencies(test_OpenclRecord actrace_plugin_opencl actrace_cli
+                   actrace_cl_demo actrace_cl_demo_dlopen)
+  add_test(NAME OpenclRecordDlopen COMMAND test_OpenclRecord actrace-cl-demo-dlopen)
+  set_tests_properties(OpenclRecordDlopen PROPERTIES TIMEOUT 300
+    LABELS "unit;plugin;opencl;cli;nosan" SKIP_RETURN_CODE 77
+    ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+  # Under valgrind: slow (pocl under memcheck), out of sanitizer builds.
+  if(NOT ACT_SANITIZE)
+    add_test(NAME OpenclMemcheck COMMAND test_OpenclRecord --memcheck actrace-cl-demo)
+    set_tests_properties(OpenclMemcheck PROPERTIES TIMEOUT 900
+      LABELS "unit;plugin;opencl;memcheck;nosan" SKIP_RETURN_CODE 77
+      ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+  endif()
+  add_test(NAME OpenclExtension COMMAND test_OpenclRecord --ext)
+  set_tests_properties(OpenclExtension PROPERTIES TIMEOUT 120
+    LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
+    ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+  add_test(NAME OpenclLate COMMAND test_OpenclRecord --late)
+  set_tests_properties(OpenclLate PROPERTIES TIMEOUT 120
+    LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
+    ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+endif()
