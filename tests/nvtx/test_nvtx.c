@@ -462,7 +462,7 @@ int main(int argc, char **argv)
     const char *t1 = ACT_TRACE_DIR "/nvtx_record.json";
     remove(t1);
     snprintf(cmd, sizeof cmd,
-             "%s record -o %s --plugin nvtx -- %s >%s/rec.out 2>%s/rec.log",
+             "%s record --force -o %s --plugin nvtx -- %s >%s/rec.out 2>%s/rec.log",
              ACTRACE, t1, app, WORK, WORK);
     CHECK_EQ_INT(run(cmd), 0);
     CHECK_EQ_STR(slurp(WORK "/rec.out"), "nvtx_app: done\n");
@@ -472,7 +472,7 @@ int main(int argc, char **argv)
     const char *t2 = ACT_TRACE_DIR "/nvtx_env.json";
     remove(t2);
     snprintf(cmd, sizeof cmd,
-             "ACTRACE_PLUGINS=nvtx %s record -o %s -- %s >%s/env.out 2>/dev/null",
+             "ACTRACE_PLUGINS=nvtx %s record --force -o %s -- %s >%s/env.out 2>/dev/null",
              ACTRACE, t2, app, WORK);
     CHECK_EQ_INT(run(cmd), 0);
     CHECK_EQ_STR(slurp(WORK "/env.out"), "nvtx_app: done\n");
@@ -484,7 +484,7 @@ int main(int argc, char **argv)
     const char *t3 = WORK "/nvtx_kept.json";
     remove(t3);
     snprintf(cmd, sizeof cmd,
-             "NVTX_INJECTION64_PATH=%s/no-such-tool/libother.so %s record -o "
+             "NVTX_INJECTION64_PATH=%s/no-such-tool/libother.so %s record --force -o "
              "%s --plugin nvtx -- %s >%s/kept.out 2>%s/kept.log",
              WORK, ACTRACE, t3, app, WORK, WORK);
     CHECK_EQ_INT(run(cmd), 0);
@@ -503,7 +503,7 @@ int main(int argc, char **argv)
 
     /* 5. ... and when that injection is libcupti, the log says CUPTI. */
     snprintf(cmd, sizeof cmd,
-             "NVTX_INJECTION64_PATH=%s/cuda/lib64/libcupti.so %s record -o "
+             "NVTX_INJECTION64_PATH=%s/cuda/lib64/libcupti.so %s record --force -o "
              "%s/nvtx_cupti.json --plugin nvtx -- %s >%s/cupti.out "
              "2>%s/cupti.log",
              WORK, ACTRACE, WORK, app, WORK, WORK);

@@ -388,7 +388,7 @@ int main(int argc, char **argv)
     CHECK_FATAL(rc == 0);
 
     snprintf(cmd, sizeof cmd,
-             "ACTRACE_LOG=info %s record -o %s --plugin opencl -- "
+             "ACTRACE_LOG=info %s record --force -o %s --plugin opencl -- "
              ACT_BINARY_DIR "/bin/%s %d >%s 2>%s",
              ACTRACE, trace, prog, ITER, out_traced, log);
     rc = run(cmd);
@@ -531,7 +531,7 @@ int main(int argc, char **argv)
         snprintf(dtrace, sizeof dtrace, "%s/opencl_defaults.json",
                  dir ? dir : ACT_TRACE_DIR);
         remove(dtrace);
-        snprintf(cmd, sizeof cmd, "%s record -o %s -- " ACT_BINARY_DIR
+        snprintf(cmd, sizeof cmd, "%s record --force -o %s -- " ACT_BINARY_DIR
                  "/bin/%s 1 >/dev/null 2>%s", ACTRACE, dtrace, prog, log);
         CHECK_EQ_INT(run(cmd), 0);
         root = json_load_file(dtrace, 0, &err);
@@ -551,7 +551,7 @@ int main(int argc, char **argv)
 
         /* No OpenCL runtime: a quiet decline, one line at -v. */
         snprintf(cmd, sizeof cmd,
-                 "OPENCL_VENDOR_PATH=/nonexistent %s record -v -o %s/none.json -- "
+                 "OPENCL_VENDOR_PATH=/nonexistent %s record --force -v -o %s/none.json -- "
                  "/bin/true 2>%s", ACTRACE, WORK, log);
         CHECK_EQ_INT(run(cmd), 0);
         char *l2 = slurp(log);
@@ -568,7 +568,7 @@ int main(int argc, char **argv)
         }
         free(l2);
         snprintf(cmd, sizeof cmd,
-                 "OPENCL_VENDOR_PATH=/nonexistent %s record -o %s/none.json -- "
+                 "OPENCL_VENDOR_PATH=/nonexistent %s record --force -o %s/none.json -- "
                  "/bin/true 2>%s", ACTRACE, WORK, log);
         CHECK_EQ_INT(run(cmd), 0);
         l2 = slurp(log);
@@ -578,7 +578,7 @@ int main(int argc, char **argv)
          * first path in the process; the layer puts it back. */
         snprintf(cmd, sizeof cmd,
                  "OPENCL_LAYERS=/nonexistent/other_layer.so CL_DEMO_SHOW_LAYERS=1 "
-                 "%s record --plugin opencl -o %s/layers.json -- " ACT_BINARY_DIR
+                 "%s record --force --plugin opencl -o %s/layers.json -- " ACT_BINARY_DIR
                  "/bin/%s 1 >/dev/null 2>%s", ACTRACE, WORK, prog, log);
         CHECK_EQ_INT(run(cmd), 0);
         l2 = slurp(log);
@@ -587,7 +587,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s\n", l2);
         free(l2);
         /* An explicit list replaces the default. */
-        snprintf(cmd, sizeof cmd, "%s record -v --plugin host -o %s/none.json -- "
+        snprintf(cmd, sizeof cmd, "%s record --force -v --plugin host -o %s/none.json -- "
                  "/bin/true 2>%s", ACTRACE, WORK, log);
         CHECK_EQ_INT(run(cmd), 0);
         l2 = slurp(log);
