@@ -71,6 +71,15 @@ static void put_value(const act__jv *v)
     put(act_cli_json_text(v, buf, sizeof buf));
 }
 
+/* @p s right-aligned in @p w columns (UTF-8 aware: "µs" is 2 columns). */
+static void col(const char *s, int w)
+{
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        n += (*p & 0xC0) != 0x80;
+    printf(" %*s%s", w > n ? w - n : 0, "", s);
+}
+
 static const char *s_(uint64_t n)
 {
     return n == 1 ? "" : "s";
@@ -130,7 +139,7 @@ static const char *hvalue(char *buf, size_t len, double v, const char *unit)
     if (unit && strcmp(unit, "us") == 0)
         return htime(buf, len, v * 1e3);
     char num[40];
-    if (v == floor(v) && fabs(v) < 1e15)
+    if ((v == floor(v) || fabs(v) >= 1e5) && fabs(v) < 1e15)
         snprintf(num, sizeof num, "%.0f", v);
     else
         snprintf(num, sizeof num, "%.4g", v);
@@ -314,6 +323,15 @@ static void build_view(view *V, summ *S, const char *file)
             k[tl] = '\x1f';
             memcpy(k + tl + 1, s->key, kl + 1);
             act_cli_map_put(&um, k, tl + kl + 1, i, NULL);
+            /* The writer tells same-named tracks apart with a " [...]"
+             * suffix on the event name; the stats keep the bare track. */
+            const char *br = tl > 3 && track[tl - 1] == ']' ? strstr(track, " [") : NULL;
+            if (br) {
+                size_t bl = (size_t)(br - track);
+                k[bl] = '\x1f';
+                memmove(k + bl + 1, s->key, kl + 1);
+                act_cli_map_put(&um, k, bl + kl + 1, i, NULL);
+            }
             free(k);
         }
         for (const act__jv *c = cs && cs->type == ACT__J_ARRAY ? cs->child : NULL; c;
@@ -328,11 +346,8 @@ static void build_view(view *V, summ *S, const char *file)
             k[tr->len] = '\x1f';
             memcpy(k + tr->len + 1, se->s, se->len + 1);
             size_t *slot = act_cli_map_get(&um, k, tr->len + se->len + 1);
-            if (slot) /* every series of that track and key (any process) */
-                for (size_t i = 0; i < S->nse; i++)
-                    if (i == *slot || (strcmp(S->ct[S->se[i].ctr].name, tr->s) == 0 &&
-                                       strcmp(S->se[i].key, se->s) == 0))
-                        V->unit[i] = un->s;
+            if (slot)
+                V->unit[*slot] = un->s;
             free(k);
         }
         act_cli_map_free(&um);
@@ -429,12 +444,12 @@ static void render_devices(const view *V, const opts *o)
                    "mean", "min", "max", "%busy", "name");
             for (size_t k = 0; k < ds->nk && k < o->top; k++) {
                 const sum_kstat *ks = ds->k[k];
-                printf("    %10" PRIu64 " %10s %10s %10s %10s %5.1f%%  ", ks->count,
-                       htime(a, sizeof a, (double)ks->total),
-                       htime(b, sizeof b, (double)ks->total / (double)ks->count),
-                       htime(c, sizeof c, (double)ks->min),
-                       htime(d, sizeof d, (double)ks->max),
-                       pct((double)ks->total, (double)ds->busy));
+                printf("    %10" PRIu64, ks->count);
+                col(htime(a, sizeof a, (double)ks->total), 10);
+                col(htime(b, sizeof b, (double)ks->total / (double)ks->count), 10);
+                col(htime(c, sizeof c, (double)ks->min), 10);
+                col(htime(d, sizeof d, (double)ks->max), 10);
+                printf(" %5.1f%%  ", pct((double)ks->total, (double)ds->busy));
                 put_name(o, ks->name);
                 fputc('\n', stdout);
             }
@@ -491,9 +506,10 @@ static void render_host(const view *V, const opts *o)
                    "count", "total", "self", "name");
             for (size_t j = 0; j < n && j < o->top; j++) {
                 const sum_nstat *st = v[k + j];
-                printf("    %10" PRIu64 " %10s %10s  ", st->count,
-                       htime(a, sizeof a, (double)st->total),
-                       htime(b, sizeof b, (double)st->self));
+                printf("    %10" PRIu64, st->count);
+                col(htime(a, sizeof a, (double)st->total), 10);
+                col(htime(b, sizeof b, (double)st->self), 10);
+                fputs("  ", stdout);
                 put_name(o, st->name);
                 fputc('\n', stdout);
             }
