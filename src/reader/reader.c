@@ -51,6 +51,14 @@
 #include <zlib.h>
 #endif
 
+#if defined(__GNUC__)
+#define INLINE static inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
+#else
+#define INLINE static inline
+#define NOINLINE
+#endif
+
 #define SLACK 16
 #define INIT_CAP (1u << 20)
 #define ZIN_CAP (1u << 18)
@@ -131,7 +139,7 @@ static const char *gz_note(const act__rd *r, char *buf, size_t len)
 }
 
 /* A syntax error at offset @p i of the current item. */
-static int bad(act__rd *r, size_t i, const char *what)
+NOINLINE static int bad(act__rd *r, size_t i, const char *what)
 {
     char w[64], g[128];
     return fail(r, "invalid JSON at byte offset %" PRIu64 " (%s): %s%s",
@@ -139,7 +147,7 @@ static int bad(act__rd *r, size_t i, const char *what)
                 gz_note(r, g, sizeof g));
 }
 
-static int truncated(act__rd *r, size_t i, const char *inside)
+NOINLINE static int truncated(act__rd *r, size_t i, const char *inside)
 {
     char w[64], g[128];
     return fail(r,
@@ -287,7 +295,7 @@ static ssize_t src_read(act__rd *r, unsigned char *dst, size_t n)
 
 /* Keep buf[beg, end), read more after it. 1: more bytes; 0: end of input;
  * -1: error (read, gzip, or the item would exceed max_item). */
-static int more(act__rd *r)
+NOINLINE static int more(act__rd *r)
 {
     if (r->failed)
         return -1;
@@ -340,7 +348,7 @@ typedef struct cur {
 } cur;
 
 /* Refill; the cursor follows the moved bytes. 1, 0 (end), -1. */
-static int fill(act__rd *r, cur *c)
+INLINE int fill(act__rd *r, cur *c)
 {
     int m = more(r);
     c->b = r->buf + r->beg;
@@ -349,7 +357,7 @@ static int fill(act__rd *r, cur *c)
 }
 
 /* Skip whitespace; the next byte, or -1 at the end of input, -2 on error. */
-static int ws(act__rd *r, cur *c)
+INLINE int ws(act__rd *r, cur *c)
 {
     for (;;) {
         unsigned char *b = c->b;
@@ -368,7 +376,7 @@ static int ws(act__rd *r, cur *c)
 }
 
 /* Make @p k bytes from c->i available: 1, or 0 at the end, -1. */
-static int need(act__rd *r, cur *c, size_t k)
+INLINE int need(act__rd *r, cur *c, size_t k)
 {
     while (c->n - c->i < k) {
         int m = fill(r, c);
@@ -378,7 +386,7 @@ static int need(act__rd *r, cur *c, size_t k)
     return 1;
 }
 
-static int hexval(unsigned char c)
+INLINE int hexval(unsigned char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -388,7 +396,7 @@ static int hexval(unsigned char c)
     return -1;
 }
 
-static long hex4(const unsigned char *p)
+INLINE long hex4(const unsigned char *p)
 {
     long v = 0;
     for (int k = 0; k < 4; k++) {
@@ -405,7 +413,7 @@ static long hex4(const unsigned char *p)
 #define HASZERO(x) (((x) - ONES) & ~(x) & HIGH)
 
 /* Decode the validated string body b[st, close) in place; its length. */
-static size_t decode(unsigned char *b, size_t st, size_t close)
+NOINLINE static size_t decode(unsigned char *b, size_t st, size_t close)
 {
     size_t w = st, i = st;
     while (i < close) {
@@ -457,7 +465,7 @@ static size_t decode(unsigned char *b, size_t st, size_t close)
 
 /* The string at c->i (its opening quote): validated, decoded, terminated;
  * *off and *len give its body relative to the item. 0 or -1. */
-static int string(act__rd *r, cur *c, size_t *off, size_t *len)
+INLINE int string(act__rd *r, cur *c, size_t *off, size_t *len)
 {
     const uint64_t Q = ONES * '"', BS = ONES * '\\', SP = ONES * 0x20;
     size_t st = ++c->i;
@@ -566,7 +574,7 @@ static int string(act__rd *r, cur *c, size_t *off, size_t *len)
 
 /* Digits from c->i; refills across the buffer end. Returns the count, or
  * -1 on a read error. */
-static long digits(act__rd *r, cur *c)
+INLINE long digits(act__rd *r, cur *c)
 {
     long n = 0;
     for (;;) {
@@ -587,7 +595,7 @@ static long digits(act__rd *r, cur *c)
 }
 
 /* The byte at c->i, refilling; 0 at the end of input; -1 on error. */
-static int peek(act__rd *r, cur *c)
+INLINE int peek(act__rd *r, cur *c)
 {
     if (c->i < c->n)
         return c->b[c->i];
@@ -596,7 +604,7 @@ static int peek(act__rd *r, cur *c)
 }
 
 /* A number at c->i: checked, kept as text. 0 or -1. */
-static int number(act__rd *r, cur *c, act__jv *v, size_t *off)
+INLINE int number(act__rd *r, cur *c, act__jv *v, size_t *off)
 {
     size_t st = c->i;
     int ch, integer = 1;
@@ -667,7 +675,20 @@ static int new_node(act__rd *r, uint32_t *out)
 
 /* Parse one value (the item) from c->i; the key of a top-level member may
  * already be at *koff (relative offsets). Nodes end up in r->nodes. */
-static int value(act__rd *r, cur *c, int has_key, size_t koff, size_t klen)
+static int value_(act__rd *r, cur *c, int has_key, size_t koff, size_t klen);
+
+/* The cursor is copied into a local so that, with the helpers inlined, it
+ * lives in registers. */
+NOINLINE static int value(act__rd *r, cur *cp, int has_key, size_t koff,
+                          size_t klen)
+{
+    cur c = *cp;
+    int rc = value_(r, &c, has_key, koff, klen);
+    *cp = c;
+    return rc;
+}
+
+INLINE int value_(act__rd *r, cur *c, int has_key, size_t koff, size_t klen)
 {
     size_t depth = 0;
     int ch;
@@ -900,7 +921,7 @@ int act__rd_next(act__rd *r, act__rd_item *it)
             c.b += c.i;
             c.n -= c.i;
             c.i = 0;
-            size_t koff, klen;
+            size_t koff = 0, klen = 0;
             if (string(r, &c, &koff, &klen) < 0)
                 return -1;
             if ((ch = ws(r, &c)) < 0)

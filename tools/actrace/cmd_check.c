@@ -226,14 +226,6 @@ static const char *fmt_us(char *buf, size_t len, int64_t ns)
     return buf;
 }
 
-/* More than 3 decimals (a fraction of a nanosecond)? Tolerates the error of
- * a double that holds a 3-decimal number. */
-static int over3(double v)
-{
-    double s = v * 1000.0, r = nearbyint(s);
-    return fabs(s - r) > fmax(1e-6, fabs(s) * 2e-15);
-}
-
 static size_t thread_of(checker *c, uint32_t pid, uint32_t tid)
 {
     uint32_t k[2] = {pid, tid};
@@ -446,7 +438,9 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
     }
     if (e->len == 0)
         return; /* {} is tolerated by every consumer */
-    const act__jv *jph = act__jv_get(e, "ph");
+    act_cli_fields F;
+    act_cli_get_fields(e, &F);
+    const act__jv *jph = F.ph;
     if (!is_str(jph) || jph->len != 1 || jph->s[0] == '\0') {
         if (jph)
             E(i, "bad ph %s", TXT(jph));
@@ -458,7 +452,7 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
     if (!strchr("BEXiICsftMbenPONDR", ph))
         W(i, "phase \"%c\" is not handled by the checked consumers", ph);
 
-    const act__jv *jts = act__jv_get(e, "ts");
+    const act__jv *jts = F.ts;
     int64_t ts = 0;
     int ts_ok = act_cli_json_ns(jts, &ts);
     if (ph != 'M' && !is_num(jts))
@@ -466,13 +460,13 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
     if (is_num(jts)) {
         if (jts->s[0] == '-' && num(jts) < 0)
             W(i, "negative ts");
-        if (!jts->integer && over3(num(jts)))
+        if (act_cli_over3(jts))
             W(i, "ts %s has more than 3 decimals (below a nanosecond)",
               TXT(jts));
     }
 
     uint32_t pid = 0, tid = 0;
-    const act__jv *jpid = act__jv_get(e, "pid"), *jtid = act__jv_get(e, "tid");
+    const act__jv *jpid = F.pid, *jtid = F.tid;
     int pid_ok = act_cli_json_id(jpid, &pid);
     int tid_ok = (ph == 'C' || ph == 'M') ? 1 : act_cli_json_id(jtid, &tid);
     if (!pid_ok && !tid_ok) {
@@ -491,27 +485,27 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
     tid_ok = act_cli_json_id(jtid, &tid);
     size_t thread = pid_ok && tid_ok ? thread_of(c, pid, tid) : SIZE_MAX;
 
-    const act__jv *jname = act__jv_get(e, "name");
+    const act__jv *jname = F.name;
     if (ph != 'E' && (!is_str(jname) || !jname->s[0]))
         E(i, "missing name");
-    const act__jv *cat = act__jv_get(e, "cat");
+    const act__jv *cat = F.cat;
     if (cat && !is_str(cat))
         E(i, "cat must be a string (got %s)", TXT(cat));
     else if (!cat && ph != 'M')
         W(i, "no cat (every event should have a category)");
-    const act__jv *args = act__jv_get(e, "args");
+    const act__jv *args = F.args;
     if (args && args->type != ACT__J_OBJECT)
         E(i, "args must be an object (got %s)", TXT(args));
 
     switch (ph) {
     case 'X': {
-        const act__jv *jdur = act__jv_get(e, "dur");
+        const act__jv *jdur = F.dur;
         int64_t dur;
-        if (!act_cli_json_ns(jdur, &dur) || num(jdur) < 0) {
+        if (!act_cli_json_ns(jdur, &dur) || jdur->s[0] == '-') {
             E(i, "X needs dur >= 0 (got %s)", TXT(jdur));
             break;
         }
-        if (!jdur->integer && over3(num(jdur)))
+        if (act_cli_over3(jdur))
             W(i, "dur %s has more than 3 decimals (below a nanosecond)",
               TXT(jdur));
         if (ts_ok && thread != SIZE_MAX)
@@ -525,7 +519,7 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
         break;
     case 'i':
     case 'I': {
-        const act__jv *sc = act__jv_get(e, "s");
+        const act__jv *sc = F.s;
         if (sc && !(act__jv_is(sc, "g") || act__jv_is(sc, "p") ||
                     act__jv_is(sc, "t")))
             E(i, "instant scope s must be \"g\", \"p\" or \"t\" (got %s)",

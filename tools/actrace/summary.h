@@ -81,6 +81,7 @@ typedef struct sum_ivset {
     struct { int64_t s, e; } *v;
     size_t n, cap;
     int64_t done_until, done_total;
+    int unsorted; /* an interval was added before the last one's start */
 } sum_ivset;
 
 #define LAT_BUCKETS 1920

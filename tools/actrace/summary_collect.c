@@ -44,8 +44,9 @@ static int cmp_iv(const void *a, const void *b)
 
 static void iv_compact(sum_ivset *iv)
 {
-    if (iv->n > 1)
+    if (iv->n > 1 && iv->unsorted)
         qsort(iv->v, iv->n, sizeof *iv->v, cmp_iv);
+    iv->unsorted = 0;
     size_t w = 0;
     for (size_t k = 0; k < iv->n; k++) {
         if (w && iv->v[k].s <= iv->v[w - 1].e) {
@@ -72,6 +73,8 @@ static void iv_add(sum_ivset *iv, int64_t s, int64_t e)
             iv->v[iv->n - 1].e = e;
         return;
     }
+    if (iv->n && s < iv->v[iv->n - 1].s)
+        iv->unsorted = 1;
     act_cli_grow(&iv->v, &iv->cap, iv->n, sizeof *iv->v);
     iv->v[iv->n].s = s;
     iv->v[iv->n].e = e;
@@ -434,46 +437,6 @@ static void add_flow(summ *S, char ph, const act__jv *cat, const act__jv *name,
 
 /* ---- events --------------------------------------------------------------------------------- */
 
-typedef struct fields {
-    const act__jv *ph, *name, *cat, *pid, *tid, *ts, *dur, *args, *id;
-} fields;
-
-/* One pass over the event's members; the last of a repeated key wins. */
-static void get_fields(const act__jv *e, fields *f)
-{
-    memset(f, 0, sizeof *f);
-    for (const act__jv *v = e->child; v; v = v->next) {
-        const char *k = v->key;
-        switch (v->klen) {
-        case 2:
-            if (k[0] == 'p' && k[1] == 'h')
-                f->ph = v;
-            else if (k[0] == 't' && k[1] == 's')
-                f->ts = v;
-            else if (k[0] == 'i' && k[1] == 'd')
-                f->id = v;
-            break;
-        case 3:
-            if (memcmp(k, "pid", 3) == 0)
-                f->pid = v;
-            else if (memcmp(k, "tid", 3) == 0)
-                f->tid = v;
-            else if (memcmp(k, "cat", 3) == 0)
-                f->cat = v;
-            else if (memcmp(k, "dur", 3) == 0)
-                f->dur = v;
-            break;
-        case 4:
-            if (memcmp(k, "name", 4) == 0)
-                f->name = v;
-            else if (memcmp(k, "args", 4) == 0)
-                f->args = v;
-            break;
-        default: break;
-        }
-    }
-}
-
 static size_t name_stat(summ *S, const char *n)
 {
     size_t len = strlen(n);
@@ -636,8 +599,8 @@ static void add_event(summ *S, const act__jv *e)
     S->events++;
     if (e->type != ACT__J_OBJECT)
         return;
-    fields f;
-    get_fields(e, &f);
+    act_cli_fields f;
+    act_cli_get_fields(e, &f);
     const char *ph = f.ph && f.ph->type == ACT__J_STRING ? f.ph->s : NULL;
     tally_of(&S->phase_map, &S->ph, &S->nph, &S->phcap, f.ph)->n++;
     const char *name = f.name && f.name->type == ACT__J_STRING ? f.name->s : NULL;

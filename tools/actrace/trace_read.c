@@ -74,12 +74,22 @@ void act_cli_grow(void *v, size_t *cap, size_t need, size_t size)
 
 static uint64_t hash(const char *s, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3u;
+    /* 8 bytes a step, then a final mix (keys are short). */
+    uint64_t h = 0x9E3779B97F4A7C15u ^ n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+        s += 8;
+        n -= 8;
     }
-    return h ^ (h >> 29);
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+    h ^= h >> 29;
+    h *= 0xff51afd7ed558ccdu;
+    return h ^ (h >> 32);
 }
 
 static size_t find_slot(const act_cli_map *m, const char *key, size_t len)
@@ -110,8 +120,17 @@ const char *act_cli_map_key(const act_cli_map *m, const char *key, size_t len)
 size_t *act_cli_map_put(act_cli_map *m, const char *key, size_t len,
                         size_t fresh, int *created)
 {
+    if (m->last) {
+        size_t j = m->last - 1;
+        if (m->lens[j] == len && memcmp(m->keys[j], key, len) == 0) {
+            if (created)
+                *created = 0;
+            return &m->vals[j];
+        }
+    }
     if ((m->n + 1) * 2 > m->cap) {
         act_cli_map old = *m;
+        m->last = 0;
         m->cap = old.cap ? old.cap * 2 : 64;
         m->keys = act_cli_xcalloc(m->cap, sizeof *m->keys);
         m->lens = act_cli_xcalloc(m->cap, sizeof *m->lens);
@@ -129,6 +148,7 @@ size_t *act_cli_map_put(act_cli_map *m, const char *key, size_t len,
         free(old.vals);
     }
     size_t j = find_slot(m, key, len);
+    m->last = j + 1;
     if (created)
         *created = !m->keys[j];
     if (!m->keys[j]) {
@@ -391,4 +411,65 @@ void act_cli_json_write(FILE *f, const act__jv *v)
         fputc(obj ? '}' : ']', f);
     }
     }
+}
+
+void act_cli_get_fields(const act__jv *e, act_cli_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    if (!e || e->type != ACT__J_OBJECT)
+        return;
+    for (const act__jv *v = e->child; v; v = v->next) {
+        const char *k = v->key;
+        switch (v->klen) {
+        case 1:
+            if (k[0] == 's')
+                f->s = v;
+            break;
+        case 2:
+            if (k[0] == 'p' && k[1] == 'h')
+                f->ph = v;
+            else if (k[0] == 't' && k[1] == 's')
+                f->ts = v;
+            else if (k[0] == 'i' && k[1] == 'd')
+                f->id = v;
+            else if (k[0] == 'b' && k[1] == 'p')
+                f->bp = v;
+            break;
+        case 3:
+            if (memcmp(k, "pid", 3) == 0)
+                f->pid = v;
+            else if (memcmp(k, "tid", 3) == 0)
+                f->tid = v;
+            else if (memcmp(k, "cat", 3) == 0)
+                f->cat = v;
+            else if (memcmp(k, "dur", 3) == 0)
+                f->dur = v;
+            break;
+        case 4:
+            if (memcmp(k, "name", 4) == 0)
+                f->name = v;
+            else if (memcmp(k, "args", 4) == 0)
+                f->args = v;
+            break;
+        default: break;
+        }
+    }
+}
+
+int act_cli_over3(const act__jv *v)
+{
+    if (!v || v->type != ACT__J_NUMBER || v->integer)
+        return 0;
+    const char *p = v->s, *e = v->s + v->len;
+    const char *dot = memchr(p, '.', v->len);
+    if (memchr(p, 'e', v->len) || memchr(p, 'E', v->len) || !dot) {
+        double d;
+        act__jv_num(v, &d);
+        double sc = d * 1000.0, r = nearbyint(sc);
+        return fabs(sc - r) > fmax(1e-6, fabs(sc) * 2e-15);
+    }
+    for (const char *q = dot + 4; q < e; q++)
+        if (*q != '0')
+            return 1;
+    return 0;
 }

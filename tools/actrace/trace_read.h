@@ -42,6 +42,18 @@ int act_cli_json_ns(const act__jv *v, int64_t *out);
  *  (cut with "..."). NULL prints "(missing)". Returns @p buf. */
 char *act_cli_json_text(const act__jv *v, char *buf, size_t len);
 
+/** The members of an event that the readers look at, found in one pass
+ *  (the last of a repeated key wins, as in JavaScript); NULL if absent. */
+typedef struct act_cli_fields {
+    const act__jv *ph, *name, *cat, *pid, *tid, *ts, *dur, *args, *id, *bp,
+        *s;
+} act_cli_fields;
+void act_cli_get_fields(const act__jv *e, act_cli_fields *f);
+
+/** Whether the number @p v has more than 3 decimals (below a nanosecond
+ *  when it counts microseconds), judged on its text. */
+int act_cli_over3(const act__jv *v);
+
 /** Write @p v as compact JSON to @p f (strings escaped, numbers as
  *  written). */
 void act_cli_json_write(FILE *f, const act__jv *v);
@@ -68,6 +80,8 @@ typedef struct act_cli_map {
     size_t *lens;
     size_t *vals;
     size_t cap, n;
+    size_t last; /* 1 + slot of the last key looked up (consecutive events
+                    repeat their phase, category, process, thread) */
 } act_cli_map;
 
 /** The value slot of @p key, inserted with value @p fresh if absent;
