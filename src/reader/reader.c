@@ -629,7 +629,8 @@ INLINE int number(act__rd *r, cur *c, act__jv *v, size_t *off)
         if (d < 0)
             return -1;
         if (d == 0)
-            return bad(r, c->i, "invalid number: a digit must follow '.'");
+            return c->i >= c->n ? truncated(r, c->i, "in a number")
+                                : bad(r, c->i, "invalid number: a digit must follow '.'");
         if ((ch = peek(r, c)) < 0)
             return -1;
     }
@@ -644,7 +645,8 @@ INLINE int number(act__rd *r, cur *c, act__jv *v, size_t *off)
         if (d < 0)
             return -1;
         if (d == 0)
-            return bad(r, c->i, "invalid number: a digit must follow the exponent");
+            return c->i >= c->n ? truncated(r, c->i, "in a number")
+                                : bad(r, c->i, "invalid number: a digit must follow the exponent");
     }
     *off = st;
     v->len = c->i - st;
@@ -1007,6 +1009,7 @@ int act__rd_next(act__rd *r, act__rd_item *it)
                 return -1;
             if (ch >= 0)
                 return bad(r, c.i, "unexpected data after the JSON document");
+            r->pos = r->beg + c.i;
             if (!r->layout)
                 r->layout = ACT__RD_TOP_NO_EVENTS;
             r->state = S_DONE;
