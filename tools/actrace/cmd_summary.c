@@ -424,7 +424,7 @@ static void render_devices(const view *V, const opts *o)
            htime(a, sizeof a, (double)V->window));
     for (size_t i = 0; i < V->ndev; i++) {
         const devsum *ds = &V->dev[i];
-        const sum_device *dv = ds->d;
+        sum_device *dv = ds->d;
         if (dv->id >= 0)
             printf("  device %" PRId64 ":", dv->id);
         else
@@ -877,7 +877,7 @@ static void json_out(const view *V, const opts *o)
     jw_open(w, "device_activity", '[');
     for (size_t i = 0; i < V->ndev; i++) {
         const devsum *ds = &V->dev[i];
-        const sum_device *dv = ds->d;
+        sum_device *dv = ds->d;
         double win = (double)V->window;
         jw_open(w, NULL, '{');
         if (dv->id >= 0)

@@ -103,7 +103,13 @@ typedef struct sum_device {
     uint64_t lat_n;
     int64_t lat_max, lat_min;
     uint64_t *lat; /* LAT_BUCKETS counts, allocated on first use */
+    int64_t *lat_v; /* the first LAT_EXACT latencies, exact */
+    size_t lat_vcap;
+    int lat_sorted;
 } sum_device;
+
+/* Up to this many launches per device, quantiles are exact. */
+#define LAT_EXACT 65536
 
 /* An open flow identity (hash of cat, name, id). */
 typedef struct sum_flow {
@@ -154,8 +160,9 @@ void act_cli_summary_free(summ *S);
 /** Union length of @p iv (finishes it). */
 int64_t act_cli_ivset_total(sum_ivset *iv);
 
-/** The value at quantile @p q (0..1) of a device's launch latencies (ns). */
-int64_t act_cli_lat_quantile(const sum_device *d, double q);
+/** The value at quantile @p q (0..1) of a device's launch latencies (ns):
+ *  nearest rank, exact up to LAT_EXACT launches, else within 1/32. */
+int64_t act_cli_lat_quantile(sum_device *d, double q);
 
 extern const char *const act_cli_copy_dir_names[CD_COUNT];
 

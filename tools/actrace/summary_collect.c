@@ -17,8 +17,9 @@
  *     when it grows; past IV_KEEP disjoint intervals the older half is
  *     added to a running total and dropped. Exact when device spans come
  *     at most IV_KEEP busy runs out of order, as they do.
- *   - launch latency: a log-linear histogram per device (1/32 relative
- *     resolution) gives p50 and p95; min and max are exact.
+ *   - launch latency: exact quantiles for the first LAT_EXACT launches of
+ *     a device, then a log-linear histogram (1/32 relative resolution);
+ *     min and max are always exact.
  *   - flows: only identities with unmatched starts or finishes are held.
  */
 #include <math.h>
@@ -123,13 +124,25 @@ static int64_t lat_value(size_t b)
     return (int64_t)(lo + w / 2);
 }
 
-int64_t act_cli_lat_quantile(const sum_device *d, double q)
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int64_t act_cli_lat_quantile(sum_device *d, double q)
 {
     if (!d->lat_n)
         return 0;
     uint64_t rank = (uint64_t)ceil(q * (double)d->lat_n);
     if (rank < 1)
         rank = 1;
+    if (d->lat_n <= LAT_EXACT) {
+        if (!d->lat_sorted)
+            qsort(d->lat_v, d->lat_n, sizeof *d->lat_v, cmp_i64);
+        d->lat_sorted = 1;
+        return d->lat_v[rank - 1];
+    }
     uint64_t seen = 0;
     for (size_t b = 0; b < LAT_BUCKETS; b++) {
         seen += d->lat[b];
@@ -380,6 +393,10 @@ static void add_latency(summ *S, size_t proc, int64_t lat)
     if (!dv->lat)
         dv->lat = act_cli_xcalloc(LAT_BUCKETS, sizeof *dv->lat);
     dv->lat[lat_bucket(lat)]++;
+    if (dv->lat_n < LAT_EXACT) {
+        act_cli_grow(&dv->lat_v, &dv->lat_vcap, dv->lat_n, sizeof *dv->lat_v);
+        dv->lat_v[dv->lat_n] = lat;
+    }
     dv->lat_n++;
     if (lat > dv->lat_max || dv->lat_n == 1)
         dv->lat_max = lat;
@@ -754,6 +771,10 @@ int act_cli_summary_collect(summ *S, act_cli_trace *tr, char *msg, size_t msglen
             t->lat = act_cli_xcalloc(LAT_BUCKETS, sizeof *t->lat);
         for (size_t b = 0; b < LAT_BUCKETS; b++)
             t->lat[b] += dv->lat[b];
+        for (size_t x = 0; x < dv->lat_n && t->lat_n + x < LAT_EXACT; x++) {
+            act_cli_grow(&t->lat_v, &t->lat_vcap, t->lat_n + x, sizeof *t->lat_v);
+            t->lat_v[t->lat_n + x] = dv->lat_v[x];
+        }
         if (!t->lat_n || dv->lat_max > t->lat_max)
             t->lat_max = dv->lat_max;
         if (dv->lat_min < t->lat_min)
@@ -791,6 +812,7 @@ void act_cli_summary_free(summ *S)
         for (int k = 0; k < 4; k++)
             free(S->dv[i].kind[k].v);
         free(S->dv[i].lat);
+        free(S->dv[i].lat_v);
     }
     free(S->ph);
     free(S->cat);
