@@ -841,7 +841,9 @@ int act__rd_create(int fd, const act__rd_opts *opts, act__rd **out)
     if (!r)
         return -ENOMEM;
     r->fd = fd;
-    r->cap = INIT_CAP;
+    r->cap = opts && opts->buffer_bytes ? opts->buffer_bytes : INIT_CAP;
+    if (r->cap < 16)
+        r->cap = 16;
     r->buf = malloc(r->cap + SLACK);
     if (!r->buf) {
         free(r);
@@ -850,8 +852,8 @@ int act__rd_create(int fd, const act__rd_opts *opts, act__rd **out)
     memset(r->buf, 0, SLACK);
     r->max_item = opts && opts->max_item_bytes ? opts->max_item_bytes
                                                : DEFAULT_MAX_ITEM;
-    if (r->max_item < INIT_CAP)
-        r->max_item = INIT_CAP;
+    if (r->max_item < r->cap)
+        r->max_item = r->cap;
     r->max_depth = opts && opts->max_depth ? opts->max_depth : DEFAULT_MAX_DEPTH;
     *out = r;
     return 0;

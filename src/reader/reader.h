@@ -80,6 +80,8 @@ typedef struct act__rd_item {
 typedef struct act__rd_opts {
     size_t max_item_bytes; /**< largest event or member (0: 64 MiB) */
     unsigned max_depth;    /**< deepest nesting (0: 1000) */
+    size_t buffer_bytes;   /**< initial buffer (0: 1 MiB; at least 16):
+                                small ones exercise refills in tests */
 } act__rd_opts;
 
 typedef struct act__rd act__rd;

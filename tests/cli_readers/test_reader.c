@@ -217,7 +217,12 @@ static void test_values(void)
         done(&s);
     }
 
+    /* A 16-byte buffer: every item grows it, every token straddles. */
     uint64_t n;
+    act__rd_opts tiny = {0, 0, 16};
+    char msg[600];
+    CHECK_INT(read_all(doc, sizeof doc - 1, 5, &tiny, &n, msg, sizeof msg), 0);
+    CHECK_EQ_U64(n, 4);
     CHECK_INT(read_all("[]", 2, 1, NULL, &n, NULL, 0), 0);
     CHECK_EQ_U64(n, 0);
     src s;
@@ -263,7 +268,7 @@ static void test_big(void)
     done(&s);
 
     /* The same with a 1 MiB limit: refused, saying why and where. */
-    act__rd_opts o = {1u << 20, 0};
+    act__rd_opts o = {1u << 20, 0, 0};
     char msg[600];
     CHECK_INT(read_all(doc, (size_t)(p - doc), 65536, &o, NULL, msg, sizeof msg), -1);
     CHECK(strstr(msg, "item at byte offset 1 (event #0) is larger than the 1 MiB "
@@ -339,7 +344,7 @@ static void test_invalid(void)
     memset(deep, '[', depth);
     memset(deep + depth, ']', depth);
     bad(deep, 2 * depth, 1001, "nesting too deep");
-    act__rd_opts o = {0, 300000};
+    act__rd_opts o = {0, 300000, 0};
     CHECK_INT(read_all(deep, 2 * depth, 4096, &o, NULL, NULL, 0), 0);
     free(deep);
 }
@@ -463,7 +468,7 @@ static void test_gzip(void)
     size_t bomb = (size_t)256 << 20;
     g = gz("[\"", NULL, bomb, 'a', "\"]", &n);
     CHECK(n < bomb / 500);
-    act__rd_opts o = {8u << 20, 0};
+    act__rd_opts o = {8u << 20, 0, 0};
     CHECK_INT(read_all((char *)g, n, 1 << 16, &o, NULL, msg, sizeof msg), -1);
     CHECK(strstr(msg, "is larger than the 8 MiB limit of one event or member "
                       "[gzip input") != NULL);
