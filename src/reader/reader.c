@@ -478,16 +478,18 @@ INLINE int string(act__rd *r, cur *c, size_t *off, size_t *len)
             memcpy(&x, b + i, 8);
             uint64_t t = HASZERO(x ^ Q) | HASZERO(x ^ BS) |
                          ((x - SP) & ~x & HIGH) | (x & HIGH);
-            if (t)
+            if (t) {
+                /* The lowest flagged byte is exact (a borrow only flags
+                 * bytes above a true hit): jump to it. Little-endian. */
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                i += (size_t)__builtin_ctzll(t) >> 3;
+#else
+                while (b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < 0x80)
+                    i++;
+#endif
                 break;
+            }
             i += 8;
-        }
-        /* Bytes below are ordinary up to the first special one. */
-        for (;;) {
-            unsigned char ch = b[i];
-            if (ch == '"' || ch == '\\' || ch < 0x20 || ch >= 0x80)
-                break;
-            i++;
         }
         c->i = i;
         unsigned char ch = b[i];

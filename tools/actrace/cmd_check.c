@@ -143,7 +143,8 @@ static int cmp_problem(const void *a, const void *b)
 /* Keep only the first MAX_SHOWN problems in (event, found) order. */
 static void trim(checker *c)
 {
-    qsort(c->p, c->np, sizeof *c->p, cmp_problem);
+    if (c->np > 1) /* qsort's pointer must not be NULL, even for none */
+        qsort(c->p, c->np, sizeof *c->p, cmp_problem);
     for (size_t k = MAX_SHOWN; k < c->np; k++)
         free(c->p[k].msg);
     if (c->np > MAX_SHOWN)
@@ -380,16 +381,27 @@ static void check_flow(checker *c, uint64_t i, const act__jv *e, char ph,
              "after it, not to the enclosing one");
     if (!id || !ts_ok)
         return;
+    /* cat \x1f name \x1f id, built without printf (one per flow event). */
     char name[400], ids[64], key[900];
     const act__jv *jn = act__jv_get(e, "name");
+    const char *nm = name, *cs = is_str(cat) ? cat->s : "", *is = ids;
     if (is_str(jn))
-        snprintf(name, sizeof name, "%s", jn->s);
+        nm = jn->s;
     else
         act_cli_json_text(jn, name, sizeof name);
-    act_cli_json_text(id, ids, sizeof ids);
-    int n = snprintf(key, sizeof key, "%s\x1f%s\x1f%s",
-                     is_str(cat) ? cat->s : "", name, ids);
-    size_t keylen = n < (int)sizeof key ? (size_t)n : sizeof key - 1;
+    if (id->type == ACT__J_NUMBER && id->integer && id->len < sizeof ids) {
+        memcpy(ids, id->s, id->len);
+        ids[id->len] = '\0';
+    } else {
+        act_cli_json_text(id, ids, sizeof ids);
+    }
+    size_t cl = strnlen(cs, 300), nl = strnlen(nm, 399), il = strlen(is);
+    memcpy(key, cs, cl);
+    key[cl] = '\x1f';
+    memcpy(key + cl + 1, nm, nl);
+    key[cl + 1 + nl] = '\x1f';
+    memcpy(key + cl + 2 + nl, is, il);
+    size_t keylen = cl + 2 + nl + il;
     uint32_t kid = intern(&c->key_map, &c->keys, &c->nkeys, &c->keycap, key,
                           keylen);
     if (!c->keys[kid])
@@ -535,6 +547,19 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
     }
 }
 
+/* qsort, skipped when the array is already in order (traces list most
+ * threads' slices and flows sorted). */
+static void sort_if_needed(void *base, size_t n, size_t size,
+                           int (*cmp)(const void *, const void *))
+{
+    const char *p = base;
+    size_t k = 1;
+    while (k < n && cmp(p + (k - 1) * size, p + k * size) <= 0)
+        k++;
+    if (k < n)
+        qsort(base, n, size, cmp);
+}
+
 static int cmp_be(const void *a, const void *b)
 {
     const item *x = a, *y = b;
@@ -573,7 +598,7 @@ static void check_nesting(checker *c, thr *t)
             be[nbe++] = t->v[k];
     sl = act_cli_xcalloc(t->n, sizeof *sl);
     if (nbe > 1)
-        qsort(be, nbe, sizeof *be, cmp_be);
+        sort_if_needed(be, nbe, sizeof *be, cmp_be);
     item *stack = act_cli_xcalloc(nbe, sizeof *stack);
     size_t depth = 0;
     for (size_t k = 0; k < nbe; k++) {
@@ -603,7 +628,7 @@ static void check_nesting(checker *c, thr *t)
     free(t->v);
     t->v = NULL;
     if (nsl > 1)
-        qsort(sl, nsl, sizeof *sl, cmp_slice);
+        sort_if_needed(sl, nsl, sizeof *sl, cmp_slice);
     depth = 0;
     stack = act_cli_xrealloc(stack, (nsl ? nsl : 1) * sizeof *stack);
     for (size_t k = 0; k < nsl; k++) {
@@ -679,7 +704,7 @@ static void check_flows(checker *c)
     /* Per flow identity: 1 + the index (in fl) of its open start, or 0. */
     uint64_t *open = act_cli_xcalloc(c->nkeys ? c->nkeys : 1, sizeof *open);
     if (c->nf > 1)
-        qsort(c->fl, c->nf, sizeof *c->fl, cmp_flow);
+        sort_if_needed(c->fl, c->nf, sizeof *c->fl, cmp_flow);
     for (size_t k = 0; k < c->nf; k++) {
         const flow *f = &c->fl[k];
         const thr *t = f->thread == SIZE_MAX ? NULL : &c->t[f->thread];

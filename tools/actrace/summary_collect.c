@@ -283,12 +283,27 @@ static int device_kind(const act__jv *cat)
     if (!cat || cat->type != ACT__J_STRING)
         return DK_NONE;
     const char *c = cat->s;
-    if (strcasecmp(c, "kernel") == 0 || strcasecmp(c, "mtia_ccp_events") == 0)
-        return DK_KERNEL;
-    if (strcasecmp(c, "gpu_memcpy") == 0 || strcasecmp(c, "memcpy") == 0)
-        return DK_MEMCPY;
-    if (strcasecmp(c, "gpu_memset") == 0 || strcasecmp(c, "memset") == 0)
-        return DK_MEMSET;
+    switch (cat->len) { /* by length first: most categories are neither */
+    case 6:
+        if (strcasecmp(c, "kernel") == 0)
+            return DK_KERNEL;
+        if (strcasecmp(c, "memcpy") == 0)
+            return DK_MEMCPY;
+        if (strcasecmp(c, "memset") == 0)
+            return DK_MEMSET;
+        break;
+    case 10:
+        if (strcasecmp(c, "gpu_memcpy") == 0)
+            return DK_MEMCPY;
+        if (strcasecmp(c, "gpu_memset") == 0)
+            return DK_MEMSET;
+        break;
+    case 15:
+        if (strcasecmp(c, "mtia_ccp_events") == 0)
+            return DK_KERNEL;
+        break;
+    default: break;
+    }
     return DK_NONE;
 }
 
