@@ -92,11 +92,22 @@ static uint64_t hash(const char *s, size_t n)
     return h ^ (h >> 32);
 }
 
+/* Equal bytes; short keys (most are) without a call to memcmp. */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+    if (n > 16)
+        return memcmp(a, b, n) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
 static size_t find_slot(const act_cli_map *m, const char *key, size_t len)
 {
     size_t j = hash(key, len) & (m->cap - 1);
     while (m->keys[j] &&
-           (m->lens[j] != len || memcmp(m->keys[j], key, len) != 0))
+           (m->lens[j] != len || !same_bytes(m->keys[j], key, len)))
         j = (j + 1) & (m->cap - 1);
     return j;
 }
@@ -120,17 +131,17 @@ const char *act_cli_map_key(const act_cli_map *m, const char *key, size_t len)
 size_t *act_cli_map_put(act_cli_map *m, const char *key, size_t len,
                         size_t fresh, int *created)
 {
-    if (m->last) {
-        size_t j = m->last - 1;
-        if (m->lens[j] == len && memcmp(m->keys[j], key, len) == 0) {
+    for (int r = 0; r < 4; r++) {
+        size_t j = m->recent[r];
+        if (j && m->lens[j - 1] == len && same_bytes(m->keys[j - 1], key, len)) {
             if (created)
                 *created = 0;
-            return &m->vals[j];
+            return &m->vals[j - 1];
         }
     }
     if ((m->n + 1) * 2 > m->cap) {
         act_cli_map old = *m;
-        m->last = 0;
+        memset(m->recent, 0, sizeof m->recent);
         m->cap = old.cap ? old.cap * 2 : 64;
         m->keys = act_cli_xcalloc(m->cap, sizeof *m->keys);
         m->lens = act_cli_xcalloc(m->cap, sizeof *m->lens);
@@ -148,7 +159,7 @@ size_t *act_cli_map_put(act_cli_map *m, const char *key, size_t len,
         free(old.vals);
     }
     size_t j = find_slot(m, key, len);
-    m->last = j + 1;
+    m->recent[m->next_recent++ & 3] = j + 1;
     if (created)
         *created = !m->keys[j];
     if (!m->keys[j]) {

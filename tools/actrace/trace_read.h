@@ -80,8 +80,10 @@ typedef struct act_cli_map {
     size_t *lens;
     size_t *vals;
     size_t cap, n;
-    size_t last; /* 1 + slot of the last key looked up (consecutive events
-                    repeat their phase, category, process, thread) */
+    size_t recent[4]; /* 1 + slots of the last keys looked up: events
+                         cycle through a few phases, categories, processes
+                         and threads, so most lookups end here */
+    unsigned next_recent;
 } act_cli_map;
 
 /** The value slot of @p key, inserted with value @p fresh if absent;
