@@ -67,14 +67,19 @@ typedef struct thr {
     int64_t *maxend; /* running max of sl[].end */
 } thr;
 
+/* A flow event. Its identity (cat, name, id) is kept as interned texts
+ * (few distinct cats and names) and the id as a number when it is one, so
+ * a flow costs its record, not a string; `h` hashes the identity. */
 typedef struct flow {
     uint64_t i;
     int64_t ts;
+    uint64_t h;
+    int64_t idnum;           /* when idtext is NONAME */
+    uint32_t cat, nametext, idtext; /* interned texts */
+    uint32_t name;           /* the event's name (for messages) */
+    size_t thread;           /* SIZE_MAX: pid/tid invalid */
     char ph;
-    int bp_e;
-    uint32_t name;
-    size_t thread; /* SIZE_MAX: pid/tid invalid */
-    uint32_t key;  /* interned cat \x1f name \x1f id */
+    char bp_e;
 } flow;
 
 typedef struct checker {
@@ -90,9 +95,9 @@ typedef struct checker {
     size_t nc, ccap;
     flow *fl;
     size_t nf, fcap;
-    act_cli_map name_map, key_map; /* interned names, flow keys */
-    const char **names, **keys;
-    size_t nnames, namecap, nkeys, keycap;
+    act_cli_map name_map; /* interned names and flow identity texts */
+    const char **names;
+    size_t nnames, namecap;
     /* The event being checked (for messages). */
     const act__jv *e;
     uint64_t ev;
@@ -111,17 +116,20 @@ static uint32_t intern(act_cli_map *m, const char ***v, size_t *n, size_t *cap,
     return (uint32_t)*slot;
 }
 
+static uint32_t text_id(checker *c, const char *s, size_t len)
+{
+    uint32_t id = intern(&c->name_map, &c->names, &c->nnames, &c->namecap, s, len);
+    if (!c->names[id])
+        c->names[id] = act_cli_map_key(&c->name_map, s, len);
+    return id;
+}
+
 static uint32_t name_id(checker *c, const act__jv *name)
 {
     if (!name || name->type != ACT__J_STRING)
         return NONAME;
     /* Names are seen up to a NUL, as C strings. */
-    size_t len = strlen(name->s);
-    uint32_t id = intern(&c->name_map, &c->names, &c->nnames, &c->namecap,
-                         name->s, len);
-    if (!c->names[id])
-        c->names[id] = act_cli_map_key(&c->name_map, name->s, len);
-    return id;
+    return text_id(c, name->s, strlen(name->s));
 }
 
 static const char *name_of(const checker *c, uint32_t id)
@@ -381,39 +389,37 @@ static void check_flow(checker *c, uint64_t i, const act__jv *e, char ph,
              "after it, not to the enclosing one");
     if (!id || !ts_ok)
         return;
-    /* cat \x1f name \x1f id, built without printf (one per flow event). */
-    char name[400], ids[64], key[900];
+    /* The identity: cat, name (its text if not a string), id. */
+    char name[400], ids[64];
     const act__jv *jn = act__jv_get(e, "name");
-    const char *nm = name, *cs = is_str(cat) ? cat->s : "", *is = ids;
+    const char *nm = name, *cs = is_str(cat) ? cat->s : "";
     if (is_str(jn))
         nm = jn->s;
     else
         act_cli_json_text(jn, name, sizeof name);
-    if (id->type == ACT__J_NUMBER && id->integer && id->len < sizeof ids) {
-        memcpy(ids, id->s, id->len);
-        ids[id->len] = '\0';
-    } else {
-        act_cli_json_text(id, ids, sizeof ids);
-    }
-    size_t cl = strnlen(cs, 300), nl = strnlen(nm, 399), il = strlen(is);
-    memcpy(key, cs, cl);
-    key[cl] = '\x1f';
-    memcpy(key + cl + 1, nm, nl);
-    key[cl + 1 + nl] = '\x1f';
-    memcpy(key + cl + 2 + nl, is, il);
-    size_t keylen = cl + 2 + nl + il;
-    uint32_t kid = intern(&c->key_map, &c->keys, &c->nkeys, &c->keycap, key,
-                          keylen);
-    if (!c->keys[kid])
-        c->keys[kid] = act_cli_map_key(&c->key_map, key, keylen);
     act_cli_grow(&c->fl, &c->fcap, c->nf, sizeof *c->fl);
     flow *f = &c->fl[c->nf++];
+    memset(f, 0, sizeof *f);
+    f->cat = text_id(c, cs, strlen(cs));
+    f->nametext = text_id(c, nm, strlen(nm));
+    f->idtext = NONAME;
+    if (!act__jv_i64(id, &f->idnum)) {
+        act_cli_json_text(id, ids, sizeof ids);
+        f->idtext = text_id(c, ids, strlen(ids));
+    }
+    uint64_t h = 0xcbf29ce484222325u;
+    uint64_t parts[4] = {f->cat, f->nametext, f->idtext, (uint64_t)f->idnum};
+    for (int k = 0; k < 4; k++) {
+        h ^= parts[k];
+        h *= 0x100000001b3u;
+        h ^= h >> 29;
+    }
+    f->h = h ? h : 1;
     f->i = i;
     f->ts = ts;
     f->ph = ph;
-    f->bp_e = act__jv_is(bp, "e");
+    f->bp_e = (char)act__jv_is(bp, "e");
     f->thread = thread;
-    f->key = kid;
     f->name = name_id(c, jn);
 }
 
@@ -691,20 +697,39 @@ static int cmp_flow(const void *a, const void *b)
 static const char *flow_desc(const checker *c, const flow *f, char *buf,
                              size_t len)
 {
-    snprintf(buf, len, "%s", c->keys[f->key]);
-    for (char *p = buf; *p; p++)
-        if (*p == '\x1f')
-            *p = '|';
+    char id[32];
+    if (f->idtext == NONAME)
+        snprintf(id, sizeof id, "%lld", (long long)f->idnum);
+    snprintf(buf, len, "%s|%s|%s", c->names[f->cat], c->names[f->nametext],
+             f->idtext == NONAME ? id : c->names[f->idtext]);
     return buf;
+}
+
+/* Open flow starts by identity: h -> 1 + index in fl (0: none open). */
+typedef struct open_flows {
+    struct { uint64_t h, v; } *t;
+    size_t mask;
+} open_flows;
+
+static uint64_t *open_slot(open_flows *o, uint64_t h)
+{
+    size_t j = (size_t)(h ^ (h >> 31)) & o->mask;
+    while (o->t[j].h && o->t[j].h != h)
+        j = (j + 1) & o->mask;
+    o->t[j].h = h;
+    return &o->t[j].v;
 }
 
 static void check_flows(checker *c)
 {
     char d[640];
-    /* Per flow identity: 1 + the index (in fl) of its open start, or 0. */
-    uint64_t *open = act_cli_xcalloc(c->nkeys ? c->nkeys : 1, sizeof *open);
-    if (c->nf > 1)
-        sort_if_needed(c->fl, c->nf, sizeof *c->fl, cmp_flow);
+    open_flows o;
+    size_t cap = 16;
+    while (cap < 2 * c->nf)
+        cap *= 2;
+    o.t = act_cli_xcalloc(cap, sizeof *o.t);
+    o.mask = cap - 1;
+    sort_if_needed(c->fl, c->nf, sizeof *c->fl, cmp_flow);
     for (size_t k = 0; k < c->nf; k++) {
         const flow *f = &c->fl[k];
         const thr *t = f->thread == SIZE_MAX ? NULL : &c->t[f->thread];
@@ -712,7 +737,7 @@ static void check_flows(checker *c)
         int encl = upto && t->maxend[upto - 1] >= f->ts;
         int next = t && t->nsl && t->sl[t->nsl - 1].ts >= f->ts;
         int at_start = upto && t->sl[upto - 1].ts == f->ts;
-        uint64_t *slot = &open[f->key];
+        uint64_t *slot = open_slot(&o, f->h);
         if (f->ph == 's') {
             if (*slot)
                 WAT(*f, "flow %s started again before it ended",
@@ -736,10 +761,10 @@ static void check_flows(checker *c)
                     "equal a slice start",
                 f->ph);
     }
-    for (size_t k = 0; k < c->nkeys; k++)
-        if (open[k])
-            WAT(c->fl[open[k] - 1], "flow started but never finished (no f)");
-    free(open);
+    for (size_t k = 0; k < cap; k++)
+        if (o.t[k].h && o.t[k].v)
+            WAT(c->fl[o.t[k].v - 1], "flow started but never finished (no f)");
+    free(o.t);
 }
 
 static void checker_free(checker *c)
@@ -760,9 +785,7 @@ static void checker_free(checker *c)
     act_cli_map_free(&c->counter_map);
     free(c->fl);
     act_cli_map_free(&c->name_map);
-    act_cli_map_free(&c->key_map);
     free(c->names);
-    free(c->keys);
 }
 
 static const char *plural(uint64_t n, const char *one, const char *many)
