@@ -56,7 +56,7 @@ typedef struct sum_thread {
     size_t next_in_proc;
     /* Open X slices (ts, end, per-process stat) for self time. */
     struct { int64_t ts, end; size_t stat; } *stack;
-    uint32_t depth;
+    size_t depth, stack_cap; /* grown as slices nest, up to SELF_STACK */
 } sum_thread;
 
 typedef struct sum_series {

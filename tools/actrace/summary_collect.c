@@ -537,8 +537,6 @@ static void add_self(summ *S, size_t thread, size_t stat, int64_t ts, int64_t en
     sum_thread *t = &S->th[thread];
     int64_t dur = end - ts;
     S->pn[stat].self += dur;
-    if (!t->stack)
-        t->stack = act_cli_xcalloc(SELF_STACK, sizeof *t->stack);
     if (t->depth && ts < t->stack[t->depth - 1].ts)
         t->depth = 0; /* out of start order: no parent known */
     while (t->depth && t->stack[t->depth - 1].end <= ts)
@@ -548,6 +546,12 @@ static void add_self(summ *S, size_t thread, size_t stat, int64_t ts, int64_t en
     else
         t->depth = 0; /* partial overlap: no parent, a new root */
     if (t->depth < SELF_STACK) {
+        /* Most threads never nest deeper than a few slices: grow on need
+         * (a million threads must not cost a million full stacks). */
+        if (t->depth == t->stack_cap) {
+            t->stack_cap = t->stack_cap ? t->stack_cap * 2 : 4;
+            t->stack = act_cli_xrealloc(t->stack, t->stack_cap * sizeof *t->stack);
+        }
         t->stack[t->depth].ts = ts;
         t->stack[t->depth].end = end;
         t->stack[t->depth].stat = stat;

@@ -59,7 +59,7 @@ void act_cli_grow(void *v, size_t *cap, size_t need, size_t size)
 {
     if (need < *cap)
         return;
-    size_t ncap = *cap ? *cap : 16;
+    size_t ncap = *cap ? *cap : 4; /* small: some arrays exist per thread */
     while (ncap <= need) {
         if (ncap > SIZE_MAX / 2 / size)
             oom();
@@ -103,29 +103,33 @@ static inline int same_bytes(const char *a, const char *b, size_t n)
     return 1;
 }
 
-static size_t find_slot(const act_cli_map *m, const char *key, size_t len)
+static size_t find_slot(const act_cli_map *m, const char *key, size_t len,
+                        uint64_t h)
 {
-    size_t j = hash(key, len) & (m->cap - 1);
-    while (m->keys[j] &&
-           (m->lens[j] != len || !same_bytes(m->keys[j], key, len)))
+    size_t j = (size_t)h & (m->cap - 1);
+    uint32_t hh = (uint32_t)(h >> 32);
+    for (;;) {
+        const act_cli_slot *sl = &m->s[j];
+        if (!sl->key || (sl->hash == hh && sl->len == len &&
+                         same_bytes(sl->key, key, len)))
+            return j;
         j = (j + 1) & (m->cap - 1);
-    return j;
-}
-
-size_t *act_cli_map_get(const act_cli_map *m, const char *key, size_t len)
-{
-    if (!m->cap)
-        return NULL;
-    size_t j = find_slot(m, key, len);
-    return m->keys[j] ? &m->vals[j] : NULL;
+    }
 }
 
 const char *act_cli_map_key(const act_cli_map *m, const char *key, size_t len)
 {
     if (!m->cap)
         return NULL;
-    size_t j = find_slot(m, key, len);
-    return m->keys[j];
+    return m->s[find_slot(m, key, len, hash(key, len))].key;
+}
+
+size_t *act_cli_map_get(const act_cli_map *m, const char *key, size_t len)
+{
+    if (!m->cap)
+        return NULL;
+    size_t j = find_slot(m, key, len, hash(key, len));
+    return m->s[j].key ? &m->s[j].val : NULL;
 }
 
 size_t *act_cli_map_put(act_cli_map *m, const char *key, size_t len,
@@ -133,53 +137,52 @@ size_t *act_cli_map_put(act_cli_map *m, const char *key, size_t len,
 {
     for (int r = 0; r < 4; r++) {
         size_t j = m->recent[r];
-        if (j && m->lens[j - 1] == len && same_bytes(m->keys[j - 1], key, len)) {
+        if (j && m->s[j - 1].len == len && same_bytes(m->s[j - 1].key, key, len)) {
             if (created)
                 *created = 0;
-            return &m->vals[j - 1];
+            return &m->s[j - 1].val;
         }
     }
     if ((m->n + 1) * 2 > m->cap) {
         act_cli_map old = *m;
         memset(m->recent, 0, sizeof m->recent);
         m->cap = old.cap ? old.cap * 2 : 64;
-        m->keys = act_cli_xcalloc(m->cap, sizeof *m->keys);
-        m->lens = act_cli_xcalloc(m->cap, sizeof *m->lens);
-        m->vals = act_cli_xcalloc(m->cap, sizeof *m->vals);
+        m->s = act_cli_xcalloc(m->cap, sizeof *m->s);
         for (size_t i = 0; i < old.cap; i++) {
-            if (!old.keys[i])
+            if (!old.s[i].key)
                 continue;
-            size_t j = find_slot(m, old.keys[i], old.lens[i]);
-            m->keys[j] = old.keys[i];
-            m->lens[j] = old.lens[i];
-            m->vals[j] = old.vals[i];
+            /* Place by the stored hash bits and the key's rehash. */
+            uint64_t h = hash(old.s[i].key, old.s[i].len);
+            size_t j = (size_t)h & (m->cap - 1);
+            while (m->s[j].key)
+                j = (j + 1) & (m->cap - 1);
+            m->s[j] = old.s[i];
         }
-        free(old.keys);
-        free(old.lens);
-        free(old.vals);
+        free(old.s);
     }
-    size_t j = find_slot(m, key, len);
+    uint64_t h = hash(key, len);
+    size_t j = find_slot(m, key, len, h);
     m->recent[m->next_recent++ & 3] = j + 1;
+    act_cli_slot *sl = &m->s[j];
     if (created)
-        *created = !m->keys[j];
-    if (!m->keys[j]) {
-        m->keys[j] = act_cli_xmalloc(len + 1);
-        memcpy(m->keys[j], key, len);
-        m->keys[j][len] = '\0';
-        m->lens[j] = len;
-        m->vals[j] = fresh;
+        *created = !sl->key;
+    if (!sl->key) {
+        sl->key = act_cli_xmalloc(len + 1);
+        memcpy(sl->key, key, len);
+        sl->key[len] = '\0';
+        sl->len = (uint32_t)len;
+        sl->hash = (uint32_t)(h >> 32);
+        sl->val = fresh;
         m->n++;
     }
-    return &m->vals[j];
+    return &sl->val;
 }
 
 void act_cli_map_free(act_cli_map *m)
 {
     for (size_t i = 0; i < m->cap; i++)
-        free(m->keys[i]);
-    free(m->keys);
-    free(m->lens);
-    free(m->vals);
+        free(m->s[i].key);
+    free(m->s);
     memset(m, 0, sizeof *m);
 }
 

@@ -74,11 +74,17 @@ void act_cli_grow(void *v, size_t *cap, size_t need, size_t size);
 
 /* ---- string -> index map ------------------------------------------------- */
 
-/** Open-addressing hash map from byte strings (copied) to a size_t. */
+/** Open-addressing hash map from byte strings (copied) to a size_t. One
+ *  slot array (key, length, hash bits, value): a probe touches one cache
+ *  line and compares keys only when the stored hash bits match. */
+typedef struct act_cli_slot {
+    char *key; /* NULL: empty */
+    uint32_t len, hash;
+    size_t val;
+} act_cli_slot;
+
 typedef struct act_cli_map {
-    char **keys;
-    size_t *lens;
-    size_t *vals;
+    act_cli_slot *s;
     size_t cap, n;
     size_t recent[4]; /* 1 + slots of the last keys looked up: events
                          cycle through a few phases, categories, processes
@@ -87,7 +93,7 @@ typedef struct act_cli_map {
 } act_cli_map;
 
 /** The value slot of @p key, inserted with value @p fresh if absent;
- *  *@p created (may be NULL) says which. */
+ *  *@p created (may be NULL) says which. Keys up to 4 GiB. */
 size_t *act_cli_map_put(act_cli_map *m, const char *key, size_t len,
                         size_t fresh, int *created);
 /** The map's own NUL-terminated copy of @p key, or NULL if absent. */
