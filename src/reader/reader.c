@@ -174,6 +174,7 @@ static ssize_t raw_read(act__rd *r, unsigned char *dst, size_t n)
     }
 }
 
+#ifdef ACT_HAVE_ZLIB
 /* Fill zin from the descriptor when it is used up. 1, 0 at EOF, -1. */
 static int zin_fill(act__rd *r)
 {
@@ -190,6 +191,8 @@ static int zin_fill(act__rd *r)
         r->raw_eof = 1;
     return got > 0;
 }
+
+#endif
 
 /* Read the first bytes to see whether the input is gzip. */
 static int probe(act__rd *r)
