@@ -713,7 +713,13 @@ typedef struct open_flows {
 
 static uint64_t *open_slot(open_flows *o, uint64_t h)
 {
-    size_t j = (size_t)(h ^ (h >> 31)) & o->mask;
+    uint64_t x = h; /* murmur3's finaliser: ids are sequential */
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdu;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53u;
+    x ^= x >> 33;
+    size_t j = (size_t)x & o->mask;
     while (o->t[j].h && o->t[j].h != h)
         j = (j + 1) & o->mask;
     o->t[j].h = h;
