@@ -123,6 +123,7 @@ typedef struct summ {
     act_cli_map phase_map, cat_map, name_map, pname_map, proc_map, thr_map,
         ctr_map, series_map, dev_map, kname_map;
     sum_tally *ph, *cat;
+    size_t ph_one[256]; /* 1 + tally of a one-character ph (no map lookup) */
     size_t nph, phcap, ncat, catcap;
     sum_nstat *nm, *pn;
     size_t nnm, nmcap, npn, pncap;

@@ -332,12 +332,20 @@ static int copy_dir(const act__jv *name, const act__jv *args)
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
+    /* 8 bytes a step (the identity texts are short). */
     const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3u;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0x100000001b3u;
+        h ^= h >> 29;
+        s += 8;
+        n -= 8;
     }
-    return h;
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w ^ ((uint64_t)n << 56)) * 0x100000001b3u;
+    return h ^ (h >> 29);
 }
 
 static uint64_t mix(uint64_t h)
@@ -638,7 +646,14 @@ static void add_event(summ *S, const act__jv *e)
     act_cli_fields f;
     act_cli_get_fields(e, &f);
     const char *ph = f.ph && f.ph->type == ACT__J_STRING ? f.ph->s : NULL;
-    tally_of(&S->phase_map, &S->ph, &S->nph, &S->phcap, f.ph)->n++;
+    if (ph && ph[0] && !ph[1] && S->ph_one[(unsigned char)ph[0]]) {
+        S->ph[S->ph_one[(unsigned char)ph[0]] - 1].n++;
+    } else {
+        sum_tally *t = tally_of(&S->phase_map, &S->ph, &S->nph, &S->phcap, f.ph);
+        t->n++;
+        if (ph && ph[0] && !ph[1] && f.ph->len == 1)
+            S->ph_one[(unsigned char)ph[0]] = (size_t)(t - S->ph) + 1;
+    }
     const char *name = f.name && f.name->type == ACT__J_STRING ? f.name->s : NULL;
     if (ph && ph[0] == 'M' && !ph[1]) {
         const act__jv *v = act__jv_get(f.args, "name");
@@ -667,7 +682,7 @@ static void add_event(summ *S, const act__jv *e)
         thread = thread_of(S, f.pid, f.tid);
         S->th[thread].events++;
     }
-    size_t p = proc_of(S, f.pid);
+    size_t p = thread != SIZE_MAX ? S->th[thread].proc : proc_of(S, f.pid);
     S->pr[p].events++;
     int64_t dev_arg;
     if (!S->pr[p].is_device && act__jv_i64(act__jv_get(f.args, "device"), &dev_arg)) {
