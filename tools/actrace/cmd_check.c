@@ -364,12 +364,11 @@ static void check_counter(checker *c, uint64_t i, const act__jv *e,
     free(keys);
 }
 
-static void check_flow(checker *c, uint64_t i, const act__jv *e, char ph,
-                       int ts_ok, int64_t ts, size_t thread)
+static void check_flow(checker *c, uint64_t i, const act_cli_fields *F,
+                       char ph, int ts_ok, int64_t ts, size_t thread)
 {
     char txt[160];
-    const act__jv *id = act__jv_get(e, "id"), *cat = act__jv_get(e, "cat");
-    const act__jv *bp = act__jv_get(e, "bp");
+    const act__jv *id = F->id, *cat = F->cat, *bp = F->bp;
     if (!id)
         E(i, "flow event needs id");
     else if (is_str(id) && !is_hex_id(id->s))
@@ -391,7 +390,7 @@ static void check_flow(checker *c, uint64_t i, const act__jv *e, char ph,
         return;
     /* The identity: cat, name (its text if not a string), id. */
     char name[400], ids[64];
-    const act__jv *jn = act__jv_get(e, "name");
+    const act__jv *jn = F->name;
     const char *nm = name, *cs = is_str(cat) ? cat->s : "";
     if (is_str(jn))
         nm = jn->s;
@@ -547,7 +546,7 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
     case 'C': check_counter(c, i, e, args); break;
     case 's':
     case 't':
-    case 'f': check_flow(c, i, e, ph, ts_ok, ts, thread); break;
+    case 'f': check_flow(c, i, &F, ph, ts_ok, ts, thread); break;
     case 'M': check_meta(c, i, e, args); break;
     default: break;
     }

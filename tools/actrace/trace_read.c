@@ -474,9 +474,15 @@ int act_cli_over3(const act__jv *v)
 {
     if (!v || v->type != ACT__J_NUMBER || v->integer)
         return 0;
-    const char *p = v->s, *e = v->s + v->len;
-    const char *dot = memchr(p, '.', v->len);
-    if (memchr(p, 'e', v->len) || memchr(p, 'E', v->len) || !dot) {
+    const char *p = v->s, *e = v->s + v->len, *dot = NULL;
+    int expo = 0;
+    for (const char *q = p; q < e; q++) {
+        if (*q == '.')
+            dot = q;
+        else if (*q == 'e' || *q == 'E')
+            expo = 1;
+    }
+    if (expo || !dot) {
         double d;
         act__jv_num(v, &d);
         double sc = d * 1000.0, r = nearbyint(sc);
