@@ -17,9 +17,12 @@
  * refill, and grows the buffer only when the item alone fills it (up to
  * max_item_bytes: a bigger item is an error, so memory is bounded).
  *
- * Items: while an item is parsed, nodes record offsets relative to `beg`
- * (in their key/s pointers) and indices (inext/ichild); when the item is
- * complete they become pointers into buf, valid until the next call.
+ * Items: nodes point into buf (key, s) and at each other (next, child,
+ * with their indices inext/ichild beside). A refill that moves the bytes
+ * turns the item's node pointers into offsets from the item start and back
+ * (nodes_to_offsets), and growing the node array rebuilds the links from
+ * the indices, so a finished item needs no fix-up pass. Pointers are valid
+ * until the next call.
  * Strings are validated in one pass (fast path: 8 bytes at a time while
  * none is a quote, a backslash, a control byte or non-ASCII) and, only if
  * they hold escapes, decoded in place (a decoded escape is never longer
@@ -298,12 +301,53 @@ static ssize_t src_read(act__rd *r, unsigned char *dst, size_t n)
 
 /* Keep buf[beg, end), read more after it. 1: more bytes; 0: end of input;
  * -1: error (read, gzip, or the item would exceed max_item). */
+static int more_bytes(act__rd *r);
+
+/* The item's nodes point into buf: around a move they are turned into
+ * offsets from the item start (integers: no pointer outlives its buffer)
+ * and back. Only at refills, so rarely. */
+static void nodes_to_offsets(act__rd *r)
+{
+    uintptr_t base = (uintptr_t)(r->buf + r->beg);
+    for (size_t k = 0; k < r->nn; k++) {
+        act__jv *v = &r->nodes[k];
+        if (v->key)
+            v->key = (const char *)((uintptr_t)v->key - base);
+        if (v->type == ACT__J_STRING || v->type == ACT__J_NUMBER)
+            v->s = (const char *)((uintptr_t)v->s - base);
+    }
+}
+
+static void offsets_to_nodes(act__rd *r)
+{
+    uintptr_t base = (uintptr_t)(r->buf + r->beg);
+    for (size_t k = 0; k < r->nn; k++) {
+        act__jv *v = &r->nodes[k];
+        if (v->key)
+            v->key = (const char *)(base + (uintptr_t)v->key);
+        if (v->type == ACT__J_STRING || v->type == ACT__J_NUMBER)
+            v->s = (const char *)(base + (uintptr_t)v->s);
+    }
+}
+
 NOINLINE static int more(act__rd *r)
 {
     if (r->failed)
         return -1;
     if (r->eof)
         return 0;
+    int moves = r->beg || r->end == r->cap;
+    if (moves)
+        nodes_to_offsets(r);
+    int rc = more_bytes(r);
+    if (moves)
+        offsets_to_nodes(r);
+    return rc;
+}
+
+/* more() without the node bookkeeping. */
+NOINLINE static int more_bytes(act__rd *r)
+{
     if (r->beg) {
         memmove(r->buf, r->buf + r->beg, r->end - r->beg);
         r->base += r->beg;
@@ -672,13 +716,17 @@ static int new_node(act__rd *r, uint32_t *out)
             return -1;
         r->nodes = nv;
         r->ncap = nc;
+        /* The links are pointers too: rebuilt from their indices. */
+        for (size_t k = 0; k < r->nn; k++) {
+            nv[k].next = nv[k].inext ? &nv[nv[k].inext] : NULL;
+            nv[k].child = nv[k].ichild ? &nv[nv[k].ichild] : NULL;
+        }
     }
     memset(&r->nodes[r->nn], 0, sizeof r->nodes[r->nn]);
     *out = (uint32_t)r->nn++;
     return 0;
 }
 
-#define OFF(x) ((const char *)(uintptr_t)(x))
 
 /* Parse one value (the item) from c->i; the key of a top-level member may
  * already be at *koff (relative offsets). Nodes end up in r->nodes. */
@@ -711,16 +759,19 @@ INLINE int value_(act__rd *r, cur *c, int has_key, size_t koff, size_t klen)
                             : bad(r, c->i, "too many values in one item");
         act__jv *v = &r->nodes[k];
         if (has_key) {
-            v->key = OFF(koff);
+            v->key = (const char *)c->b + koff;
             v->klen = klen;
             has_key = 0;
         }
         if (depth) {
             frame *f = &r->stack[depth - 1];
-            if (f->last)
+            if (f->last) {
                 r->nodes[f->last].inext = k;
-            else
+                r->nodes[f->last].next = &r->nodes[k];
+            } else {
                 r->nodes[f->node].ichild = k;
+                r->nodes[f->node].child = &r->nodes[k];
+            }
             f->last = k;
             r->nodes[f->node].len++;
         }
@@ -752,10 +803,12 @@ INLINE int value_(act__rd *r, cur *c, int has_key, size_t koff, size_t klen)
                 continue;
             goto key;
         case '"':
-            v->type = ACT__J_STRING;
+            /* The type is set once s is: a refill inside moves only the
+             * pointers that exist (nodes_to_offsets). */
             if (string(r, c, &off, &r->nodes[k].len) < 0)
                 return -1;
-            r->nodes[k].s = OFF(off);
+            r->nodes[k].s = (const char *)c->b + off;
+            r->nodes[k].type = ACT__J_STRING;
             goto after;
         case 't':
         case 'f':
@@ -775,10 +828,10 @@ INLINE int value_(act__rd *r, cur *c, int has_key, size_t koff, size_t klen)
         }
         default:
             if (ch == '-' || (ch >= '0' && ch <= '9')) {
-                r->nodes[k].type = ACT__J_NUMBER;
                 if (number(r, c, &r->nodes[k], &off) < 0)
                     return -1;
-                r->nodes[k].s = OFF(off);
+                r->nodes[k].s = (const char *)c->b + off;
+                r->nodes[k].type = ACT__J_NUMBER;
                 goto after;
             }
             return bad(r, c->i, "expected a value");
@@ -822,20 +875,6 @@ INLINE int value_(act__rd *r, cur *c, int has_key, size_t koff, size_t klen)
             return bad(r, c->i, obj ? "expected ',' or '}' after an object member"
                                     : "expected ',' or ']' after an array element");
         }
-    }
-}
-
-/* Offsets and indices to pointers, once the item is complete. */
-static void finish(act__rd *r, const char *b)
-{
-    for (size_t k = 0; k < r->nn; k++) {
-        act__jv *v = &r->nodes[k];
-        if (v->key)
-            v->key = b + (uintptr_t)v->key;
-        if (v->type == ACT__J_STRING || v->type == ACT__J_NUMBER)
-            v->s = b + (uintptr_t)v->s;
-        v->next = v->inext ? &r->nodes[v->inext] : NULL;
-        v->child = v->ichild ? &r->nodes[v->ichild] : NULL;
     }
 }
 
@@ -890,6 +929,7 @@ int act__rd_next(act__rd *r, act__rd_item *it)
 {
     if (r->failed)
         return -1;
+    r->nn = 0; /* the last item's nodes are dead: refills skip them */
     for (;;) {
         r->beg = r->pos;
         cur c = {r->buf + r->beg, r->end - r->beg, 0};
@@ -950,7 +990,6 @@ int act__rd_next(act__rd *r, act__rd_item *it)
             }
             if (value(r, &c, 1, koff, klen) < 0)
                 return -1;
-            finish(r, (const char *)c.b);
             r->pos = r->beg + c.i;
             r->state = S_TOP_AFTER;
             it->kind = ACT__RD_MEMBER;
@@ -988,7 +1027,6 @@ int act__rd_next(act__rd *r, act__rd_item *it)
             c.i = 0;
             if (value(r, &c, 0, 0, 0) < 0)
                 return -1;
-            finish(r, (const char *)c.b);
             r->pos = r->beg + c.i;
             r->state = S_EV_AFTER;
             it->kind = ACT__RD_EVENT;
