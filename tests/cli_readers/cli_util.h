@@ -110,6 +110,28 @@ static inline cli_result cli_run(const char *fmt, ...)
     return r;
 }
 
+/* Run the shell command @p sh as it is (pipes, FIFOs, redirections), its
+ * output captured like cli_run's. */
+static inline cli_result cli_run_sh(const char *sh)
+{
+    char cmd[8192], out[1024], err[1024];
+    cli_tmp_into(out, sizeof out, "stdout");
+    cli_tmp_into(err, sizeof err, "stderr");
+    snprintf(cmd, sizeof cmd, "(%s) >'%s' 2>'%s'", sh, out, err);
+    int st = system(cmd);
+    cli_result r;
+    r.code = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = cli_slurp(out, NULL);
+    r.err = cli_slurp(err, NULL);
+    if (!r.out)
+        r.out = calloc(1, 1);
+    if (!r.err)
+        r.err = calloc(1, 1);
+    unlink(out);
+    unlink(err);
+    return r;
+}
+
 /* Lines of @p text that contain @p needle. */
 static inline int cli_count_lines(const char *text, const char *needle)
 {

@@ -136,12 +136,12 @@ static void test_broken(void)
     r = cli_run("check '%s'", CLI_DATA "/not_json.json");
     CHECK_INT(r.code, 2);
     CHECK_STR(r.out, "");
-    CHECK(strstr(r.err, CLI_DATA "/not_json.json: error: invalid JSON at line 1, "
-                                 "column 4: ") == r.err);
+    CHECK(strstr(r.err, CLI_DATA "/not_json.json: error: invalid JSON at byte offset 0 "
+                                 "(outside the event array): ") == r.err);
     cli_free(&r);
     r = cli_run("check '%s'", CLI_DATA "/truncated.json");
     CHECK_INT(r.code, 2);
-    CHECK(strstr(r.err, "truncated.json: error: invalid JSON at line 7, column 36: ") != NULL);
+    CHECK(strstr(r.err, "truncated.json: error: invalid JSON at byte offset 150 ") != NULL);
     CHECK(strstr(r.err, "(truncated file?)\n") != NULL);
     cli_free(&r);
     r = cli_run("check '%s'", CLI_DATA "/absent.json");
@@ -297,14 +297,6 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         cli_bin = argv[1];
-#ifndef CLI_HAVE_JSON
-    cli_result r = cli_run("check '%s'", CLI_DATA "/good.json");
-    CHECK_INT(r.code, 1);
-    CHECK(strstr(r.err, "built without JSON support (install libjansson-dev") != NULL);
-    cli_free(&r);
-    printf("actrace built without jansson: only the error path is tested\n");
-    return check_done();
-#endif
     const char *ref = ACT_KINETO_REF;
     if (*ref)
         test_kineto(ref);

@@ -13,9 +13,18 @@
  * summary line: "FILE: ok (N events)", "FILE: ok (N events, W warnings)" or
  * "FILE: failed (N events, E errors, W warnings)". Exit 0 without errors,
  * 1 with errors (--strict: warnings are errors), 2 when FILE cannot be read
- * or is not JSON (message on standard error). --quiet prints only the
- * summary line.
+ * or is not JSON (message on standard error, with the byte offset and the
+ * event index). --quiet prints only the summary line.
+ *
+ * One streaming pass (src/reader): each event is checked when it is read
+ * and forgotten. What outlives an event is only what the cross-event rules
+ * need: per thread, its slices as (index, start, end, interned name) for
+ * the nesting rule and the flows' bindings; per counter identity, its first
+ * key set; per flow event, its identity and time; and the first problems
+ * in event order (at most a few hundred; the rest are only counted). No
+ * event text is kept.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,36 +39,23 @@ static void usage(FILE *f)
     fprintf(f, "usage: actrace check [--strict] [--quiet] FILE\n");
 }
 
-#ifndef ACT_CLI_HAVE_JANSSON
-
-int act_cmd_check(int argc, char **argv)
-{
-    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
-                      strcmp(argv[1], "--help") == 0)) {
-        usage(stdout);
-        return 0;
-    }
-    fprintf(stderr, "actrace check: " ACT_CLI_NO_JSON_MSG "\n");
-    return 1;
-}
-
-#else
 
 #define MAX_SHOWN 50
+#define NONAME UINT32_MAX
 
 typedef struct problem {
-    size_t ev;  /* event index; SIZE_MAX: the document */
-    size_t seq; /* order found, to keep the sort stable */
+    uint64_t ev;  /* event index; UINT64_MAX: the document */
+    uint64_t seq; /* order found, to keep the sort stable */
     int warn;
-    char *msg;
+    char *msg;    /* "event #I (ph=P, name=N): MESSAGE" or "MESSAGE" */
 } problem;
 
 /* A slice or a B/E event on one thread (times in ns). */
 typedef struct item {
-    size_t i;
+    uint64_t i;
     int64_t ts, end;
+    uint32_t name; /* interned; NONAME: none */
     char ph;
-    const char *name;
 } item;
 
 typedef struct thr {
@@ -71,20 +67,26 @@ typedef struct thr {
     int64_t *maxend; /* running max of sl[].end */
 } thr;
 
+/* A flow event. Its identity (cat, name, id) is kept as interned texts
+ * (few distinct cats and names) and the id as a number when it is one, so
+ * a flow costs its record, not a string; `h` hashes the identity. */
 typedef struct flow {
-    size_t i;
+    uint64_t i;
     int64_t ts;
+    uint64_t h;
+    int64_t idnum;           /* when idtext is NONAME */
+    uint32_t cat, nametext, idtext; /* interned texts */
+    uint32_t name;           /* the event's name (for messages) */
+    size_t thread;           /* SIZE_MAX: pid/tid invalid */
     char ph;
-    int bp_e;
-    size_t thread; /* SIZE_MAX: pid/tid invalid */
-    char *key;     /* cat \x1f name \x1f id */
-    size_t keylen;
+    char bp_e;
 } flow;
 
 typedef struct checker {
-    json_t *events;
+    int strict;
     problem *p;
     size_t np, pcap;
+    uint64_t seq, nerr, nwarn;
     act_cli_map thread_map;
     thr *t;
     size_t nt, tcap;
@@ -93,25 +95,135 @@ typedef struct checker {
     size_t nc, ccap;
     flow *fl;
     size_t nf, fcap;
+    act_cli_map name_map; /* interned names and flow identity texts */
+    const char **names;
+    size_t nnames, namecap;
+    /* The event being checked (for messages). */
+    const act__jv *e;
+    uint64_t ev;
 } checker;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void add(checker *c, size_t ev, int warn, const char *fmt, ...)
+static uint32_t intern(act_cli_map *m, const char ***v, size_t *n, size_t *cap,
+                       const char *s, size_t len)
 {
-    char buf[1024];
+    int created;
+    size_t *slot = act_cli_map_put(m, s, len, *n, &created);
+    if (created) {
+        act_cli_grow(v, cap, *n, sizeof **v);
+        (*v)[*n] = NULL; /* set below, from the map's copy */
+        (*n)++;
+    }
+    return (uint32_t)*slot;
+}
+
+static uint32_t text_id(checker *c, const char *s, size_t len)
+{
+    uint32_t id = intern(&c->name_map, &c->names, &c->nnames, &c->namecap, s, len);
+    if (!c->names[id])
+        c->names[id] = act_cli_map_key(&c->name_map, s, len);
+    return id;
+}
+
+static uint32_t name_id(checker *c, const act__jv *name)
+{
+    if (!name || name->type != ACT__J_STRING)
+        return NONAME;
+    /* Names are seen up to a NUL, as C strings. */
+    return text_id(c, name->s, strlen(name->s));
+}
+
+static const char *name_of(const checker *c, uint32_t id)
+{
+    return id == NONAME ? NULL : c->names[id];
+}
+
+static int cmp_problem(const void *a, const void *b)
+{
+    const problem *x = a, *y = b;
+    /* Document-level problems (UINT64_MAX) last would hide them: first. */
+    uint64_t ex = x->ev == UINT64_MAX ? 0 : x->ev + 1;
+    uint64_t ey = y->ev == UINT64_MAX ? 0 : y->ev + 1;
+    if (ex != ey)
+        return ex < ey ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Keep only the first MAX_SHOWN problems in (event, found) order. */
+static void trim(checker *c)
+{
+    if (c->np > 1) /* qsort's pointer must not be NULL, even for none */
+        qsort(c->p, c->np, sizeof *c->p, cmp_problem);
+    for (size_t k = MAX_SHOWN; k < c->np; k++)
+        free(c->p[k].msg);
+    if (c->np > MAX_SHOWN)
+        c->np = MAX_SHOWN;
+}
+
+/* "event #I (ph=X, name=aten::mm)" with control bytes escaped and long names
+ * cut, from the ph and name as written. */
+static void event_desc(char *buf, size_t len, uint64_t i, const act__jv *ph,
+                       const act__jv *name, char phc, const char *nm)
+{
+    char a[200], b[200];
+    if (ph && ph->type == ACT__J_STRING)
+        snprintf(a, sizeof a, "%s", ph->s);
+    else if (ph)
+        act_cli_json_text(ph, a, sizeof a);
+    else if (phc)
+        snprintf(a, sizeof a, "%c", phc);
+    else
+        snprintf(a, sizeof a, "?");
+    const char *n = NULL;
+    if (name && name->type == ACT__J_STRING)
+        n = name->s;
+    else if (name)
+        n = act_cli_json_text(name, b, sizeof b);
+    else
+        n = nm;
+    if (!n) {
+        n = "?";
+    } else if (strlen(n) > 120 && n != b) {
+        memcpy(b, n, 117);
+        memcpy(b + 117, "...", 4);
+        n = b;
+    }
+    snprintf(buf, len, "event #%" PRIu64 " (ph=%s, name=%s): ", i, a, n);
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 6, 7)))
+#endif
+static void add_at(checker *c, uint64_t ev, int warn, char ph, uint32_t name,
+                   const char *fmt, ...)
+{
+    char head[600] = "", buf[1024];
+    if (warn && !c->strict)
+        c->nwarn++;
+    else
+        c->nerr++;
+    if (ev != UINT64_MAX) {
+        if (ev == c->ev && c->e)
+            event_desc(head, sizeof head, ev, act__jv_get(c->e, "ph"),
+                       act__jv_get(c->e, "name"), 0, NULL);
+        else
+            event_desc(head, sizeof head, ev, NULL, NULL, ph, name_of(c, name));
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    size_t hl = strlen(head), bl = strlen(buf);
+    char *msg = act_cli_xmalloc(hl + bl + 1);
+    memcpy(msg, head, hl);
+    memcpy(msg + hl, buf, bl + 1);
     act_cli_grow(&c->p, &c->pcap, c->np, sizeof *c->p);
-    c->p[c->np] = (problem){ev, c->np, warn, act_cli_xstrdup(buf)};
-    c->np++;
+    c->p[c->np++] = (problem){ev, c->seq++, warn, msg};
+    if (c->np >= 8 * MAX_SHOWN)
+        trim(c);
 }
 
-#define E(i, ...) add(c, (i), 0, __VA_ARGS__)
-#define W(i, ...) add(c, (i), 1, __VA_ARGS__)
+#define E(i, ...) add_at(c, (i), 0, 0, NONAME, __VA_ARGS__)
+#define W(i, ...) add_at(c, (i), 1, 0, NONAME, __VA_ARGS__)
 #define TXT(v) act_cli_json_text((v), txt, sizeof txt)
 
 /* "1000000.500": microseconds with 3 decimals. */
@@ -121,14 +233,6 @@ static const char *fmt_us(char *buf, size_t len, int64_t ns)
     snprintf(buf, len, "%s%llu.%03llu", ns < 0 ? "-" : "",
              (unsigned long long)(a / 1000), (unsigned long long)(a % 1000));
     return buf;
-}
-
-/* More than 3 decimals (a fraction of a nanosecond)? Tolerates the error of
- * a double that holds a 3-decimal number. */
-static int over3(double v)
-{
-    double s = v * 1000.0, r = nearbyint(s);
-    return fabs(s - r) > fmax(1e-6, fabs(s) * 2e-15);
 }
 
 static size_t thread_of(checker *c, uint32_t pid, uint32_t tid)
@@ -171,24 +275,25 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The sorted key set of a counter's args, comma-separated. */
-static char *key_set(json_t *args)
+/* The sorted key set of a counter's args, comma-separated (duplicate keys
+ * count once, as a JavaScript object sees them). */
+static char *key_set(const act__jv *args)
 {
-    size_t n = json_object_size(args), len = 1, k = 0;
+    size_t n = args->len, len = 1, k = 0;
     const char **keys = act_cli_xcalloc(n, sizeof *keys);
-    const char *key;
-    json_t *v;
-    json_object_foreach(args, key, v) {
-        keys[k++] = key;
-        len += strlen(key) + 1;
+    for (const act__jv *v = args->child; v; v = v->next) {
+        keys[k++] = v->key;
+        len += strlen(v->key) + 1;
     }
     if (k > 1)
         qsort(keys, k, sizeof *keys, cmp_str);
     char *out = act_cli_xmalloc(len), *p = out;
     *p = '\0';
     for (size_t i = 0; i < k; i++) {
+        if (i && strcmp(keys[i], keys[i - 1]) == 0)
+            continue;
         size_t l = strlen(keys[i]);
-        if (i)
+        if (p != out)
             *p++ = ',';
         memcpy(p, keys[i], l);
         p += l;
@@ -198,28 +303,48 @@ static char *key_set(json_t *args)
     return out;
 }
 
-static void check_counter(checker *c, size_t i, json_t *e, json_t *args)
+static int is_num(const act__jv *v)
+{
+    return v && v->type == ACT__J_NUMBER;
+}
+
+static int is_str(const act__jv *v)
+{
+    return v && v->type == ACT__J_STRING;
+}
+
+static double num(const act__jv *v)
+{
+    double d = 0;
+    act__jv_num(v, &d);
+    return d;
+}
+
+static void check_counter(checker *c, uint64_t i, const act__jv *e,
+                          const act__jv *args)
 {
     char txt[160];
-    json_t *v, *id = json_object_get(e, "id");
-    const char *key;
-    size_t nkeys = json_is_object(args) ? json_object_size(args) : 0;
+    const act__jv *id = act__jv_get(e, "id");
+    size_t nkeys = args && args->type == ACT__J_OBJECT ? args->len : 0;
     if (!nkeys) {
         E(i, "counter needs at least one args key (one series per key)");
         return;
     }
-    json_object_foreach(args, key, v) {
-        if (!json_is_number(v))
-            E(i, "counter series \"%s\" value must be a number (got %s)", key,
-              TXT(v));
+    /* Duplicate keys: the last value is the one viewers see. */
+    for (const act__jv *v = args->child; v; v = v->next) {
+        if (act__jv_get(args, v->key) != v)
+            continue;
+        if (!is_num(v))
+            E(i, "counter series \"%s\" value must be a number (got %s)",
+              v->key, TXT(v));
     }
-    if (json_is_number(id))
+    if (is_num(id))
         W(i, "numeric counter id: Perfetto ignores it (only string ids split "
              "counters); use \"id\":\"<str>\" or put it in the name");
     /* Identity: pid, name, id, as the viewers see them. */
     char pid[64], name[400], ids[64], ck[600];
-    act_cli_json_text(json_object_get(e, "pid"), pid, sizeof pid);
-    act_cli_json_text(json_object_get(e, "name"), name, sizeof name);
+    act_cli_json_text(act__jv_get(e, "pid"), pid, sizeof pid);
+    act_cli_json_text(act__jv_get(e, "name"), name, sizeof name);
     act_cli_json_text(id, ids, sizeof ids);
     int n = snprintf(ck, sizeof ck, "%s\x1f%s\x1f%s", pid, name, ids);
     size_t cklen = n < (int)sizeof ck ? (size_t)n : sizeof ck - 1;
@@ -239,118 +364,126 @@ static void check_counter(checker *c, size_t i, json_t *e, json_t *args)
     free(keys);
 }
 
-static void check_flow(checker *c, size_t i, json_t *e, char ph, int ts_ok,
-                       int64_t ts, size_t thread)
+static void check_flow(checker *c, uint64_t i, const act_cli_fields *F,
+                       char ph, int ts_ok, int64_t ts, size_t thread)
 {
     char txt[160];
-    json_t *id = json_object_get(e, "id"), *cat = json_object_get(e, "cat");
-    json_t *bp = json_object_get(e, "bp");
+    const act__jv *id = F->id, *cat = F->cat, *bp = F->bp;
     if (!id)
         E(i, "flow event needs id");
-    else if (json_is_string(id) && !is_hex_id(json_string_value(id)))
+    else if (is_str(id) && !is_hex_id(id->s))
         E(i, "flow id %s: Perfetto parses string flow ids as hex "
              "(flow_invalid_id); use an integer",
           TXT(id));
-    else if (json_is_string(id))
+    else if (is_str(id))
         W(i, "flow id %s is a string: use an integer", TXT(id));
-    else if (!json_is_integer(id) &&
-             !(json_is_real(id) &&
-               json_real_value(id) == floor(json_real_value(id))))
+    else if (!is_num(id) || num(id) != floor(num(id)))
         E(i, "flow id %s must be an integer", TXT(id));
-    if (!json_is_string(cat))
+    if (!is_str(cat))
         E(i, "flow event needs cat (flow identity is cat+name+id)");
-    if (ph == 'f' && bp && !(json_is_string(bp) &&
-                             strcmp(json_string_value(bp), "e") == 0))
+    if (ph == 'f' && bp && !act__jv_is(bp, "e"))
         E(i, "bp must be \"e\" if present (got %s)", TXT(bp));
     else if (ph == 'f' && !bp)
         W(i, "f without \"bp\":\"e\" binds to the next slice that starts "
              "after it, not to the enclosing one");
     if (!id || !ts_ok)
         return;
-    char name[400], ids[64], key[900];
-    json_t *jn = json_object_get(e, "name");
-    if (json_is_string(jn))
-        snprintf(name, sizeof name, "%s", json_string_value(jn));
+    /* The identity: cat, name (its text if not a string), id. */
+    char name[400], ids[64];
+    const act__jv *jn = F->name;
+    const char *nm = name, *cs = is_str(cat) ? cat->s : "";
+    if (is_str(jn))
+        nm = jn->s;
     else
         act_cli_json_text(jn, name, sizeof name);
-    act_cli_json_text(id, ids, sizeof ids);
-    int n = snprintf(key, sizeof key, "%s\x1f%s\x1f%s",
-                     json_is_string(cat) ? json_string_value(cat) : "",
-                     name, ids);
-    size_t keylen = n < (int)sizeof key ? (size_t)n : sizeof key - 1;
     act_cli_grow(&c->fl, &c->fcap, c->nf, sizeof *c->fl);
     flow *f = &c->fl[c->nf++];
+    memset(f, 0, sizeof *f);
+    f->cat = text_id(c, cs, strlen(cs));
+    f->nametext = text_id(c, nm, strlen(nm));
+    f->idtext = NONAME;
+    if (!act__jv_i64(id, &f->idnum)) {
+        act_cli_json_text(id, ids, sizeof ids);
+        f->idtext = text_id(c, ids, strlen(ids));
+    }
+    uint64_t h = 0xcbf29ce484222325u;
+    uint64_t parts[4] = {f->cat, f->nametext, f->idtext, (uint64_t)f->idnum};
+    for (int k = 0; k < 4; k++) {
+        h ^= parts[k];
+        h *= 0x100000001b3u;
+        h ^= h >> 29;
+    }
+    f->h = h ? h : 1;
     f->i = i;
     f->ts = ts;
     f->ph = ph;
-    f->bp_e = json_is_string(bp) && strcmp(json_string_value(bp), "e") == 0;
+    f->bp_e = (char)act__jv_is(bp, "e");
     f->thread = thread;
-    f->key = act_cli_xmalloc(keylen + 1);
-    memcpy(f->key, key, keylen);
-    f->key[keylen] = '\0';
-    f->keylen = keylen;
+    f->name = name_id(c, jn);
 }
 
-static void check_meta(checker *c, size_t i, json_t *e, json_t *args)
+static void check_meta(checker *c, uint64_t i, const act__jv *e,
+                       const act__jv *args)
 {
     char txt[160];
-    json_t *name = json_object_get(e, "name");
-    const char *n = json_string_value(name);
-    if (!n)
+    const act__jv *name = act__jv_get(e, "name");
+    if (!is_str(name))
         return; /* "missing name" already */
+    const char *n = name->s;
     if (strcmp(n, "process_name") == 0 || strcmp(n, "thread_name") == 0) {
-        if (!json_is_string(json_object_get(args, "name")))
+        if (!is_str(act__jv_get(args, "name")))
             E(i, "%s needs args.name string (got %s)", n,
-              TXT(json_object_get(args, "name")));
+              TXT(act__jv_get(args, "name")));
     } else if (strcmp(n, "process_sort_index") == 0 ||
                strcmp(n, "thread_sort_index") == 0) {
-        json_t *si = json_object_get(args, "sort_index");
-        if (!json_is_integer(si) &&
-            !(json_is_real(si) &&
-              json_real_value(si) == floor(json_real_value(si))))
+        const act__jv *si = act__jv_get(args, "sort_index");
+        if (!is_num(si) || num(si) != floor(num(si)))
             E(i, "%s needs integer args.sort_index (got %s)", n, TXT(si));
     } else if (strcmp(n, "process_labels") != 0) {
         W(i, "unknown metadata name \"%s\"", n);
     }
 }
 
-static void check_event(checker *c, size_t i, json_t *e)
+static void check_event(checker *c, uint64_t i, const act__jv *e)
 {
     char txt[160];
-    if (!json_is_object(e)) {
+    c->e = e;
+    c->ev = i;
+    if (e->type != ACT__J_OBJECT) {
         E(i, "event is not an object (got %s)", TXT(e));
         return;
     }
-    if (json_object_size(e) == 0)
+    if (e->len == 0)
         return; /* {} is tolerated by every consumer */
-    json_t *jph = json_object_get(e, "ph");
-    if (!json_is_string(jph) || json_string_length(jph) != 1 ||
-        json_string_value(jph)[0] == '\0') {
+    act_cli_fields F;
+    act_cli_get_fields(e, &F);
+    const act__jv *jph = F.ph;
+    if (!is_str(jph) || jph->len != 1 || jph->s[0] == '\0') {
         if (jph)
             E(i, "bad ph %s", TXT(jph));
         else
             E(i, "no ph");
         return;
     }
-    char ph = json_string_value(jph)[0];
+    char ph = jph->s[0];
     if (!strchr("BEXiICsftMbenPONDR", ph))
         W(i, "phase \"%c\" is not handled by the checked consumers", ph);
 
-    json_t *jts = json_object_get(e, "ts");
+    const act__jv *jts = F.ts;
     int64_t ts = 0;
     int ts_ok = act_cli_json_ns(jts, &ts);
-    if (ph != 'M' && !json_is_number(jts))
+    if (ph != 'M' && !is_num(jts))
         E(i, "ts must be a finite number of microseconds (got %s)", TXT(jts));
-    if (json_is_number(jts)) {
-        if (json_number_value(jts) < 0)
+    if (is_num(jts)) {
+        if (jts->s[0] == '-' && num(jts) < 0)
             W(i, "negative ts");
-        if (over3(json_number_value(jts)))
+        if (act_cli_over3(jts))
             W(i, "ts %s has more than 3 decimals (below a nanosecond)",
               TXT(jts));
     }
 
     uint32_t pid = 0, tid = 0;
-    json_t *jpid = json_object_get(e, "pid"), *jtid = json_object_get(e, "tid");
+    const act__jv *jpid = F.pid, *jtid = F.tid;
     int pid_ok = act_cli_json_id(jpid, &pid);
     int tid_ok = (ph == 'C' || ph == 'M') ? 1 : act_cli_json_id(jtid, &tid);
     if (!pid_ok && !tid_ok) {
@@ -369,56 +502,67 @@ static void check_event(checker *c, size_t i, json_t *e)
     tid_ok = act_cli_json_id(jtid, &tid);
     size_t thread = pid_ok && tid_ok ? thread_of(c, pid, tid) : SIZE_MAX;
 
-    json_t *jname = json_object_get(e, "name");
-    const char *name = json_string_value(jname);
-    if (ph != 'E' && (!name || !*name))
+    const act__jv *jname = F.name;
+    if (ph != 'E' && (!is_str(jname) || !jname->s[0]))
         E(i, "missing name");
-    json_t *cat = json_object_get(e, "cat");
-    if (cat && !json_is_string(cat))
+    const act__jv *cat = F.cat;
+    if (cat && !is_str(cat))
         E(i, "cat must be a string (got %s)", TXT(cat));
     else if (!cat && ph != 'M')
         W(i, "no cat (every event should have a category)");
-    json_t *args = json_object_get(e, "args");
-    if (args && !json_is_object(args))
+    const act__jv *args = F.args;
+    if (args && args->type != ACT__J_OBJECT)
         E(i, "args must be an object (got %s)", TXT(args));
 
     switch (ph) {
     case 'X': {
-        json_t *jdur = json_object_get(e, "dur");
+        const act__jv *jdur = F.dur;
         int64_t dur;
-        if (!act_cli_json_ns(jdur, &dur) || json_number_value(jdur) < 0) {
+        if (!act_cli_json_ns(jdur, &dur) || jdur->s[0] == '-') {
             E(i, "X needs dur >= 0 (got %s)", TXT(jdur));
             break;
         }
-        if (over3(json_number_value(jdur)))
+        if (act_cli_over3(jdur))
             W(i, "dur %s has more than 3 decimals (below a nanosecond)",
               TXT(jdur));
         if (ts_ok && thread != SIZE_MAX)
-            thread_push(c, thread, (item){i, ts, ts + dur, 'X', name});
+            thread_push(c, thread, (item){i, ts, ts + dur, name_id(c, jname), 'X'});
         break;
     }
     case 'B':
     case 'E':
         if (ts_ok && thread != SIZE_MAX)
-            thread_push(c, thread, (item){i, ts, ts, ph, name});
+            thread_push(c, thread, (item){i, ts, ts, name_id(c, jname), ph});
         break;
     case 'i':
     case 'I': {
-        json_t *s = json_object_get(e, "s");
-        const char *sv = json_string_value(s);
-        if (s && !(sv && (strcmp(sv, "g") == 0 || strcmp(sv, "p") == 0 ||
-                          strcmp(sv, "t") == 0)))
+        const act__jv *sc = F.s;
+        if (sc && !(act__jv_is(sc, "g") || act__jv_is(sc, "p") ||
+                    act__jv_is(sc, "t")))
             E(i, "instant scope s must be \"g\", \"p\" or \"t\" (got %s)",
-              TXT(s));
+              TXT(sc));
         break;
     }
     case 'C': check_counter(c, i, e, args); break;
     case 's':
     case 't':
-    case 'f': check_flow(c, i, e, ph, ts_ok, ts, thread); break;
+    case 'f': check_flow(c, i, &F, ph, ts_ok, ts, thread); break;
     case 'M': check_meta(c, i, e, args); break;
     default: break;
     }
+}
+
+/* qsort, skipped when the array is already in order (traces list most
+ * threads' slices and flows sorted). */
+static void sort_if_needed(void *base, size_t n, size_t size,
+                           int (*cmp)(const void *, const void *))
+{
+    const char *p = base;
+    size_t k = 1;
+    while (k < n && cmp(p + (k - 1) * size, p + k * size) <= 0)
+        k++;
+    if (k < n)
+        qsort(base, n, size, cmp);
 }
 
 static int cmp_be(const void *a, const void *b)
@@ -445,6 +589,9 @@ static const char *q(const char *s)
     return s ? s : "";
 }
 
+#define EAT(it, ...) add_at(c, (it).i, 0, (it).ph, (it).name, __VA_ARGS__)
+#define WAT(it, ...) add_at(c, (it).i, 1, (it).ph, (it).name, __VA_ARGS__)
+
 /* Slices of one thread must nest perfectly (B/E paired first). */
 static void check_nesting(checker *c, thr *t)
 {
@@ -456,7 +603,7 @@ static void check_nesting(checker *c, thr *t)
             be[nbe++] = t->v[k];
     sl = act_cli_xcalloc(t->n, sizeof *sl);
     if (nbe > 1)
-        qsort(be, nbe, sizeof *be, cmp_be);
+        sort_if_needed(be, nbe, sizeof *be, cmp_be);
     item *stack = act_cli_xcalloc(nbe, sizeof *stack);
     size_t depth = 0;
     for (size_t k = 0; k < nbe; k++) {
@@ -465,25 +612,28 @@ static void check_nesting(checker *c, thr *t)
             continue;
         }
         if (!depth) {
-            E(be[k].i, "thread %u/%u: E without matching B", t->pid, t->tid);
+            EAT(be[k], "thread %u/%u: E without matching B", t->pid, t->tid);
             continue;
         }
         item top = stack[--depth];
-        if (be[k].name && top.name && strcmp(be[k].name, top.name) != 0)
-            E(be[k].i, "thread %u/%u: E \"%s\" closes B \"%s\" (#%zu)",
-              t->pid, t->tid, be[k].name, top.name, top.i);
-        sl[nsl++] = (item){top.i, top.ts, be[k].ts, 'X', top.name};
+        if (be[k].name != NONAME && top.name != NONAME && be[k].name != top.name)
+            EAT(be[k], "thread %u/%u: E \"%s\" closes B \"%s\" (#%" PRIu64 ")",
+                t->pid, t->tid, name_of(c, be[k].name), name_of(c, top.name),
+                top.i);
+        sl[nsl++] = (item){top.i, top.ts, be[k].ts, top.name, 'B'};
     }
     for (size_t k = 0; k < depth; k++)
-        W(stack[k].i,
-          "thread %u/%u: B \"%s\" never ended (viewers close it at the "
-          "trace end)",
-          t->pid, t->tid, q(stack[k].name));
+        WAT(stack[k],
+            "thread %u/%u: B \"%s\" never ended (viewers close it at the "
+            "trace end)",
+            t->pid, t->tid, q(name_of(c, stack[k].name)));
     for (size_t k = 0; k < t->n; k++)
         if (t->v[k].ph == 'X')
             sl[nsl++] = t->v[k];
+    free(t->v);
+    t->v = NULL;
     if (nsl > 1)
-        qsort(sl, nsl, sizeof *sl, cmp_slice);
+        sort_if_needed(sl, nsl, sizeof *sl, cmp_slice);
     depth = 0;
     stack = act_cli_xrealloc(stack, (nsl ? nsl : 1) * sizeof *stack);
     for (size_t k = 0; k < nsl; k++) {
@@ -492,21 +642,21 @@ static void check_nesting(checker *c, thr *t)
             depth--;
         if (depth && s->end > stack[depth - 1].end) {
             const item *p = &stack[depth - 1];
-            E(s->i,
-              "thread %u/%u: \"%s\" [%s, %s] partially overlaps \"%s\" "
-              "(#%zu), which ends at %s; slices must nest (Perfetto moves it "
-              "to an overflow track)",
-              t->pid, t->tid, q(s->name), fmt_us(a, sizeof a, s->ts),
-              fmt_us(b, sizeof b, s->end), q(p->name), p->i,
-              fmt_us(pe, sizeof pe, p->end));
+            EAT(*s,
+                "thread %u/%u: \"%s\" [%s, %s] partially overlaps \"%s\" "
+                "(#%" PRIu64 "), which ends at %s; slices must nest (Perfetto "
+                "moves it to an overflow track)",
+                t->pid, t->tid, q(name_of(c, s->name)),
+                fmt_us(a, sizeof a, s->ts), fmt_us(b, sizeof b, s->end),
+                q(name_of(c, p->name)), p->i, fmt_us(pe, sizeof pe, p->end));
         } else if (depth && stack[depth - 1].ts == s->ts &&
                    stack[depth - 1].i > s->i) {
-            W(s->i,
-              "thread %u/%u: \"%s\" starts with its parent \"%s\" (#%zu) but "
-              "comes first in the file; Perfetto keeps file order for equal "
-              "ts and sees an overlap",
-              t->pid, t->tid, q(s->name), q(stack[depth - 1].name),
-              stack[depth - 1].i);
+            WAT(*s,
+                "thread %u/%u: \"%s\" starts with its parent \"%s\" (#%" PRIu64
+                ") but comes first in the file; Perfetto keeps file order for "
+                "equal ts and sees an overlap",
+                t->pid, t->tid, q(name_of(c, s->name)),
+                q(name_of(c, stack[depth - 1].name)), stack[depth - 1].i);
         }
         stack[depth++] = *s;
     }
@@ -543,21 +693,48 @@ static int cmp_flow(const void *a, const void *b)
 }
 
 /* "cat|name|id" for messages. */
-static const char *flow_desc(const flow *f, char *buf, size_t len)
+static const char *flow_desc(const checker *c, const flow *f, char *buf,
+                             size_t len)
 {
-    snprintf(buf, len, "%s", f->key);
-    for (char *p = buf; *p; p++)
-        if (*p == '\x1f')
-            *p = '|';
+    char id[32];
+    if (f->idtext == NONAME)
+        snprintf(id, sizeof id, "%lld", (long long)f->idnum);
+    snprintf(buf, len, "%s|%s|%s", c->names[f->cat], c->names[f->nametext],
+             f->idtext == NONAME ? id : c->names[f->idtext]);
     return buf;
+}
+
+/* Open flow starts by identity: h -> 1 + index in fl (0: none open). */
+typedef struct open_flows {
+    struct { uint64_t h, v; } *t;
+    size_t mask;
+} open_flows;
+
+static uint64_t *open_slot(open_flows *o, uint64_t h)
+{
+    uint64_t x = h; /* murmur3's finaliser: ids are sequential */
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdu;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53u;
+    x ^= x >> 33;
+    size_t j = (size_t)x & o->mask;
+    while (o->t[j].h && o->t[j].h != h)
+        j = (j + 1) & o->mask;
+    o->t[j].h = h;
+    return &o->t[j].v;
 }
 
 static void check_flows(checker *c)
 {
-    act_cli_map started = {0};
     char d[640];
-    if (c->nf > 1)
-        qsort(c->fl, c->nf, sizeof *c->fl, cmp_flow);
+    open_flows o;
+    size_t cap = 16;
+    while (cap < 2 * c->nf)
+        cap *= 2;
+    o.t = act_cli_xcalloc(cap, sizeof *o.t);
+    o.mask = cap - 1;
+    sort_if_needed(c->fl, c->nf, sizeof *c->fl, cmp_flow);
     for (size_t k = 0; k < c->nf; k++) {
         const flow *f = &c->fl[k];
         const thr *t = f->thread == SIZE_MAX ? NULL : &c->t[f->thread];
@@ -565,70 +742,34 @@ static void check_flows(checker *c)
         int encl = upto && t->maxend[upto - 1] >= f->ts;
         int next = t && t->nsl && t->sl[t->nsl - 1].ts >= f->ts;
         int at_start = upto && t->sl[upto - 1].ts == f->ts;
-        size_t *slot = act_cli_map_put(&started, f->key, f->keylen, 0, NULL);
+        uint64_t *slot = open_slot(&o, f->h);
         if (f->ph == 's') {
             if (*slot)
-                W(f->i, "flow %s started again before it ended",
-                  flow_desc(f, d, sizeof d));
-            *slot = f->i + 1;
+                WAT(*f, "flow %s started again before it ended",
+                    flow_desc(c, f, d, sizeof d));
+            *slot = k + 1;
             if (!encl)
-                E(f->i, "flow start is not inside a slice on its thread");
+                EAT(*f, "flow start is not inside a slice on its thread");
         } else if (!*slot) {
-            E(f->i, "flow %c for %s has no earlier s (same cat, name and id)",
-              f->ph, flow_desc(f, d, sizeof d));
+            EAT(*f, "flow %c for %s has no earlier s (same cat, name and id)",
+                f->ph, flow_desc(c, f, d, sizeof d));
         } else {
             if (f->ph == 'f')
                 *slot = 0;
             if (f->bp_e ? !encl : !next)
-                E(f->i, "flow %c binds to no slice (%s)", f->ph,
-                  f->bp_e ? "no enclosing slice"
-                          : "no slice starts at/after ts; add \"bp\":\"e\"?");
+                EAT(*f, "flow %c binds to no slice (%s)", f->ph,
+                    f->bp_e ? "no enclosing slice"
+                            : "no slice starts at/after ts; add \"bp\":\"e\"?");
         }
         if (!at_start)
-            W(f->i, "flow %c: DevTools only draws flows whose ts, pid and tid "
+            WAT(*f, "flow %c: DevTools only draws flows whose ts, pid and tid "
                     "equal a slice start",
-              f->ph);
+                f->ph);
     }
-    for (size_t k = 0; k < started.cap; k++)
-        if (started.keys[k] && started.vals[k])
-            W(started.vals[k] - 1, "flow started but never finished (no f)");
-    act_cli_map_free(&started);
-}
-
-static int cmp_problem(const void *a, const void *b)
-{
-    const problem *x = a, *y = b;
-    /* Document-level problems (SIZE_MAX) last would hide them: first. */
-    size_t ex = x->ev == SIZE_MAX ? 0 : x->ev + 1;
-    size_t ey = y->ev == SIZE_MAX ? 0 : y->ev + 1;
-    if (ex != ey)
-        return ex < ey ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* "(ph=X, name=aten::mm)" with control bytes escaped and long names cut. */
-static void put_event_id(FILE *f, json_t *e, size_t i)
-{
-    char buf[200];
-    json_t *ph = json_object_get(e, "ph"), *name = json_object_get(e, "name");
-    fprintf(f, "event #%zu (ph=", i);
-    if (json_is_string(ph))
-        act_cli_put_text(f, json_string_value(ph));
-    else
-        fputs(ph ? act_cli_json_text(ph, buf, sizeof buf) : "?", f);
-    fputs(", name=", f);
-    if (json_is_string(name)) {
-        const char *s = json_string_value(name);
-        if (strlen(s) > 120) {
-            memcpy(buf, s, 117);
-            memcpy(buf + 117, "...", 4);
-            s = buf;
-        }
-        act_cli_put_text(f, s);
-    } else {
-        fputs(name ? act_cli_json_text(name, buf, sizeof buf) : "?", f);
-    }
-    fputc(')', f);
+    for (size_t k = 0; k < cap; k++)
+        if (o.t[k].h && o.t[k].v)
+            WAT(c->fl[o.t[k].v - 1], "flow started but never finished (no f)");
+    free(o.t);
 }
 
 static void checker_free(checker *c)
@@ -647,12 +788,12 @@ static void checker_free(checker *c)
         free(c->ckeys[k]);
     free(c->ckeys);
     act_cli_map_free(&c->counter_map);
-    for (size_t k = 0; k < c->nf; k++)
-        free(c->fl[k].key);
     free(c->fl);
+    act_cli_map_free(&c->name_map);
+    free(c->names);
 }
 
-static const char *plural(size_t n, const char *one, const char *many)
+static const char *plural(uint64_t n, const char *one, const char *many)
 {
     return n == 1 ? one : many;
 }
@@ -668,76 +809,75 @@ int act_cmd_check(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : 2;
     char msg[512];
-    json_t *root = act_cli_trace_load(file, msg, sizeof msg);
-    if (!root) {
+    act_cli_trace tr;
+    if (act_cli_trace_open(&tr, file, msg, sizeof msg) != 0) {
         fprintf(stderr, "%s: error: %s\n", file, msg);
         return 2;
     }
 
     checker cc, *c = &cc;
     memset(c, 0, sizeof *c);
-    c->events = act_cli_trace_events(root);
-    size_t nev = c->events ? json_array_size(c->events) : 0;
-    if (!c->events)
-        E(SIZE_MAX, "top level must be an array or an object with a "
-                    "\"traceEvents\" array");
-    json_t *dtu = json_is_object(root) ? json_object_get(root, "displayTimeUnit")
-                                       : NULL;
-    if (dtu && !(json_is_string(dtu) &&
-                 (strcmp(json_string_value(dtu), "ms") == 0 ||
-                  strcmp(json_string_value(dtu), "ns") == 0)))
-        E(SIZE_MAX, "displayTimeUnit must be \"ms\" or \"ns\" (catapult "
-                    "throws otherwise)");
-    if (c->events && nev == 0)
-        W(SIZE_MAX, "no events (speedscope and DevTools show nothing)");
-    for (size_t i = 0; i < nev; i++)
-        check_event(c, i, json_array_get(c->events, i));
-    for (size_t k = 0; k < c->nt; k++)
-        check_nesting(c, &c->t[k]);
-    check_flows(c);
-
-    if (c->np > 1)
-        qsort(c->p, c->np, sizeof *c->p, cmp_problem);
-    size_t nerr = 0, nwarn = 0;
-    for (size_t k = 0; k < c->np; k++) {
-        if (c->p[k].warn && !strict)
-            nwarn++;
-        else
-            nerr++;
+    c->strict = strict;
+    act__rd_item it;
+    int k;
+    while ((k = act__rd_next(tr.rd, &it)) > 0) {
+        if (k == ACT__RD_EVENT) {
+            check_event(c, it.index, it.v);
+            continue;
+        }
+        c->e = NULL;
+        if (strcmp(it.key, "displayTimeUnit") == 0 &&
+            !(act__jv_is(it.v, "ms") || act__jv_is(it.v, "ns")))
+            E(UINT64_MAX, "displayTimeUnit must be \"ms\" or \"ns\" (catapult "
+                          "throws otherwise)");
     }
+    if (k < 0) {
+        fprintf(stderr, "%s: error: %s\n", file, act__rd_errmsg(tr.rd));
+        checker_free(c);
+        act_cli_trace_close(&tr);
+        return 2;
+    }
+    c->e = NULL;
+    uint64_t nev = act__rd_events(tr.rd);
+    int layout = act__rd_layout(tr.rd);
+    act_cli_trace_close(&tr);
+    if (layout == ACT__RD_TOP_NO_EVENTS)
+        E(UINT64_MAX, "top level must be an array or an object with a "
+                      "\"traceEvents\" array");
+    else if (nev == 0)
+        W(UINT64_MAX, "no events (speedscope and DevTools show nothing)");
+    for (size_t t = 0; t < c->nt; t++)
+        check_nesting(c, &c->t[t]);
+    check_flows(c);
+    trim(c);
+
+    uint64_t nerr = c->nerr, nwarn = c->nwarn, np = nerr + nwarn;
     if (!quiet) {
-        size_t shown = c->np < MAX_SHOWN ? c->np : MAX_SHOWN;
-        for (size_t k = 0; k < shown; k++) {
-            const problem *p = &c->p[k];
+        for (size_t j = 0; j < c->np; j++) {
+            const problem *p = &c->p[j];
             fprintf(stdout, "%s: %s: ", file,
                     p->warn && !strict ? "warning" : "error");
-            if (p->ev != SIZE_MAX) {
-                put_event_id(stdout, json_array_get(c->events, p->ev), p->ev);
-                fputs(": ", stdout);
-            }
             act_cli_put_text(stdout, p->msg);
             fputc('\n', stdout);
         }
-        if (c->np > shown)
-            printf("%s: ... and %zu more %s not shown\n", file,
-                   c->np - shown, plural(c->np - shown, "problem", "problems"));
+        if (np > c->np)
+            printf("%s: ... and %" PRIu64 " more %s not shown\n", file,
+                   np - c->np, plural(np - c->np, "problem", "problems"));
     }
     if (nerr)
-        printf("%s: failed (%zu %s, %zu %s, %zu %s)\n", file, nev,
-               plural(nev, "event", "events"), nerr,
+        printf("%s: failed (%" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64 " %s)\n",
+               file, nev, plural(nev, "event", "events"), nerr,
                plural(nerr, "error", "errors"), nwarn,
                plural(nwarn, "warning", "warnings"));
     else if (nwarn)
-        printf("%s: ok (%zu %s, %zu %s)\n", file, nev,
+        printf("%s: ok (%" PRIu64 " %s, %" PRIu64 " %s)\n", file, nev,
                plural(nev, "event", "events"), nwarn,
                plural(nwarn, "warning", "warnings"));
     else
-        printf("%s: ok (%zu %s)\n", file, nev, plural(nev, "event", "events"));
+        printf("%s: ok (%" PRIu64 " %s)\n", file, nev,
+               plural(nev, "event", "events"));
     checker_free(c);
-    json_decref(root);
     if (fflush(stdout) != 0)
         return 2;
     return nerr ? 1 : 0;
 }
-
-#endif /* ACT_CLI_HAVE_JANSSON */

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * actrace summary [--json] FILE: what a trace holds, for a human (or, with
- * --json, one JSON object with the same content). Reads actrace's traces
- * and Kineto's (pretty-printed or not, gzip-compressed or not): trace name,
- * producer, base time, time span, events by phase and by category, the
- * names with the most total duration, processes and threads with their
- * names, devices, counter tracks, flows, and actrace's own statistics.
+ * actrace summary [--json] [--top N] [--wide] FILE: where the time went in
+ * a trace, for a human (or, with --json, one JSON object with the same
+ * content and stable keys, documented in docs/cli.md). Reads actrace's
+ * traces and Kineto's (pretty-printed or not, gzip-compressed or not, from
+ * a file, a pipe or standard input) in one streaming pass
+ * (summary_collect.c), in memory independent of the file size.
  *
- * The summary is built once as a jansson object; the text form is rendered
- * from that object, so both forms always say the same. Exit 0, or 2 with
- * "FILE: error: ..." on standard error when FILE cannot be read or is not
- * a trace.
+ * In order: a warning when the recorder dropped events; the trace's
+ * identity and time span; per device its busy share of the trace window
+ * (split into compute, memcpy and memset), the top kernels, the launch
+ * latency and the copies by direction; per host process the top names by
+ * total and by self time; counters with min, time-weighted mean and max;
+ * then the inventory (events by phase and category, names, processes and
+ * threads, devices, flows, actrace's statistics).
+ *
+ * Exit 0, or 2 with "FILE: error: ..." on standard error when FILE cannot
+ * be read or is not a trace.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -20,287 +26,147 @@
 #include <time.h>
 
 #include "cli.h"
-#include "trace_read.h"
+#include "summary.h"
+
+#define DEFAULT_TOP 15
+#define NAME_WIDTH 80
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: actrace summary [--json] FILE\n");
+    fprintf(f, "usage: actrace summary [--json] [--top N] [--wide] FILE\n");
 }
 
-#ifndef ACT_CLI_HAVE_JANSSON
+typedef struct opts {
+    int json, wide;
+    size_t top;
+} opts;
 
-int act_cmd_summary(int argc, char **argv)
+/* ---- text helpers ------------------------------------------------------------------- */
+
+static void put(const char *s)
 {
-    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
-                      strcmp(argv[1], "--help") == 0)) {
-        usage(stdout);
-        return 0;
-    }
-    fprintf(stderr, "actrace summary: " ACT_CLI_NO_JSON_MSG "\n");
-    return 1;
+    act_cli_put_text(stdout, s ? s : "");
 }
 
-#else
-
-#define TOP_NAMES 15
-/* actrace's device processes: pid = DEVICE_PID_BASE + device index. */
-#define ACTRACE_DEVICE_PID_BASE 0x40000000u
-
-typedef struct nstat {
-    const char *name; /* in the tree */
-    uint64_t count;
-    int64_t total, max; /* ns */
-} nstat;
-
-typedef struct proc {
-    json_t *pid; /* in the tree (NULL: missing) */
-    const char *name;
-    uint64_t events;
-    int is_device;
-    int64_t device;
-    size_t nthreads;
-} proc;
-
-typedef struct thrd {
-    size_t proc;
-    json_t *tid;
-    const char *name;
-    uint64_t events;
-} thrd;
-
-typedef struct series {
-    const char *key;
-    uint64_t n;
-    double min, max, last;
-    int64_t last_ts;
-} series;
-
-typedef struct ctr {
-    json_t *pid;
-    const char *name;
-    uint64_t samples;
-    series *s;
-    size_t ns, cap;
-} ctr;
-
-typedef struct tally {
-    const char *key; /* phase or category; NULL: none */
-    uint64_t n;
-} tally;
-
-typedef struct summ {
-    act_cli_map phase_map, cat_map, name_map, proc_map, thr_map, ctr_map,
-        flow_map;
-    tally *ph, *cat;
-    size_t nph, phcap, ncat, catcap;
-    nstat *nm;
-    size_t nnm, nmcap;
-    proc *pr;
-    size_t npr, prcap;
-    thrd *th;
-    size_t nth, thcap;
-    ctr *ct;
-    size_t nct, ctcap;
-    uint64_t (*fl)[3]; /* s, t, f per flow identity */
-    size_t nfl, flcap;
-    int64_t first, last;
-    int have_time;
-    int actrace;
-} summ;
-
-static tally *tally_of(act_cli_map *m, tally **v, size_t *n, size_t *cap,
-                       const char *key)
+/* A name cut to NAME_WIDTH bytes (at a UTF-8 boundary) unless --wide. */
+static void put_name(const opts *o, const char *s)
 {
-    const char *k = key ? key : "";
-    size_t len = key ? strlen(key) + 1 : 0; /* "" and none differ */
-    int created;
-    size_t *slot = act_cli_map_put(m, k, len, *n, &created);
-    if (created) {
-        act_cli_grow(v, cap, *n, sizeof **v);
-        (*v)[*n] = (tally){key, 0};
-        (*n)++;
-    }
-    return &(*v)[*slot];
-}
-
-static size_t proc_of(summ *S, json_t *pid)
-{
-    char key[160];
-    act_cli_json_text(pid, key, sizeof key);
-    int created;
-    size_t *slot =
-        act_cli_map_put(&S->proc_map, key, strlen(key), S->npr, &created);
-    if (created) {
-        act_cli_grow(&S->pr, &S->prcap, S->npr, sizeof *S->pr);
-        memset(&S->pr[S->npr], 0, sizeof *S->pr);
-        S->pr[S->npr].pid = pid;
-        uint32_t id;
-        if (S->actrace && act_cli_json_id(pid, &id) &&
-            id >= ACTRACE_DEVICE_PID_BASE) {
-            S->pr[S->npr].is_device = 1;
-            S->pr[S->npr].device = id - ACTRACE_DEVICE_PID_BASE;
-        }
-        S->npr++;
-    }
-    return *slot;
-}
-
-static size_t thread_of(summ *S, json_t *pid, json_t *tid)
-{
-    char key[330];
-    size_t p = proc_of(S, pid);
-    char *q = act_cli_json_text(pid, key, 160);
-    size_t n = strlen(q);
-    key[n++] = '\x1f';
-    act_cli_json_text(tid, key + n, 160);
-    int created;
-    size_t *slot =
-        act_cli_map_put(&S->thr_map, key, strlen(key), S->nth, &created);
-    if (created) {
-        act_cli_grow(&S->th, &S->thcap, S->nth, sizeof *S->th);
-        S->th[S->nth] = (thrd){p, tid, NULL, 0};
-        S->pr[p].nthreads++;
-        S->nth++;
-    }
-    return *slot;
-}
-
-static void add_counter(summ *S, json_t *e, int64_t ts)
-{
-    json_t *pid = json_object_get(e, "pid"), *args = json_object_get(e, "args");
-    const char *name = json_string_value(json_object_get(e, "name"));
-    char key[600];
-    act_cli_json_text(pid, key, 160);
-    size_t n = strlen(key);
-    snprintf(key + n, sizeof key - n, "\x1f%s", name ? name : "");
-    int created;
-    size_t *slot =
-        act_cli_map_put(&S->ctr_map, key, strlen(key), S->nct, &created);
-    if (created) {
-        act_cli_grow(&S->ct, &S->ctcap, S->nct, sizeof *S->ct);
-        memset(&S->ct[S->nct], 0, sizeof *S->ct);
-        S->ct[S->nct].pid = pid;
-        S->ct[S->nct].name = name;
-        S->nct++;
-    }
-    ctr *c = &S->ct[*slot];
-    c->samples++;
-    const char *k;
-    json_t *v;
-    json_object_foreach(args, k, v) {
-        if (!json_is_number(v))
-            continue;
-        double d = json_number_value(v);
-        series *s = NULL;
-        for (size_t i = 0; i < c->ns && !s; i++)
-            if (strcmp(c->s[i].key, k) == 0)
-                s = &c->s[i];
-        if (!s) {
-            act_cli_grow(&c->s, &c->cap, c->ns, sizeof *c->s);
-            s = &c->s[c->ns++];
-            *s = (series){k, 0, d, d, d, ts};
-        }
-        s->n++;
-        if (d < s->min)
-            s->min = d;
-        if (d > s->max)
-            s->max = d;
-        if (ts >= s->last_ts) {
-            s->last = d;
-            s->last_ts = ts;
-        }
-    }
-}
-
-static void add_flow(summ *S, json_t *e, char ph)
-{
-    char key[700], a[160], b[400];
-    const char *cat = json_string_value(json_object_get(e, "cat"));
-    act_cli_json_text(json_object_get(e, "name"), b, sizeof b);
-    act_cli_json_text(json_object_get(e, "id"), a, sizeof a);
-    snprintf(key, sizeof key, "%s\x1f%s\x1f%s", cat ? cat : "", b, a);
-    int created;
-    size_t *slot =
-        act_cli_map_put(&S->flow_map, key, strlen(key), S->nfl, &created);
-    if (created) {
-        act_cli_grow(&S->fl, &S->flcap, S->nfl, sizeof *S->fl);
-        memset(S->fl[S->nfl], 0, sizeof S->fl[S->nfl]);
-        S->nfl++;
-    }
-    S->fl[*slot][ph == 's' ? 0 : ph == 't' ? 1 : 2]++;
-}
-
-static void add_event(summ *S, json_t *e)
-{
-    if (!json_is_object(e))
-        return;
-    const char *ph = json_string_value(json_object_get(e, "ph"));
-    const char *name = json_string_value(json_object_get(e, "name"));
-    json_t *pid = json_object_get(e, "pid"), *tid = json_object_get(e, "tid");
-    json_t *args = json_object_get(e, "args");
-    tally_of(&S->phase_map, &S->ph, &S->nph, &S->phcap, ph)->n++;
-    if (ph && strcmp(ph, "M") == 0) {
-        const char *v = json_string_value(json_object_get(args, "name"));
-        /* proc_of/thread_of may move the arrays: index after the call. */
-        if (name && v && strcmp(name, "process_name") == 0) {
-            size_t p = proc_of(S, pid);
-            S->pr[p].name = v;
-        } else if (name && v && strcmp(name, "thread_name") == 0) {
-            size_t t = thread_of(S, pid, tid);
-            S->th[t].name = v;
-        }
+    size_t n = strlen(s);
+    if (o->wide || n <= NAME_WIDTH) {
+        put(s);
         return;
     }
-    tally_of(&S->cat_map, &S->cat, &S->ncat, &S->catcap,
-             json_string_value(json_object_get(e, "cat")))
-        ->n++;
-    if (tid) {
-        size_t t = thread_of(S, pid, tid);
-        S->th[t].events++;
-    }
-    size_t p = proc_of(S, pid);
-    S->pr[p].events++;
-    json_t *dev = json_object_get(args, "device");
-    if (json_is_integer(dev) && !S->pr[p].is_device) {
-        S->pr[p].is_device = 1;
-        S->pr[p].device = (int64_t)json_integer_value(dev);
-    }
-    int64_t ts, dur = 0;
-    if (!act_cli_json_ns(json_object_get(e, "ts"), &ts))
-        return;
-    if (ph && strcmp(ph, "X") == 0 &&
-        act_cli_json_ns(json_object_get(e, "dur"), &dur) && dur >= 0) {
-        const char *n = name ? name : "";
-        int created;
-        size_t *slot =
-            act_cli_map_put(&S->name_map, n, strlen(n), S->nnm, &created);
-        if (created) {
-            act_cli_grow(&S->nm, &S->nmcap, S->nnm, sizeof *S->nm);
-            S->nm[S->nnm++] = (nstat){n, 0, 0, 0};
-        }
-        nstat *st = &S->nm[*slot];
-        st->count++;
-        st->total += dur;
-        if (dur > st->max)
-            st->max = dur;
-    } else {
-        dur = 0;
-    }
-    if (!S->have_time || ts < S->first)
-        S->first = ts;
-    if (!S->have_time || ts + dur > S->last)
-        S->last = ts + dur;
-    S->have_time = 1;
-    if (ph && strcmp(ph, "C") == 0 && json_is_object(args))
-        add_counter(S, e, ts);
-    if (ph && (strcmp(ph, "s") == 0 || strcmp(ph, "t") == 0 ||
-               strcmp(ph, "f") == 0))
-        add_flow(S, e, ph[0]);
+    size_t k = NAME_WIDTH - 3;
+    while (k && ((unsigned char)s[k] & 0xC0) == 0x80)
+        k--;
+    char buf[NAME_WIDTH + 1];
+    memcpy(buf, s, k);
+    memcpy(buf + k, "...", 4);
+    put(buf);
 }
+
+static void put_value(const act__jv *v)
+{
+    char buf[200];
+    put(act_cli_json_text(v, buf, sizeof buf));
+}
+
+/* @p s right-aligned in @p w columns (UTF-8 aware: "µs" is 2 columns). */
+static void col(const char *s, int w)
+{
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        n += (*p & 0xC0) != 0x80;
+    printf(" %*s%s", w > n ? w - n : 0, "", s);
+}
+
+static const char *s_(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* "12.3 µs": 3 significant digits, ns/µs/ms/s. */
+static const char *htime(char *buf, size_t len, double ns)
+{
+    const char *u = "ns";
+    double v = ns, a = fabs(ns);
+    if (a >= 1e9) {
+        v = ns / 1e9;
+        u = "s";
+    } else if (a >= 1e6) {
+        v = ns / 1e6;
+        u = "ms";
+    } else if (a >= 1e3) {
+        v = ns / 1e3;
+        u = "\xC2\xB5s";
+    }
+    double av = fabs(v);
+    int dec = av >= 100 || u[0] == 'n' ? 0 : av >= 10 ? 1 : 2;
+    snprintf(buf, len, "%.*f %s", dec, v, u);
+    return buf;
+}
+
+static const char *hbytes(char *buf, size_t len, double b)
+{
+    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int k = 0;
+    while (fabs(b) >= 1024 && k < 5) {
+        b /= 1024;
+        k++;
+    }
+    int dec = k == 0 || fabs(b) >= 100 ? 0 : fabs(b) >= 10 ? 1 : 2;
+    snprintf(buf, len, "%.*f %s", dec, b, u[k]);
+    return buf;
+}
+
+static const char *hrate(char *buf, size_t len, double bytes_per_s)
+{
+    double mb = bytes_per_s / 1e6;
+    if (mb >= 1000)
+        snprintf(buf, len, "%.*f GB/s", mb >= 100000 ? 0 : 1, mb / 1000);
+    else
+        snprintf(buf, len, "%.*f MB/s", mb >= 100 ? 0 : 1, mb);
+    return buf;
+}
+
+/* A counter value in its unit. */
+static const char *hvalue(char *buf, size_t len, double v, const char *unit)
+{
+    if (unit && (strcmp(unit, "bytes") == 0 || strcmp(unit, "B") == 0))
+        return hbytes(buf, len, v);
+    if (unit && strcmp(unit, "ns") == 0)
+        return htime(buf, len, v);
+    if (unit && strcmp(unit, "us") == 0)
+        return htime(buf, len, v * 1e3);
+    char num[40];
+    if ((v == floor(v) || fabs(v) >= 1e5) && fabs(v) < 1e15)
+        snprintf(num, sizeof num, "%.0f", v);
+    else
+        snprintf(num, sizeof num, "%.4g", v);
+    if (unit && *unit)
+        snprintf(buf, len, "%s %.40s", num, unit);
+    else
+        snprintf(buf, len, "%s", num);
+    return buf;
+}
+
+static double pct(double part, double whole)
+{
+    return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+/* ---- derived data ------------------------------------------------------------------------ */
+
+typedef struct devsum {
+    sum_device *d;
+    int64_t busy, kind[4];
+    sum_kstat **k; /* its kernels, by total time */
+    size_t nk;
+} devsum;
 
 static int cmp_tally(const void *a, const void *b)
 {
-    const tally *x = a, *y = b;
+    const sum_tally *x = a, *y = b;
     if (x->n != y->n)
         return x->n > y->n ? -1 : 1;
     if (!x->key || !y->key)
@@ -310,7 +176,7 @@ static int cmp_tally(const void *a, const void *b)
 
 static int cmp_nstat(const void *a, const void *b)
 {
-    const nstat *x = a, *y = b;
+    const sum_nstat *x = a, *y = b;
     if (x->total != y->total)
         return x->total > y->total ? -1 : 1;
     if (x->count != y->count)
@@ -318,266 +184,194 @@ static int cmp_nstat(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static json_t *us(int64_t ns)
+static int cmp_pn_total(const void *a, const void *b)
 {
-    return json_real((double)ns / 1000.0);
+    const sum_nstat *x = *(const sum_nstat *const *)a, *y = *(const sum_nstat *const *)b;
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return strcmp(x->name, y->name);
 }
 
-/* A JSON string of a byte string that may not be UTF-8 (a file name). */
-static json_t *jstr_any(const char *s)
+static int cmp_pn_self(const void *a, const void *b)
 {
-    json_t *j = json_string(s);
-    if (j)
-        return j;
-    char *c = act_cli_xstrdup(s);
-    for (char *p = c; *p; p++)
-        if ((unsigned char)*p >= 0x80)
-            *p = '?';
-    j = json_string(c);
-    free(c);
-    return j;
+    const sum_nstat *x = *(const sum_nstat *const *)a, *y = *(const sum_nstat *const *)b;
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    if (x->self != y->self)
+        return x->self > y->self ? -1 : 1;
+    return strcmp(x->name, y->name);
 }
 
-static json_t *jstr_or_null(const char *s)
+static int cmp_kstat(const void *a, const void *b)
 {
-    return s ? json_string(s) : json_null();
+    const sum_kstat *x = *(const sum_kstat *const *)a, *y = *(const sum_kstat *const *)b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return strcmp(x->name, y->name);
 }
 
-static json_t *jpid(json_t *v)
+static int cmp_dev(const void *a, const void *b)
 {
-    return v ? json_incref(v) : json_null();
+    const devsum *x = a, *y = b;
+    /* Known devices by id, then the unknown ones (negative ids). */
+    int ux = x->d->id < 0, uy = y->d->id < 0;
+    if (ux != uy)
+        return ux - uy;
+    return x->d->id < y->d->id ? -1 : x->d->id > y->d->id;
 }
 
-static void set(json_t *o, const char *k, json_t *v)
-{
-    json_object_set_new(o, k, v ? v : json_null());
-}
+typedef struct view {
+    summ *S;
+    const char *file, *producer;
+    devsum *dev;
+    size_t ndev;
+    sum_kstat **kall;
+    sum_nstat **pn_total, **pn_self;
+    const char **unit; /* per series */
+    int64_t window;
+    uint64_t dropped, recorded;
+} view;
 
-static const char *producer_of(json_t *root, json_t *events,
-                               const char **version)
+static const char *producer_of(const summ *S)
 {
-    *version = NULL;
-    if (!json_is_object(root))
+    if (S->top_array)
         return "chrome";
-    /* actrace closes its event array with a process_labels "actrace X.Y.Z". */
-    size_t n = json_array_size(events);
-    json_t *lastev = n ? json_array_get(events, n - 1) : NULL;
-    const char *lab = json_string_value(
-        json_object_get(json_object_get(lastev, "args"), "labels"));
-    if (lab && strncmp(lab, "actrace ", 8) == 0)
-        *version = lab + 8;
-    if (json_object_get(root, "actraceStats") || *version)
+    if (S->stats || S->actrace_version)
         return "actrace";
-    if (json_object_get(root, "schemaVersion") ||
-        json_object_get(root, "baseTimeNanoseconds") ||
-        json_object_get(root, "deviceProperties") ||
-        json_object_get(root, "distributedInfo"))
+    if (S->kineto_keys)
         return "kineto";
     return "chrome";
 }
 
-static json_t *build(const char *file, json_t *root, json_t *events)
+static uint64_t u64_of(const act__jv *v)
 {
-    summ S;
-    memset(&S, 0, sizeof S);
-    const char *version;
-    const char *producer = producer_of(root, events, &version);
-    S.actrace = strcmp(producer, "actrace") == 0;
-    size_t nev = json_array_size(events);
-    for (size_t i = 0; i < nev; i++)
-        add_event(&S, json_array_get(events, i));
+    int64_t i;
+    return act__jv_i64(v, &i) && i > 0 ? (uint64_t)i : 0;
+}
 
-    json_t *o = json_object();
-    set(o, "file", jstr_any(file));
-    json_t *tn = json_is_object(root) ? json_object_get(root, "traceName") : NULL;
-    set(o, "trace_name", json_is_string(tn) ? json_incref(tn) : json_null());
-    set(o, "producer", json_string(producer));
-    if (version)
-        set(o, "producer_version", json_string(version));
-    json_t *base = json_is_object(root)
-                       ? json_object_get(root, "baseTimeNanoseconds")
-                       : NULL;
-    set(o, "base_time_ns", json_is_number(base) ? json_incref(base) : json_null());
-    set(o, "events", json_integer((json_int_t)nev));
-    if (S.have_time) {
-        json_t *t = json_object();
-        set(t, "first_us", us(S.first));
-        set(t, "last_us", us(S.last));
-        set(t, "span_us", us(S.last - S.first));
-        set(o, "time", t);
-    } else {
-        set(o, "time", json_null());
+static void build_view(view *V, summ *S, const char *file)
+{
+    memset(V, 0, sizeof *V);
+    V->S = S;
+    V->file = file;
+    V->producer = producer_of(S);
+    V->window = S->have_time ? S->last - S->first : 0;
+    if (S->nph > 1)
+        qsort(S->ph, S->nph, sizeof *S->ph, cmp_tally);
+    if (S->ncat > 1)
+        qsort(S->cat, S->ncat, sizeof *S->cat, cmp_tally);
+    if (S->nnm > 1)
+        qsort(S->nm, S->nnm, sizeof *S->nm, cmp_nstat);
+    /* Devices with device spans or launch latencies. */
+    V->dev = act_cli_xcalloc(S->ndv, sizeof *V->dev);
+    for (size_t d = 0; d < S->ndv; d++) {
+        sum_device *dv = &S->dv[d];
+        uint64_t spans = dv->kind_count[1] + dv->kind_count[2] + dv->kind_count[3];
+        if (!spans && !dv->lat_n)
+            continue;
+        devsum *ds = &V->dev[V->ndev++];
+        ds->d = dv;
+        ds->busy = act_cli_ivset_total(&dv->busy);
+        for (int k = 1; k < 4; k++)
+            ds->kind[k] = act_cli_ivset_total(&dv->kind[k]);
     }
-
-    if (S.nph > 1)
-        qsort(S.ph, S.nph, sizeof *S.ph, cmp_tally);
-    json_t *phs = json_object();
-    for (size_t i = 0; i < S.nph; i++)
-        set(phs, S.ph[i].key ? S.ph[i].key : "", json_integer((json_int_t)S.ph[i].n));
-    set(o, "phases", phs);
-    if (S.ncat > 1)
-        qsort(S.cat, S.ncat, sizeof *S.cat, cmp_tally);
-    json_t *cats = json_array();
-    for (size_t i = 0; i < S.ncat; i++) {
-        json_t *c = json_object();
-        set(c, "cat", jstr_or_null(S.cat[i].key));
-        set(c, "count", json_integer((json_int_t)S.cat[i].n));
-        json_array_append_new(cats, c);
-    }
-    set(o, "categories", cats);
-
-    if (S.nnm > 1)
-        qsort(S.nm, S.nnm, sizeof *S.nm, cmp_nstat);
-    set(o, "x_names", json_integer((json_int_t)S.nnm));
-    json_t *top = json_array();
-    for (size_t i = 0; i < S.nnm && i < TOP_NAMES; i++) {
-        json_t *n = json_object();
-        set(n, "name", json_string(S.nm[i].name));
-        set(n, "count", json_integer((json_int_t)S.nm[i].count));
-        set(n, "total_us", us(S.nm[i].total));
-        set(n, "mean_us",
-            json_real((double)S.nm[i].total / 1000.0 / (double)S.nm[i].count));
-        set(n, "max_us", us(S.nm[i].max));
-        json_array_append_new(top, n);
-    }
-    set(o, "top_names", top);
-
-    json_t *procs = json_array(), *devprocs = json_array();
-    for (size_t p = 0; p < S.npr; p++) {
-        json_t *j = json_object();
-        set(j, "pid", jpid(S.pr[p].pid));
-        set(j, "name", jstr_or_null(S.pr[p].name));
-        set(j, "events", json_integer((json_int_t)S.pr[p].events));
-        if (S.pr[p].is_device)
-            set(j, "device", json_integer((json_int_t)S.pr[p].device));
-        json_t *ts = json_array();
-        for (size_t t = 0; t < S.nth; t++) {
-            if (S.th[t].proc != p)
+    V->kall = act_cli_xcalloc(S->nks, sizeof *V->kall);
+    for (size_t k = 0; k < S->nks; k++)
+        V->kall[k] = &S->ks[k];
+    if (S->nks > 1)
+        qsort(V->kall, S->nks, sizeof *V->kall, cmp_kstat);
+    for (size_t i = 0; i < V->ndev; i++) {
+        size_t idx = (size_t)(V->dev[i].d - S->dv);
+        for (size_t k = 0; k < S->nks; k++) {
+            if (V->kall[k]->dev != idx)
                 continue;
-            json_t *tj = json_object();
-            set(tj, "tid", jpid(S.th[t].tid));
-            set(tj, "name", jstr_or_null(S.th[t].name));
-            set(tj, "events", json_integer((json_int_t)S.th[t].events));
-            json_array_append_new(ts, tj);
-        }
-        set(j, "threads", ts);
-        json_array_append_new(procs, j);
-        if (S.pr[p].is_device) {
-            json_t *d = json_object();
-            set(d, "pid", jpid(S.pr[p].pid));
-            set(d, "device", json_integer((json_int_t)S.pr[p].device));
-            set(d, "name", jstr_or_null(S.pr[p].name));
-            set(d, "streams", json_integer((json_int_t)S.pr[p].nthreads));
-            set(d, "events", json_integer((json_int_t)S.pr[p].events));
-            json_array_append_new(devprocs, d);
+            if (!V->dev[i].k)
+                V->dev[i].k = &V->kall[k];
+            V->dev[i].nk++;
         }
     }
-    set(o, "processes", procs);
-    json_t *devs = json_object();
-    json_t *props = json_is_object(root) ? json_object_get(root, "deviceProperties")
-                                         : NULL;
-    set(devs, "properties", json_is_array(props) ? json_incref(props) : json_array());
-    set(devs, "processes", devprocs);
-    set(o, "devices", devs);
-
-    json_t *ctrs = json_array();
-    for (size_t i = 0; i < S.nct; i++) {
-        json_t *c = json_object();
-        set(c, "pid", jpid(S.ct[i].pid));
-        set(c, "name", jstr_or_null(S.ct[i].name));
-        set(c, "samples", json_integer((json_int_t)S.ct[i].samples));
-        json_t *ser = json_array();
-        for (size_t k = 0; k < S.ct[i].ns; k++) {
-            const series *s = &S.ct[i].s[k];
-            json_t *sj = json_object();
-            set(sj, "key", json_string(s->key));
-            set(sj, "samples", json_integer((json_int_t)s->n));
-            set(sj, "min", json_real(s->min));
-            set(sj, "max", json_real(s->max));
-            set(sj, "last", json_real(s->last));
-            json_array_append_new(ser, sj);
+    if (V->ndev > 1)
+        qsort(V->dev, V->ndev, sizeof *V->dev, cmp_dev);
+    V->pn_total = act_cli_xcalloc(S->npn, sizeof *V->pn_total);
+    V->pn_self = act_cli_xcalloc(S->npn, sizeof *V->pn_self);
+    for (size_t k = 0; k < S->npn; k++) {
+        V->pn_total[k] = V->pn_self[k] = &S->pn[k];
+        if (S->pn[k].self < 0)
+            S->pn[k].self = 0; /* overlapping siblings */
+    }
+    if (S->npn > 1) {
+        qsort(V->pn_total, S->npn, sizeof *V->pn_total, cmp_pn_total);
+        qsort(V->pn_self, S->npn, sizeof *V->pn_self, cmp_pn_self);
+    }
+    /* Units and drops from actraceStats. */
+    V->unit = act_cli_xcalloc(S->nse ? S->nse : 1, sizeof *V->unit);
+    if (S->stats) {
+        V->dropped = u64_of(act__jv_get(S->stats, "dropped"));
+        V->recorded = u64_of(act__jv_get(S->stats, "recorded"));
+        const act__jv *cs = act__jv_get(S->stats, "counters");
+        act_cli_map um = {0};
+        for (size_t i = 0; i < S->nse; i++) {
+            const sum_series *s = &S->se[i];
+            const char *track = S->ct[s->ctr].name;
+            size_t tl = strlen(track), kl = strlen(s->key);
+            char *k = act_cli_xmalloc(tl + kl + 2);
+            memcpy(k, track, tl);
+            k[tl] = '\x1f';
+            memcpy(k + tl + 1, s->key, kl + 1);
+            act_cli_map_put(&um, k, tl + kl + 1, i, NULL);
+            /* The writer tells same-named tracks apart with a " [...]"
+             * suffix on the event name; the stats keep the bare track. */
+            const char *br = tl > 3 && track[tl - 1] == ']' ? strstr(track, " [") : NULL;
+            if (br) {
+                size_t bl = (size_t)(br - track);
+                k[bl] = '\x1f';
+                memmove(k + bl + 1, s->key, kl + 1);
+                act_cli_map_put(&um, k, bl + kl + 1, i, NULL);
+            }
+            free(k);
         }
-        set(c, "series", ser);
-        json_array_append_new(ctrs, c);
-        free(S.ct[i].s);
-    }
-    set(o, "counters", ctrs);
-
-    uint64_t fs = 0, ft = 0, ff = 0, matched = 0, us_ = 0, uf = 0;
-    for (size_t i = 0; i < S.nfl; i++) {
-        uint64_t s = S.fl[i][0], f = S.fl[i][2], m = s < f ? s : f;
-        fs += s;
-        ft += S.fl[i][1];
-        ff += f;
-        matched += m;
-        us_ += s - m;
-        uf += f - m;
-    }
-    json_t *fl = json_object();
-    set(fl, "starts", json_integer((json_int_t)fs));
-    set(fl, "steps", json_integer((json_int_t)ft));
-    set(fl, "finishes", json_integer((json_int_t)ff));
-    set(fl, "matched", json_integer((json_int_t)matched));
-    set(fl, "unmatched_starts", json_integer((json_int_t)us_));
-    set(fl, "unmatched_finishes", json_integer((json_int_t)uf));
-    set(o, "flows", fl);
-
-    json_t *st = json_is_object(root) ? json_object_get(root, "actraceStats")
-                                      : NULL;
-    if (json_is_object(st))
-        set(o, "actrace_stats", json_incref(st));
-
-    act_cli_map *maps[] = {&S.phase_map, &S.cat_map, &S.name_map, &S.proc_map,
-                           &S.thr_map, &S.ctr_map, &S.flow_map};
-    for (size_t i = 0; i < sizeof maps / sizeof *maps; i++)
-        act_cli_map_free(maps[i]);
-    free(S.ph);
-    free(S.cat);
-    free(S.nm);
-    free(S.pr);
-    free(S.th);
-    free(S.ct);
-    free(S.fl);
-    return o;
-}
-
-/* ---- text ------------------------------------------------------------------------ */
-
-static void put(const char *s)
-{
-    act_cli_put_text(stdout, s ? s : "");
-}
-
-static void put_json(json_t *v)
-{
-    char buf[200];
-    put(act_cli_json_text(v, buf, sizeof buf));
-}
-
-/* "name" quoted (for process/thread names), or nothing. */
-static void put_qname(json_t *name)
-{
-    if (json_is_string(name)) {
-        fputs(" \"", stdout);
-        put(json_string_value(name));
-        fputc('"', stdout);
+        for (const act__jv *c = cs && cs->type == ACT__J_ARRAY ? cs->child : NULL; c;
+             c = c->next) {
+            const act__jv *tr = act__jv_get(c, "track"), *se = act__jv_get(c, "series");
+            const act__jv *un = act__jv_get(c, "unit");
+            if (!tr || !se || !un || tr->type != ACT__J_STRING ||
+                se->type != ACT__J_STRING || un->type != ACT__J_STRING || !un->len)
+                continue;
+            char *k = act_cli_xmalloc(tr->len + se->len + 2);
+            memcpy(k, tr->s, tr->len);
+            k[tr->len] = '\x1f';
+            memcpy(k + tr->len + 1, se->s, se->len + 1);
+            size_t *slot = act_cli_map_get(&um, k, tr->len + se->len + 1);
+            if (slot)
+                V->unit[*slot] = un->s;
+            free(k);
+        }
+        act_cli_map_free(&um);
     }
 }
 
-static void put_us(json_t *v)
+static void free_view(view *V)
 {
-    printf("%.3f", json_number_value(v));
+    free(V->dev);
+    free(V->kall);
+    free(V->pn_total);
+    free(V->pn_self);
+    free(V->unit);
 }
 
-static uint64_t u(json_t *o, const char *k)
+static double series_mean(const sum_series *s)
 {
-    return (uint64_t)json_integer_value(json_object_get(o, k));
+    int64_t span = s->last_ts - s->first_ts;
+    if (s->unordered || span <= 0)
+        return s->n ? s->sum / (double)s->n : 0;
+    return s->integral / (double)span;
 }
 
-static const char *s_(uint64_t n)
-{
-    return n == 1 ? "" : "s";
-}
+/* ---- text -------------------------------------------------------------------------------- */
 
 static const char *phase_desc(const char *ph)
 {
@@ -595,259 +389,756 @@ static const char *phase_desc(const char *ph)
     return "other";
 }
 
-static void render_stats(json_t *st)
+static void render_drops(const view *V)
+{
+    const act__jv *st = V->S->stats;
+    if (!V->dropped)
+        return;
+    printf("WARNING: %" PRIu64 " event%s dropped while recording (%" PRIu64
+           " recorded); the numbers below miss them.\n",
+           V->dropped, s_(V->dropped), V->recorded);
+    const act__jv *by = act__jv_get(st, "dropped_by_reason");
+    int any = 0;
+    for (const act__jv *v = by && by->type == ACT__J_OBJECT ? by->child : NULL; v;
+         v = v->next) {
+        uint64_t n = u64_of(v);
+        if (!n)
+            continue;
+        fputs(any ? ", " : "  dropped by reason: ", stdout);
+        any = 1;
+        put(v->key);
+        printf(" %" PRIu64, n);
+    }
+    if (any)
+        fputc('\n', stdout);
+    fputc('\n', stdout);
+}
+
+static void render_devices(const view *V, const opts *o)
+{
+    char a[32], b[32], c[32], d[32], e[32];
+    if (!V->ndev)
+        return;
+    printf("\ndevice activity (busy = union of device spans, as a share of "
+           "the %s trace window):\n",
+           htime(a, sizeof a, (double)V->window));
+    for (size_t i = 0; i < V->ndev; i++) {
+        const devsum *ds = &V->dev[i];
+        sum_device *dv = ds->d;
+        if (dv->id >= 0)
+            printf("  device %" PRId64 ":", dv->id);
+        else
+            printf("  device ? (pid %s):",
+                   act_cli_json_text(V->S->pr[(size_t)(-1 - dv->id)].pid, a, sizeof a));
+        double w = (double)V->window;
+        printf(" busy %.1f%% (compute %.1f%%, memcpy %.1f%%, memset %.1f%%), "
+               "idle %.1f%%; %s busy\n",
+               pct((double)ds->busy, w), pct((double)ds->kind[1], w),
+               pct((double)ds->kind[2], w), pct((double)ds->kind[3], w),
+               w > 0 ? 100.0 - pct((double)ds->busy, w) : 0.0,
+               htime(b, sizeof b, (double)ds->busy));
+        if (ds->nk) {
+            printf("    top %zu of %zu kernels by device time:\n",
+                   ds->nk < o->top ? ds->nk : o->top, ds->nk);
+            printf("    %10s %10s %10s %10s %10s %6s  %s\n", "count", "total",
+                   "mean", "min", "max", "%busy", "name");
+            for (size_t k = 0; k < ds->nk && k < o->top; k++) {
+                const sum_kstat *ks = ds->k[k];
+                printf("    %10" PRIu64, ks->count);
+                col(htime(a, sizeof a, (double)ks->total), 10);
+                col(htime(b, sizeof b, (double)ks->total / (double)ks->count), 10);
+                col(htime(c, sizeof c, (double)ks->min), 10);
+                col(htime(d, sizeof d, (double)ks->max), 10);
+                printf(" %5.1f%%  ", pct((double)ks->total, (double)ds->busy));
+                put_name(o, ks->name);
+                fputc('\n', stdout);
+            }
+        }
+        if (dv->lat_n)
+            printf("    launch latency (host launch -> device start, %" PRIu64
+                   " flow%s): p50 %s, p95 %s, max %s\n",
+                   dv->lat_n, s_(dv->lat_n),
+                   htime(a, sizeof a, (double)act_cli_lat_quantile(dv, 0.5)),
+                   htime(b, sizeof b, (double)act_cli_lat_quantile(dv, 0.95)),
+                   htime(c, sizeof c, (double)dv->lat_max));
+        for (int k = 0; k < CD_COUNT; k++) {
+            if (!dv->copy_count[k])
+                continue;
+            printf("    copies %-5s %8" PRIu64 " in %s", act_cli_copy_dir_names[k],
+                   dv->copy_count[k], htime(a, sizeof a, (double)dv->copy_time[k]));
+            if (dv->copy_bytes[k])
+                printf(", %s, %s", hbytes(b, sizeof b, (double)dv->copy_bytes[k]),
+                       dv->copy_time[k] > 0
+                           ? hrate(e, sizeof e, (double)dv->copy_bytes[k] * 1e9 /
+                                                    (double)dv->copy_time[k])
+                           : "-");
+            fputc('\n', stdout);
+        }
+    }
+}
+
+static void render_host(const view *V, const opts *o)
+{
+    char a[32], b[32];
+    const summ *S = V->S;
+    if (!S->npn)
+        return;
+    printf("\nhost: top names per process by total and by self time "
+           "(self = minus nested children on the same thread):\n");
+    size_t k = 0;
+    while (k < S->npn) {
+        uint32_t p = V->pn_total[k]->proc;
+        size_t n = 0;
+        while (k + n < S->npn && V->pn_total[k + n]->proc == p)
+            n++;
+        const sum_proc *pr = &S->pr[p];
+        fputs("  pid ", stdout);
+        put_value(pr->pid);
+        if (pr->name) {
+            fputs(" \"", stdout);
+            put(pr->name);
+            fputc('"', stdout);
+        }
+        printf(": %zu name%s\n", n, s_(n));
+        for (int by = 0; by < 2; by++) {
+            sum_nstat **v = by ? V->pn_self : V->pn_total;
+            printf("    by %s:\n    %10s %10s %10s  %s\n", by ? "self" : "total",
+                   "count", "total", "self", "name");
+            for (size_t j = 0; j < n && j < o->top; j++) {
+                const sum_nstat *st = v[k + j];
+                printf("    %10" PRIu64, st->count);
+                col(htime(a, sizeof a, (double)st->total), 10);
+                col(htime(b, sizeof b, (double)st->self), 10);
+                fputs("  ", stdout);
+                put_name(o, st->name);
+                fputc('\n', stdout);
+            }
+        }
+        k += n;
+    }
+}
+
+static void render_counters(const view *V, const opts *o)
+{
+    char a[96], b[96], c[96], d[96];
+    const summ *S = V->S;
+    fputs("\ncounters (min, time-weighted mean, max, last):", stdout);
+    fputs(S->nct ? "\n" : " none\n", stdout);
+    for (size_t i = 0; i < S->nct; i++) {
+        const sum_ctr *ct = &S->ct[i];
+        fputs("  ", stdout);
+        put_name(o, ct->name);
+        fputs(" (pid ", stdout);
+        put_value(ct->pid);
+        printf("): %" PRIu64 " sample%s\n", ct->samples, s_(ct->samples));
+        for (size_t k = 0; k < ct->nseries; k++) {
+            size_t si = ct->series[k];
+            const sum_series *s = &S->se[si];
+            const char *u = V->unit[si];
+            fputs("    ", stdout);
+            put_name(o, s->key);
+            printf(": min %s, mean %s, max %s, last %s\n",
+                   hvalue(a, sizeof a, s->min, u),
+                   hvalue(b, sizeof b, series_mean(s), u),
+                   hvalue(c, sizeof c, s->max, u), hvalue(d, sizeof d, s->last, u));
+        }
+    }
+}
+
+static void render_stats(const act__jv *st)
 {
     printf("\nactrace stats: %" PRIu64 " recorded, %" PRIu64 " dropped\n",
-           u(st, "recorded"), u(st, "dropped"));
-    const char *k;
-    json_t *v;
+           u64_of(act__jv_get(st, "recorded")), u64_of(act__jv_get(st, "dropped")));
     const char *titles[] = {"dropped_by_reason", "dropped_by_type"};
     for (int t = 0; t < 2; t++) {
-        json_t *by = json_object_get(st, titles[t]);
+        const act__jv *by = act__jv_get(st, titles[t]);
         int any = 0;
-        json_object_foreach(by, k, v) {
-            if (!json_integer_value(v))
+        for (const act__jv *v = by && by->type == ACT__J_OBJECT ? by->child : NULL;
+             v; v = v->next) {
+            if (!u64_of(v))
                 continue;
             printf(any ? ", " : "  %s: ",
                    t == 0 ? "dropped by reason" : "dropped by type");
             any = 1;
-            put(k);
-            printf(" %" PRIu64, (uint64_t)json_integer_value(v));
+            put(v->key);
+            printf(" %" PRIu64, u64_of(v));
         }
         if (any)
             fputc('\n', stdout);
     }
-    if (json_object_get(st, "buffer_bytes"))
+    if (act__jv_get(st, "buffer_bytes"))
         printf("  buffer: %" PRIu64 " bytes held, limit %" PRIu64 "\n",
-               u(st, "buffer_bytes"), u(st, "buffer_limit_bytes"));
-    size_t i;
-    json_array_foreach(json_object_get(st, "plugins"), i, v) {
+               u64_of(act__jv_get(st, "buffer_bytes")),
+               u64_of(act__jv_get(st, "buffer_limit_bytes")));
+    const act__jv *pl = act__jv_get(st, "plugins");
+    for (const act__jv *v = pl && pl->type == ACT__J_ARRAY ? pl->child : NULL; v;
+         v = v->next) {
+        const act__jv *n = act__jv_get(v, "name"), *p = act__jv_get(v, "path");
         fputs("  plugin ", stdout);
-        put(json_string_value(json_object_get(v, "name")));
+        put(n && n->type == ACT__J_STRING ? n->s : "");
         fputs(" (", stdout);
-        put(json_string_value(json_object_get(v, "path")));
-        printf("): %" PRIu64 " records rejected\n", u(v, "rejected"));
+        put(p && p->type == ACT__J_STRING ? p->s : "");
+        printf("): %" PRIu64 " records rejected\n", u64_of(act__jv_get(v, "rejected")));
     }
 }
 
-static void render(json_t *o)
+static void put_us(int64_t ns)
 {
-    size_t i;
-    json_t *v;
-    const char *k;
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    printf("%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
+}
+
+static void render(const view *V, const opts *o)
+{
+    const summ *S = V->S;
+    render_drops(V);
     fputs("file:        ", stdout);
-    put(json_string_value(json_object_get(o, "file")));
+    put(V->file);
     fputs("\ntrace name:  ", stdout);
-    json_t *tn = json_object_get(o, "trace_name");
-    put(json_is_string(tn) ? json_string_value(tn) : "(none)");
+    put(S->trace_name && S->trace_name->type == ACT__J_STRING ? S->trace_name->s
+                                                              : "(none)");
     fputs("\nproducer:    ", stdout);
-    put(json_string_value(json_object_get(o, "producer")));
-    json_t *pv = json_object_get(o, "producer_version");
-    if (pv) {
+    put(V->producer);
+    if (strcmp(V->producer, "actrace") == 0 && S->actrace_version) {
         fputc(' ', stdout);
-        put(json_string_value(pv));
+        put(S->actrace_version);
     }
     fputs("\nbase time:   ", stdout);
-    json_t *base = json_object_get(o, "base_time_ns");
-    if (json_is_integer(base)) {
-        json_int_t ns = json_integer_value(base);
+    int64_t ns;
+    if (act__jv_i64(S->base_time, &ns)) {
         time_t sec = (time_t)(ns / 1000000000);
         struct tm tm;
         char when[64] = "";
         if (ns >= 0 && gmtime_r(&sec, &tm))
             strftime(when, sizeof when, " (%Y-%m-%d %H:%M:%S UTC)", &tm);
-        printf("%" JSON_INTEGER_FORMAT " ns%s", ns, when);
-    } else if (base && !json_is_null(base)) {
-        put_json(base);
+        printf("%" PRId64 " ns%s", ns, when);
+    } else if (S->base_time && S->base_time->type != ACT__J_NULL) {
+        put_value(S->base_time);
         fputs(" ns", stdout);
     } else {
         fputs("(none)", stdout);
     }
-    printf("\nevents:      %" PRIu64 "\n", u(o, "events"));
-    json_t *t = json_object_get(o, "time");
+    printf("\nevents:      %" PRIu64 "\n", S->events);
     fputs("time span:   ", stdout);
-    if (json_is_object(t)) {
-        put_us(json_object_get(t, "first_us"));
+    if (S->have_time) {
+        put_us(S->first);
         fputs(" us to ", stdout);
-        put_us(json_object_get(t, "last_us"));
+        put_us(S->last);
         fputs(" us (", stdout);
-        put_us(json_object_get(t, "span_us"));
+        put_us(S->last - S->first);
         fputs(" us)\n", stdout);
     } else {
         fputs("(no timed events)\n", stdout);
     }
 
+    render_devices(V, o);
+    render_host(V, o);
+    render_counters(V, o);
+
     fputs("\nevents by phase:\n", stdout);
-    json_object_foreach(json_object_get(o, "phases"), k, v) {
-        printf("  %10" PRIu64 "  ", (uint64_t)json_integer_value(v));
-        if (*k) {
-            put(k);
-            printf(" (%s)\n", phase_desc(k));
+    for (size_t i = 0; i < S->nph; i++) {
+        printf("  %10" PRIu64 "  ", S->ph[i].n);
+        if (S->ph[i].key && *S->ph[i].key) {
+            put(S->ph[i].key);
+            printf(" (%s)\n", phase_desc(S->ph[i].key));
         } else {
             fputs("(no ph)\n", stdout);
         }
     }
-    json_t *cats = json_object_get(o, "categories");
     fputs("\nevents by category (metadata aside):\n", stdout);
-    if (!json_array_size(cats))
+    if (!S->ncat)
         fputs("  none\n", stdout);
-    json_array_foreach(cats, i, v) {
-        printf("  %10" PRIu64 "  ", u(v, "count"));
-        json_t *c = json_object_get(v, "cat");
-        put(json_is_string(c) ? json_string_value(c) : "(no cat)");
+    for (size_t i = 0; i < S->ncat; i++) {
+        printf("  %10" PRIu64 "  ", S->cat[i].n);
+        put(S->cat[i].key ? S->cat[i].key : "(no cat)");
         fputc('\n', stdout);
     }
 
-    json_t *top = json_object_get(o, "top_names");
-    printf("\ntop %zu of %" PRIu64
-           " names by total duration (X events; times in us):\n",
-           json_array_size(top), u(o, "x_names"));
-    if (json_array_size(top))
+    size_t ntop = S->nnm < o->top ? S->nnm : o->top;
+    printf("\ntop %zu of %zu names by total duration (X events; times in us):\n",
+           ntop, S->nnm);
+    if (ntop)
         printf("  %10s %14s %12s %12s  %s\n", "count", "total", "mean", "max",
                "name");
-    json_array_foreach(top, i, v) {
-        printf("  %10" PRIu64 " %14.3f %12.3f %12.3f  ", u(v, "count"),
-               json_number_value(json_object_get(v, "total_us")),
-               json_number_value(json_object_get(v, "mean_us")),
-               json_number_value(json_object_get(v, "max_us")));
-        put(json_string_value(json_object_get(v, "name")));
+    for (size_t i = 0; i < ntop; i++) {
+        const sum_nstat *n = &S->nm[i];
+        printf("  %10" PRIu64 " %14.3f %12.3f %12.3f  ", n->count,
+               (double)n->total / 1000.0,
+               (double)n->total / 1000.0 / (double)n->count, (double)n->max / 1000.0);
+        put_name(o, n->name);
         fputc('\n', stdout);
     }
 
     fputs("\nprocesses and threads:\n", stdout);
-    json_t *procs = json_object_get(o, "processes");
-    if (!json_array_size(procs))
+    if (!S->npr)
         fputs("  none\n", stdout);
-    json_array_foreach(procs, i, v) {
+    for (size_t p = 0; p < S->npr; p++) {
+        const sum_proc *pr = &S->pr[p];
         fputs("  pid ", stdout);
-        put_json(json_object_get(v, "pid"));
-        put_qname(json_object_get(v, "name"));
-        printf(": %" PRIu64 " event%s", u(v, "events"), s_(u(v, "events")));
-        if (json_object_get(v, "device"))
-            printf(" (device %" PRIu64 ")", u(v, "device"));
+        put_value(pr->pid);
+        if (pr->name) {
+            fputs(" \"", stdout);
+            put(pr->name);
+            fputc('"', stdout);
+        }
+        printf(": %" PRIu64 " event%s", pr->events, s_(pr->events));
+        if (pr->is_device)
+            printf(" (device %" PRId64 ")", pr->device);
         fputc('\n', stdout);
-        size_t j;
-        json_t *th;
-        json_array_foreach(json_object_get(v, "threads"), j, th) {
+        for (size_t t = pr->first_thread; t != SIZE_MAX; t = S->th[t].next_in_proc) {
             fputs("    tid ", stdout);
-            put_json(json_object_get(th, "tid"));
-            put_qname(json_object_get(th, "name"));
-            printf(": %" PRIu64 " event%s\n", u(th, "events"),
-                   s_(u(th, "events")));
+            put_value(S->th[t].tid);
+            if (S->th[t].name) {
+                fputs(" \"", stdout);
+                put(S->th[t].name);
+                fputc('"', stdout);
+            }
+            printf(": %" PRIu64 " event%s\n", S->th[t].events, s_(S->th[t].events));
         }
     }
 
-    json_t *devs = json_object_get(o, "devices");
-    json_t *props = json_object_get(devs, "properties");
-    json_t *dprocs = json_object_get(devs, "processes");
+    const act__jv *props = S->device_props && S->device_props->type == ACT__J_ARRAY
+                               ? S->device_props : NULL;
+    int anydev = 0;
+    for (size_t p = 0; p < S->npr; p++)
+        anydev |= S->pr[p].is_device;
     fputs("\ndevices:", stdout);
-    if (!json_array_size(props) && !json_array_size(dprocs))
+    if ((!props || !props->len) && !anydev)
         fputs(" none", stdout);
     fputc('\n', stdout);
-    json_array_foreach(props, i, v) {
+    for (const act__jv *v = props ? props->child : NULL; v; v = v->next) {
         fputs("  device ", stdout);
-        put_json(json_object_get(v, "id"));
+        put_value(act__jv_get(v, "id"));
         fputs(":", stdout);
-        json_t *pvv;
-        json_object_foreach(v, k, pvv) {
-            if (strcmp(k, "id") == 0)
+        for (const act__jv *pv = v->type == ACT__J_OBJECT ? v->child : NULL; pv;
+             pv = pv->next) {
+            if (strcmp(pv->key, "id") == 0)
                 continue;
             fputc(' ', stdout);
-            put(k);
+            put(pv->key);
             fputc('=', stdout);
-            put_json(pvv);
+            put_value(pv);
         }
         fputc('\n', stdout);
     }
-    json_array_foreach(dprocs, i, v) {
-        printf("  device %" PRIu64 " events: pid ", u(v, "device"));
-        put_json(json_object_get(v, "pid"));
-        put_qname(json_object_get(v, "name"));
-        printf(", %" PRIu64 " stream%s, %" PRIu64 " event%s\n",
-               u(v, "streams"), s_(u(v, "streams")), u(v, "events"),
-               s_(u(v, "events")));
-    }
-
-    json_t *ctrs = json_object_get(o, "counters");
-    fputs("\ncounters:", stdout);
-    fputs(json_array_size(ctrs) ? "\n" : " none\n", stdout);
-    json_array_foreach(ctrs, i, v) {
-        fputs("  ", stdout);
-        put(json_string_value(json_object_get(v, "name")));
-        fputs(" (pid ", stdout);
-        put_json(json_object_get(v, "pid"));
-        printf("): %" PRIu64 " sample%s\n", u(v, "samples"),
-               s_(u(v, "samples")));
-        size_t j;
-        json_t *s;
-        json_array_foreach(json_object_get(v, "series"), j, s) {
-            fputs("    ", stdout);
-            put(json_string_value(json_object_get(s, "key")));
-            printf(": min %.15g, max %.15g, last %.15g\n",
-                   json_number_value(json_object_get(s, "min")),
-                   json_number_value(json_object_get(s, "max")),
-                   json_number_value(json_object_get(s, "last")));
+    for (size_t p = 0; p < S->npr; p++) {
+        const sum_proc *pr = &S->pr[p];
+        if (!pr->is_device)
+            continue;
+        printf("  device %" PRId64 " events: pid ", pr->device);
+        put_value(pr->pid);
+        if (pr->name) {
+            fputs(" \"", stdout);
+            put(pr->name);
+            fputc('"', stdout);
         }
+        printf(", %zu stream%s, %" PRIu64 " event%s\n", pr->nthreads,
+               s_(pr->nthreads), pr->events, s_(pr->events));
     }
 
-    json_t *fl = json_object_get(o, "flows");
     fputs("\nflows: ", stdout);
-    if (!u(fl, "starts") && !u(fl, "steps") && !u(fl, "finishes"))
+    if (!S->flow_starts && !S->flow_steps && !S->flow_finishes)
         fputs("none\n", stdout);
     else
         printf("%" PRIu64 " start%s, %" PRIu64 " step%s, %" PRIu64
                " finish%s; %" PRIu64 " matched pair%s, %" PRIu64
                " unmatched start%s, %" PRIu64 " unmatched finish%s\n",
-               u(fl, "starts"), s_(u(fl, "starts")), u(fl, "steps"),
-               s_(u(fl, "steps")), u(fl, "finishes"),
-               u(fl, "finishes") == 1 ? "" : "es", u(fl, "matched"),
-               s_(u(fl, "matched")), u(fl, "unmatched_starts"),
-               s_(u(fl, "unmatched_starts")), u(fl, "unmatched_finishes"),
-               u(fl, "unmatched_finishes") == 1 ? "" : "es");
-
-    json_t *st = json_object_get(o, "actrace_stats");
-    if (json_is_object(st))
-        render_stats(st);
+               S->flow_starts, s_(S->flow_starts), S->flow_steps,
+               s_(S->flow_steps), S->flow_finishes,
+               S->flow_finishes == 1 ? "" : "es", S->flow_matched,
+               s_(S->flow_matched), S->flow_unmatched_s, s_(S->flow_unmatched_s),
+               S->flow_unmatched_f, S->flow_unmatched_f == 1 ? "" : "es");
+    if (S->stats && S->stats->type == ACT__J_OBJECT)
+        render_stats(S->stats);
 }
+
+/* ---- JSON -------------------------------------------------------------------------------- */
+
+typedef struct jw {
+    FILE *f;
+    int depth;
+    int first[64];
+} jw;
+
+static void jw_sep(jw *w, const char *key)
+{
+    if (w->depth) {
+        fputs(w->first[w->depth] ? "\n" : ",\n", w->f);
+        w->first[w->depth] = 0;
+        for (int i = 0; i < w->depth; i++)
+            fputs("  ", w->f);
+    }
+    if (key) {
+        act_cli_json_str(w->f, key, strlen(key));
+        fputs(": ", w->f);
+    }
+}
+
+static void jw_open(jw *w, const char *key, char c)
+{
+    jw_sep(w, key);
+    fputc(c, w->f);
+    w->depth++;
+    w->first[w->depth] = 1;
+}
+
+static void jw_close(jw *w, char c)
+{
+    int empty = w->first[w->depth];
+    w->depth--;
+    if (!empty) {
+        fputc('\n', w->f);
+        for (int i = 0; i < w->depth; i++)
+            fputs("  ", w->f);
+    }
+    fputc(c, w->f);
+}
+
+static void jw_num(jw *w, const char *key, double v)
+{
+    jw_sep(w, key);
+    if (!isfinite(v)) {
+        fputs("null", w->f);
+        return;
+    }
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, sizeof buf, "%.17g", v);
+    /* A JSON reader should see a real where we mean one. */
+    if (!strpbrk(buf, ".eE"))
+        strcat(buf, ".0");
+    fputs(buf, w->f);
+}
+
+static void jw_int(jw *w, const char *key, int64_t v)
+{
+    jw_sep(w, key);
+    fprintf(w->f, "%" PRId64, v);
+}
+
+static void jw_us(jw *w, const char *key, int64_t ns)
+{
+    jw_num(w, key, (double)ns / 1000.0);
+}
+
+static void jw_str(jw *w, const char *key, const char *s)
+{
+    jw_sep(w, key);
+    if (s)
+        act_cli_json_str(w->f, s, strlen(s));
+    else
+        fputs("null", w->f);
+}
+
+static void jw_val(jw *w, const char *key, const act__jv *v)
+{
+    jw_sep(w, key);
+    if (v)
+        act_cli_json_write(w->f, v);
+    else
+        fputs("null", w->f);
+}
+
+static void json_out(const view *V, const opts *o)
+{
+    const summ *S = V->S;
+    jw W = {stdout, 0, {0}}, *w = &W;
+    jw_open(w, NULL, '{');
+    jw_str(w, "file", V->file);
+    jw_val(w, "trace_name", S->trace_name && S->trace_name->type == ACT__J_STRING
+                                ? S->trace_name : NULL);
+    jw_str(w, "producer", V->producer);
+    if (strcmp(V->producer, "actrace") == 0 && S->actrace_version)
+        jw_str(w, "producer_version", S->actrace_version);
+    jw_val(w, "base_time_ns", S->base_time && S->base_time->type == ACT__J_NUMBER
+                                  ? S->base_time : NULL);
+    jw_int(w, "events", (int64_t)S->events);
+    if (S->have_time) {
+        jw_open(w, "time", '{');
+        jw_us(w, "first_us", S->first);
+        jw_us(w, "last_us", S->last);
+        jw_us(w, "span_us", S->last - S->first);
+        jw_close(w, '}');
+    } else {
+        jw_str(w, "time", NULL);
+    }
+    jw_open(w, "dropped", '{');
+    jw_int(w, "total", (int64_t)V->dropped);
+    jw_open(w, "by_reason", '{');
+    const act__jv *by = act__jv_get(S->stats, "dropped_by_reason");
+    for (const act__jv *v = by && by->type == ACT__J_OBJECT ? by->child : NULL; v;
+         v = v->next)
+        if (u64_of(v))
+            jw_int(w, v->key, (int64_t)u64_of(v));
+    jw_close(w, '}');
+    jw_close(w, '}');
+
+    jw_open(w, "device_activity", '[');
+    for (size_t i = 0; i < V->ndev; i++) {
+        const devsum *ds = &V->dev[i];
+        sum_device *dv = ds->d;
+        double win = (double)V->window;
+        jw_open(w, NULL, '{');
+        if (dv->id >= 0)
+            jw_int(w, "device", dv->id);
+        else
+            jw_str(w, "device", NULL);
+        jw_us(w, "busy_us", ds->busy);
+        jw_num(w, "busy_pct", pct((double)ds->busy, win));
+        jw_num(w, "compute_pct", pct((double)ds->kind[1], win));
+        jw_num(w, "memcpy_pct", pct((double)ds->kind[2], win));
+        jw_num(w, "memset_pct", pct((double)ds->kind[3], win));
+        jw_num(w, "idle_pct", win > 0 ? 100.0 - pct((double)ds->busy, win) : 0.0);
+        jw_int(w, "kernels", (int64_t)dv->kind_count[1]);
+        jw_open(w, "top_kernels", '[');
+        for (size_t k = 0; k < ds->nk && k < o->top; k++) {
+            const sum_kstat *ks = ds->k[k];
+            jw_open(w, NULL, '{');
+            jw_str(w, "name", ks->name);
+            jw_int(w, "count", (int64_t)ks->count);
+            jw_us(w, "total_us", ks->total);
+            jw_num(w, "mean_us", (double)ks->total / 1000.0 / (double)ks->count);
+            jw_us(w, "min_us", ks->min);
+            jw_us(w, "max_us", ks->max);
+            jw_num(w, "busy_pct", pct((double)ks->total, (double)ds->busy));
+            jw_close(w, '}');
+        }
+        jw_close(w, ']');
+        if (dv->lat_n) {
+            jw_open(w, "launch_latency", '{');
+            jw_int(w, "count", (int64_t)dv->lat_n);
+            jw_us(w, "p50_us", act_cli_lat_quantile(dv, 0.5));
+            jw_us(w, "p95_us", act_cli_lat_quantile(dv, 0.95));
+            jw_us(w, "max_us", dv->lat_max);
+            jw_close(w, '}');
+        } else {
+            jw_str(w, "launch_latency", NULL);
+        }
+        jw_open(w, "copies", '[');
+        for (int k = 0; k < CD_COUNT; k++) {
+            if (!dv->copy_count[k])
+                continue;
+            jw_open(w, NULL, '{');
+            jw_str(w, "direction", act_cli_copy_dir_names[k]);
+            jw_int(w, "count", (int64_t)dv->copy_count[k]);
+            jw_int(w, "bytes", (int64_t)dv->copy_bytes[k]);
+            jw_us(w, "total_us", dv->copy_time[k]);
+            jw_num(w, "mb_per_s", dv->copy_time[k] > 0
+                                      ? (double)dv->copy_bytes[k] * 1e3 /
+                                            (double)dv->copy_time[k]
+                                      : 0.0);
+            jw_close(w, '}');
+        }
+        jw_close(w, ']');
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+
+    jw_open(w, "host", '[');
+    for (size_t k = 0; k < S->npn;) {
+        uint32_t p = V->pn_total[k]->proc;
+        size_t n = 0;
+        while (k + n < S->npn && V->pn_total[k + n]->proc == p)
+            n++;
+        jw_open(w, NULL, '{');
+        jw_val(w, "pid", S->pr[p].pid);
+        jw_str(w, "name", S->pr[p].name);
+        for (int b = 0; b < 2; b++) {
+            sum_nstat **v = b ? V->pn_self : V->pn_total;
+            jw_open(w, b ? "top_self" : "top_total", '[');
+            for (size_t j = 0; j < n && j < o->top; j++) {
+                const sum_nstat *st = v[k + j];
+                jw_open(w, NULL, '{');
+                jw_str(w, "name", st->name);
+                jw_int(w, "count", (int64_t)st->count);
+                jw_us(w, "total_us", st->total);
+                jw_us(w, "self_us", st->self);
+                jw_us(w, "max_us", st->max);
+                jw_close(w, '}');
+            }
+            jw_close(w, ']');
+        }
+        jw_close(w, '}');
+        k += n;
+    }
+    jw_close(w, ']');
+
+    jw_open(w, "phases", '{');
+    for (size_t i = 0; i < S->nph; i++)
+        jw_int(w, S->ph[i].key ? S->ph[i].key : "", (int64_t)S->ph[i].n);
+    jw_close(w, '}');
+    jw_open(w, "categories", '[');
+    for (size_t i = 0; i < S->ncat; i++) {
+        jw_open(w, NULL, '{');
+        jw_str(w, "cat", S->cat[i].key);
+        jw_int(w, "count", (int64_t)S->cat[i].n);
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+    jw_int(w, "x_names", (int64_t)S->nnm);
+    jw_open(w, "top_names", '[');
+    for (size_t i = 0; i < S->nnm && i < o->top; i++) {
+        const sum_nstat *n = &S->nm[i];
+        jw_open(w, NULL, '{');
+        jw_str(w, "name", n->name);
+        jw_int(w, "count", (int64_t)n->count);
+        jw_us(w, "total_us", n->total);
+        jw_num(w, "mean_us", (double)n->total / 1000.0 / (double)n->count);
+        jw_us(w, "max_us", n->max);
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+
+    jw_open(w, "processes", '[');
+    for (size_t p = 0; p < S->npr; p++) {
+        const sum_proc *pr = &S->pr[p];
+        jw_open(w, NULL, '{');
+        jw_val(w, "pid", pr->pid);
+        jw_str(w, "name", pr->name);
+        jw_int(w, "events", (int64_t)pr->events);
+        if (pr->is_device)
+            jw_int(w, "device", pr->device);
+        jw_open(w, "threads", '[');
+        for (size_t t = pr->first_thread; t != SIZE_MAX; t = S->th[t].next_in_proc) {
+            jw_open(w, NULL, '{');
+            jw_val(w, "tid", S->th[t].tid);
+            jw_str(w, "name", S->th[t].name);
+            jw_int(w, "events", (int64_t)S->th[t].events);
+            jw_close(w, '}');
+        }
+        jw_close(w, ']');
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+    jw_open(w, "devices", '{');
+    if (S->device_props && S->device_props->type == ACT__J_ARRAY)
+        jw_val(w, "properties", S->device_props);
+    else {
+        jw_open(w, "properties", '[');
+        jw_close(w, ']');
+    }
+    jw_open(w, "processes", '[');
+    for (size_t p = 0; p < S->npr; p++) {
+        const sum_proc *pr = &S->pr[p];
+        if (!pr->is_device)
+            continue;
+        jw_open(w, NULL, '{');
+        jw_val(w, "pid", pr->pid);
+        jw_int(w, "device", pr->device);
+        jw_str(w, "name", pr->name);
+        jw_int(w, "streams", (int64_t)pr->nthreads);
+        jw_int(w, "events", (int64_t)pr->events);
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+    jw_close(w, '}');
+
+    jw_open(w, "counters", '[');
+    for (size_t i = 0; i < S->nct; i++) {
+        const sum_ctr *ct = &S->ct[i];
+        jw_open(w, NULL, '{');
+        jw_val(w, "pid", ct->pid);
+        jw_str(w, "name", ct->name);
+        jw_int(w, "samples", (int64_t)ct->samples);
+        jw_open(w, "series", '[');
+        for (size_t k = 0; k < ct->nseries; k++) {
+            const sum_series *s = &S->se[ct->series[k]];
+            jw_open(w, NULL, '{');
+            jw_str(w, "key", s->key);
+            jw_str(w, "unit", V->unit[ct->series[k]]);
+            jw_int(w, "samples", (int64_t)s->n);
+            jw_num(w, "min", s->min);
+            jw_num(w, "mean", series_mean(s));
+            jw_num(w, "max", s->max);
+            jw_num(w, "last", s->last);
+            jw_close(w, '}');
+        }
+        jw_close(w, ']');
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+
+    jw_open(w, "flows", '{');
+    jw_int(w, "starts", (int64_t)S->flow_starts);
+    jw_int(w, "steps", (int64_t)S->flow_steps);
+    jw_int(w, "finishes", (int64_t)S->flow_finishes);
+    jw_int(w, "matched", (int64_t)S->flow_matched);
+    jw_int(w, "unmatched_starts", (int64_t)S->flow_unmatched_s);
+    jw_int(w, "unmatched_finishes", (int64_t)S->flow_unmatched_f);
+    jw_close(w, '}');
+    if (S->stats && S->stats->type == ACT__J_OBJECT)
+        jw_val(w, "actrace_stats", S->stats);
+    jw_close(w, '}');
+    fputc('\n', stdout);
+}
+
+/* ---- command ---------------------------------------------------------------------------------- */
 
 int act_cmd_summary(int argc, char **argv)
 {
-    int as_json = 0;
+    opts o = {0, 0, DEFAULT_TOP};
+    /* --top N takes a value: take it out before the common parser. */
+    char **av = act_cli_xcalloc((size_t)argc + 1, sizeof *av);
+    int ac = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i > 0 && strcmp(argv[i], "--") == 0) {
+            while (i < argc)
+                av[ac++] = argv[i++];
+            break;
+        }
+        if (i > 0 && (strcmp(argv[i], "--top") == 0 || strncmp(argv[i], "--top=", 6) == 0)) {
+            const char *v = argv[i][5] == '=' ? argv[i] + 6 : (i + 1 < argc ? argv[++i] : NULL);
+            char *end = NULL;
+            long n = v ? strtol(v, &end, 10) : 0;
+            if (!v || !*v || *end || n < 1 || n > 1000000) {
+                fprintf(stderr, "actrace summary: --top needs a number from 1 to 1000000\n");
+                usage(stderr);
+                free(av);
+                return 2;
+            }
+            o.top = (size_t)n;
+            continue;
+        }
+        av[ac++] = argv[i];
+    }
     const char *file = NULL;
-    const act_cli_flag flags[] = {{"--json", NULL, &as_json}, {NULL, NULL, NULL}};
-    int rc = act_cli_file_args("summary", argc, argv, flags, usage, &file);
+    const act_cli_flag flags[] = {{"--json", NULL, &o.json},
+                                  {"--wide", NULL, &o.wide},
+                                  {NULL, NULL, NULL}};
+    int rc = act_cli_file_args("summary", ac, av, flags, usage, &file);
+    free(av);
     if (rc)
         return rc == 1 ? 0 : 2;
-    char msg[512];
-    json_t *root = act_cli_trace_load(file, msg, sizeof msg);
-    if (!root) {
+    char msg[600];
+    act_cli_trace tr;
+    if (act_cli_trace_open(&tr, file, msg, sizeof msg) != 0) {
         fprintf(stderr, "%s: error: %s\n", file, msg);
         return 2;
     }
-    json_t *events = act_cli_trace_events(root);
-    if (!events) {
-        fprintf(stderr,
-                "%s: error: not a trace: the top level must be an array or "
-                "an object with a \"traceEvents\" array\n",
-                file);
-        json_decref(root);
+    summ S;
+    memset(&S, 0, sizeof S);
+    if (act_cli_summary_collect(&S, &tr, msg, sizeof msg) != 0) {
+        fprintf(stderr, "%s: error: %s\n", file, msg);
+        act_cli_summary_free(&S);
+        act_cli_trace_close(&tr);
         return 2;
     }
-    json_t *sum = build(file, root, events);
-    if (as_json) {
-        if (json_dumpf(sum, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) != 0) {
-            json_decref(sum);
-            json_decref(root);
-            fprintf(stderr, "actrace summary: cannot write the output\n");
-            return 1;
-        }
-        fputc('\n', stdout);
-    } else {
-        render(sum);
+    act_cli_trace_close(&tr);
+    /* Flows still open are unmatched. */
+    for (size_t i = 0; i < S.flcap; i++) {
+        if (!S.fl[i].key)
+            continue;
+        S.flow_unmatched_s += S.fl[i].ns;
+        S.flow_unmatched_f += S.fl[i].nf;
     }
-    json_decref(sum);
-    json_decref(root);
+    view V;
+    build_view(&V, &S, file);
+    if (o.json)
+        json_out(&V, &o);
+    else
+        render(&V, &o);
+    free_view(&V);
+    act_cli_summary_free(&S);
     return fflush(stdout) == 0 ? 0 : 1;
 }
-
-#endif /* ACT_CLI_HAVE_JANSSON */

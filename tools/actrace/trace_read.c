@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Trace loading and shared helpers for `actrace summary` and `actrace check`
- * (see trace_read.h). Input goes through zlib's gzread when zlib is there,
- * which reads plain files unchanged and gzip files decompressed, so a
- * ".json.gz" needs no special name; without zlib a gzip file is recognised
- * by its magic bytes and refused with a clear message.
+ * Trace opening and shared helpers for `actrace summary` and `actrace check`
+ * (see trace_read.h). The reader (src/reader) recognises gzip by its magic
+ * bytes, so a ".json.gz" needs no special name; without zlib it refuses
+ * gzip input with a clear message.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,9 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef ACT_CLI_HAVE_ZLIB
-#include <zlib.h>
-#endif
+#include <fcntl.h>
 
 #include "trace_read.h"
 
@@ -62,7 +59,7 @@ void act_cli_grow(void *v, size_t *cap, size_t need, size_t size)
 {
     if (need < *cap)
         return;
-    size_t ncap = *cap ? *cap : 16;
+    size_t ncap = *cap ? *cap : 4; /* small: some arrays exist per thread */
     while (ncap <= need) {
         if (ncap > SIZE_MAX / 2 / size)
             oom();
@@ -77,73 +74,115 @@ void act_cli_grow(void *v, size_t *cap, size_t need, size_t size)
 
 static uint64_t hash(const char *s, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3u;
+    /* 8 bytes a step, then a final mix (keys are short). */
+    uint64_t h = 0x9E3779B97F4A7C15u ^ n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+        s += 8;
+        n -= 8;
     }
-    return h ^ (h >> 29);
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+    h ^= h >> 29;
+    h *= 0xff51afd7ed558ccdu;
+    return h ^ (h >> 32);
 }
 
-static size_t find_slot(const act_cli_map *m, const char *key, size_t len)
+/* Equal bytes; short keys (most are) without a call to memcmp. */
+static inline int same_bytes(const char *a, const char *b, size_t n)
 {
-    size_t j = hash(key, len) & (m->cap - 1);
-    while (m->keys[j] &&
-           (m->lens[j] != len || memcmp(m->keys[j], key, len) != 0))
+    if (n > 16)
+        return memcmp(a, b, n) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
+static size_t find_slot(const act_cli_map *m, const char *key, size_t len,
+                        uint64_t h)
+{
+    size_t j = (size_t)h & (m->cap - 1);
+    uint32_t hh = (uint32_t)(h >> 32);
+    for (;;) {
+        const act_cli_slot *sl = &m->s[j];
+        if (!sl->key || (sl->hash == hh && sl->len == len &&
+                         same_bytes(sl->key, key, len)))
+            return j;
         j = (j + 1) & (m->cap - 1);
-    return j;
+    }
+}
+
+const char *act_cli_map_key(const act_cli_map *m, const char *key, size_t len)
+{
+    if (!m->cap)
+        return NULL;
+    return m->s[find_slot(m, key, len, hash(key, len))].key;
 }
 
 size_t *act_cli_map_get(const act_cli_map *m, const char *key, size_t len)
 {
     if (!m->cap)
         return NULL;
-    size_t j = find_slot(m, key, len);
-    return m->keys[j] ? &m->vals[j] : NULL;
+    size_t j = find_slot(m, key, len, hash(key, len));
+    return m->s[j].key ? &m->s[j].val : NULL;
 }
 
 size_t *act_cli_map_put(act_cli_map *m, const char *key, size_t len,
                         size_t fresh, int *created)
 {
+    for (int r = 0; r < 4; r++) {
+        size_t j = m->recent[r];
+        if (j && m->s[j - 1].len == len && same_bytes(m->s[j - 1].key, key, len)) {
+            if (created)
+                *created = 0;
+            return &m->s[j - 1].val;
+        }
+    }
     if ((m->n + 1) * 2 > m->cap) {
         act_cli_map old = *m;
+        memset(m->recent, 0, sizeof m->recent);
         m->cap = old.cap ? old.cap * 2 : 64;
-        m->keys = act_cli_xcalloc(m->cap, sizeof *m->keys);
-        m->lens = act_cli_xcalloc(m->cap, sizeof *m->lens);
-        m->vals = act_cli_xcalloc(m->cap, sizeof *m->vals);
+        m->s = act_cli_xcalloc(m->cap, sizeof *m->s);
         for (size_t i = 0; i < old.cap; i++) {
-            if (!old.keys[i])
+            if (!old.s[i].key)
                 continue;
-            size_t j = find_slot(m, old.keys[i], old.lens[i]);
-            m->keys[j] = old.keys[i];
-            m->lens[j] = old.lens[i];
-            m->vals[j] = old.vals[i];
+            /* Place by the stored hash bits and the key's rehash. */
+            uint64_t h = hash(old.s[i].key, old.s[i].len);
+            size_t j = (size_t)h & (m->cap - 1);
+            while (m->s[j].key)
+                j = (j + 1) & (m->cap - 1);
+            m->s[j] = old.s[i];
         }
-        free(old.keys);
-        free(old.lens);
-        free(old.vals);
+        free(old.s);
     }
-    size_t j = find_slot(m, key, len);
+    uint64_t h = hash(key, len);
+    size_t j = find_slot(m, key, len, h);
+    m->recent[m->next_recent++ & 3] = j + 1;
+    act_cli_slot *sl = &m->s[j];
     if (created)
-        *created = !m->keys[j];
-    if (!m->keys[j]) {
-        m->keys[j] = act_cli_xmalloc(len + 1);
-        memcpy(m->keys[j], key, len);
-        m->keys[j][len] = '\0';
-        m->lens[j] = len;
-        m->vals[j] = fresh;
+        *created = !sl->key;
+    if (!sl->key) {
+        sl->key = act_cli_xmalloc(len + 1);
+        memcpy(sl->key, key, len);
+        sl->key[len] = '\0';
+        sl->len = (uint32_t)len;
+        sl->hash = (uint32_t)(h >> 32);
+        sl->val = fresh;
         m->n++;
     }
-    return &m->vals[j];
+    return &sl->val;
 }
 
 void act_cli_map_free(act_cli_map *m)
 {
     for (size_t i = 0; i < m->cap; i++)
-        free(m->keys[i]);
-    free(m->keys);
-    free(m->lens);
-    free(m->vals);
+        free(m->s[i].key);
+    free(m->s);
     memset(m, 0, sizeof *m);
 }
 
@@ -159,220 +198,62 @@ void act_cli_put_text(FILE *f, const char *s)
     }
 }
 
-#ifdef ACT_CLI_HAVE_JANSSON
+/* ---- opening ------------------------------------------------------------------ */
 
-/* ---- loading ------------------------------------------------------------------ */
-
-typedef struct reader {
-#ifdef ACT_CLI_HAVE_ZLIB
-    gzFile gz;
-#else
-    FILE *f;
-    int first;   /* no byte read yet: look for gzip's magic */
-    int gzipped; /* it was gzip: refused */
-#endif
-    int failed;
-    int err; /* errno of a failed read */
-} reader;
-
-static size_t read_cb(void *buf, size_t len, void *data)
+int act_cli_trace_open(act_cli_trace *t, const char *path, char *msg,
+                       size_t msglen)
 {
-    reader *r = data;
-#ifdef ACT_CLI_HAVE_ZLIB
-    if (len > INT_MAX / 2)
-        len = INT_MAX / 2;
-    errno = 0;
-    int n = gzread(r->gz, buf, (unsigned)len);
-    if (n < 0) {
-        r->failed = 1;
-        r->err = errno;
-        return (size_t)-1;
-    }
-    return (size_t)n;
-#else
-    errno = 0;
-    size_t n = fread(buf, 1, len, r->f);
-    if (n == 0 && ferror(r->f)) {
-        r->failed = 1;
-        r->err = errno ? errno : EIO;
-        return (size_t)-1;
-    }
-    if (r->first && n > 0) {
-        r->first = 0;
-        /* fread fills what it can; two bytes are there unless the file is
-         * shorter, and a one-byte file is not gzip. */
-        const unsigned char *b = buf;
-        if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
-            r->gzipped = 1;
-            r->failed = 1;
-            return (size_t)-1;
-        }
-    }
-    return n;
-#endif
-}
-
-static int reader_open(reader *r, const char *path, char *msg, size_t msglen)
-{
-    memset(r, 0, sizeof *r);
-    int stdin_ = strcmp(path, "-") == 0;
-#ifdef ACT_CLI_HAVE_ZLIB
-    if (stdin_) {
-        int fd = dup(STDIN_FILENO);
-        r->gz = fd >= 0 ? gzdopen(fd, "rb") : NULL;
-        if (!r->gz && fd >= 0)
-            close(fd);
-    } else {
-        r->gz = gzopen(path, "rb");
-    }
-    if (!r->gz) {
-        snprintf(msg, msglen, "cannot open: %s",
-                 errno ? strerror(errno) : "out of memory");
-        return -1;
-    }
-    gzbuffer(r->gz, 1 << 16);
-#else
-    r->first = 1;
-    r->f = stdin_ ? stdin : fopen(path, "rb");
-    if (!r->f) {
+    t->rd = NULL;
+    t->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (t->fd < 0) {
         snprintf(msg, msglen, "cannot open: %s", strerror(errno));
         return -1;
     }
-#endif
+    if (act__rd_create(t->fd, NULL, &t->rd) != 0)
+        oom();
     return 0;
 }
 
-/* Close the reader; a read failure found now or before becomes @p msg and
- * -1 (it explains a parse error better than the parser can). */
-static int reader_close(reader *r, char *msg, size_t msglen)
+void act_cli_trace_close(act_cli_trace *t)
 {
-    int rc = 0;
-#ifdef ACT_CLI_HAVE_ZLIB
-    int zerr = Z_OK;
-    const char *zmsg = gzerror(r->gz, &zerr);
-    if (r->failed || zerr != Z_OK) {
-        rc = -1;
-        if (zerr == Z_ERRNO || (r->failed && zerr == Z_OK))
-            snprintf(msg, msglen, "read error: %s",
-                     strerror(r->err ? r->err : EIO));
-        else if (zerr == Z_BUF_ERROR)
-            snprintf(msg, msglen,
-                     "truncated gzip data (unexpected end of file)");
-        else
-            snprintf(msg, msglen, "bad gzip data: %s", zmsg);
-    }
-    gzclose(r->gz);
-#else
-    if (r->gzipped) {
-        snprintf(msg, msglen,
-                 "gzip-compressed input, but actrace was built without zlib "
-                 "(gunzip it first)");
-        rc = -1;
-    } else if (r->failed) {
-        snprintf(msg, msglen, "read error: %s", strerror(r->err));
-        rc = -1;
-    }
-    if (r->f != stdin)
-        fclose(r->f);
-#endif
-    return rc;
-}
-
-static json_t *load_once(const char *path, size_t flags, json_error_t *jerr,
-                         int *read_failed, char *msg, size_t msglen)
-{
-    reader r;
-    *read_failed = 1;
-    if (reader_open(&r, path, msg, msglen) != 0)
-        return NULL;
-    json_t *root = json_load_callback(read_cb, &r, flags, jerr);
-    if (reader_close(&r, msg, msglen) != 0) {
-        json_decref(root);
-        return NULL;
-    }
-    *read_failed = 0;
-    return root;
-}
-
-json_t *act_cli_trace_load(const char *path, char *msg, size_t msglen)
-{
-    json_error_t jerr;
-    int read_failed;
-    /* NUL in strings is valid JSON (actrace writes "\u0000" for a NUL byte
-     * in an arg); names are then seen up to the NUL. */
-    size_t flags = JSON_ALLOW_NUL;
-    json_t *root = load_once(path, flags, &jerr, &read_failed, msg, msglen);
-#if JANSSON_VERSION_HEX >= 0x020b00
-    /* Integers beyond int64 are valid JSON: read them as doubles, as a
-     * JavaScript consumer would (not possible again from standard input). */
-    if (!root && !read_failed &&
-        json_error_code(&jerr) == json_error_numeric_overflow &&
-        strcmp(path, "-") != 0)
-        root = load_once(path, flags | JSON_DECODE_INT_AS_REAL, &jerr,
-                         &read_failed, msg, msglen);
-#endif
-    if (!root && !read_failed) {
-        int premature = 0;
-#if JANSSON_VERSION_HEX >= 0x020b00
-        premature =
-            json_error_code(&jerr) == json_error_premature_end_of_input;
-#endif
-        if (strstr(jerr.text, "end of file") ||
-            strstr(jerr.text, "premature end"))
-            premature = 1;
-        snprintf(msg, msglen, "invalid JSON at line %d, column %d: %s%s",
-                 jerr.line, jerr.column, jerr.text,
-                 premature ? " (truncated file?)" : "");
-    }
-    return root;
-}
-
-json_t *act_cli_trace_events(json_t *root)
-{
-    if (json_is_array(root))
-        return root;
-    json_t *ev = json_object_get(root, "traceEvents");
-    return json_is_array(ev) ? ev : NULL;
+    act__rd_destroy(t->rd);
+    t->rd = NULL;
+    if (t->fd > STDIN_FILENO)
+        close(t->fd);
+    t->fd = -1;
 }
 
 /* ---- values ---------------------------------------------------------------------- */
 
-int act_cli_json_id(const json_t *v, uint32_t *out)
+int act_cli_json_id(const act__jv *v, uint32_t *out)
 {
-    if (json_is_integer(v)) {
-        json_int_t i = json_integer_value(v);
-        if (i < 0 || i > (json_int_t)UINT32_MAX)
+    int64_t i;
+    if (act__jv_i64(v, &i)) {
+        if (i < 0 || i > (int64_t)UINT32_MAX)
             return 0;
         *out = (uint32_t)i;
         return 1;
     }
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        if (!(d >= 0 && d <= (double)UINT32_MAX) || d != floor(d))
-            return 0;
-        *out = (uint32_t)d;
-        return 1;
-    }
-    return 0;
-}
-
-int act_cli_json_ns(const json_t *v, int64_t *out)
-{
-    if (!json_is_number(v))
+    double d;
+    if (!act__jv_num(v, &d))
         return 0;
-    double d = json_number_value(v);
-    if (!isfinite(d) || d > 9.2e12 || d < -9.2e12)
+    if (!(d >= 0 && d <= (double)UINT32_MAX) || d != floor(d))
         return 0;
-    *out = (int64_t)llround(d * 1000.0);
+    *out = (uint32_t)d;
     return 1;
 }
 
-/* Copy @p s into @p buf (size @p len >= 4), cut with "..." if too long. */
-static char *cut(char *buf, size_t len, const char *s)
+int act_cli_json_ns(const act__jv *v, int64_t *out)
 {
-    size_t n = strlen(s);
+    return act__jv_us_ns(v, out);
+}
+
+/* Copy @p s into @p buf (size @p len >= 4), cut with "..." if too long. */
+static char *cut(char *buf, size_t len, const char *s, size_t n)
+{
     if (n < len) {
-        memcpy(buf, s, n + 1);
+        memcpy(buf, s, n);
+        buf[n] = '\0';
     } else {
         memcpy(buf, s, len - 4);
         memcpy(buf + len - 4, "...", 4);
@@ -380,66 +261,235 @@ static char *cut(char *buf, size_t len, const char *s)
     return buf;
 }
 
-char *act_cli_json_text(const json_t *v, char *buf, size_t len)
+/* A growable text used to render containers. */
+typedef struct txt {
+    char *buf;
+    size_t len, cap, limit;
+} txt;
+
+static void tput(txt *t, const char *s, size_t n)
 {
-    char tmp[64];
+    if (t->len >= t->limit)
+        return;
+    if (n > t->limit - t->len)
+        n = t->limit - t->len;
+    memcpy(t->buf + t->len, s, n);
+    t->len += n;
+}
+
+static void render(txt *t, const act__jv *v, unsigned depth)
+{
+    char tmp[16];
+    if (t->len >= t->limit)
+        return;
+    switch (v->type) {
+    case ACT__J_NULL: tput(t, "null", 4); break;
+    case ACT__J_TRUE: tput(t, "true", 4); break;
+    case ACT__J_FALSE: tput(t, "false", 5); break;
+    case ACT__J_NUMBER: tput(t, v->s, v->len); break;
+    case ACT__J_STRING:
+        tput(t, "\"", 1);
+        for (size_t i = 0; i < v->len && t->len < t->limit; i++) {
+            unsigned char c = (unsigned char)v->s[i];
+            if (c == '"' || c == '\\') {
+                tmp[0] = '\\';
+                tmp[1] = (char)c;
+                tput(t, tmp, 2);
+            } else if (c < 0x20 || c == 0x7f) {
+                snprintf(tmp, sizeof tmp, "\\u%04x", c);
+                tput(t, tmp, 6);
+            } else {
+                tput(t, (const char *)&c, 1);
+            }
+        }
+        tput(t, "\"", 1);
+        break;
+    default: {
+        int obj = v->type == ACT__J_OBJECT;
+        tput(t, obj ? "{" : "[", 1);
+        for (const act__jv *c = v->child; c && t->len < t->limit; c = c->next) {
+            if (c != v->child)
+                tput(t, ",", 1);
+            if (obj) {
+                act__jv k = {0};
+                k.type = ACT__J_STRING;
+                k.s = c->key;
+                k.len = c->klen;
+                render(t, &k, depth + 1);
+                tput(t, ":", 1);
+            }
+            render(t, c, depth + 1);
+        }
+        tput(t, obj ? "}" : "]", 1);
+    }
+    }
+}
+
+char *act_cli_json_text(const act__jv *v, char *buf, size_t len)
+{
     if (len < 8) {
         if (len)
             buf[0] = '\0';
         return buf;
     }
     if (!v)
-        return cut(buf, len, "(missing)");
-    switch (json_typeof(v)) {
-    case JSON_STRING: {
-        const char *s = json_string_value(v);
-        size_t n = json_string_length(v), o = 0;
-        buf[o++] = '"';
-        for (size_t i = 0; i < n; i++) {
-            unsigned char c = (unsigned char)s[i];
-            char e[8];
-            if (c == '"' || c == '\\')
-                snprintf(e, sizeof e, "\\%c", c);
-            else if (c < 0x20 || c == 0x7f)
-                snprintf(e, sizeof e, "\\u%04x", c);
-            else
-                snprintf(e, sizeof e, "%c", c);
-            size_t el = strlen(e);
-            if (o + el + 5 > len) { /* room for ..." and NUL */
-                memcpy(buf + o, "...", 3);
-                o += 3;
-                break;
-            }
-            memcpy(buf + o, e, el);
-            o += el;
-        }
-        buf[o++] = '"';
-        buf[o] = '\0';
-        return buf;
-    }
-    case JSON_INTEGER:
-        snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT,
-                 json_integer_value(v));
-        return cut(buf, len, tmp);
-    case JSON_REAL: {
-        double d = json_real_value(v);
-        snprintf(tmp, sizeof tmp, "%.15g", d);
-        if (strtod(tmp, NULL) != d)
+        return cut(buf, len, "(missing)", 9);
+    if (v->type == ACT__J_NUMBER) {
+        /* As JavaScript would print a huge integer: 1e+20. */
+        double d;
+        if (v->integer && v->len > 18 && act__jv_num(v, &d)) {
+            char tmp[64];
             snprintf(tmp, sizeof tmp, "%.17g", d);
-        return cut(buf, len, tmp);
+            return cut(buf, len, tmp, strlen(tmp));
+        }
+        return cut(buf, len, v->s, v->len);
     }
-    case JSON_TRUE: return cut(buf, len, "true");
-    case JSON_FALSE: return cut(buf, len, "false");
-    case JSON_NULL: return cut(buf, len, "null");
+    /* Strings end with "..." inside the quotes when cut. */
+    char *tb = act_cli_xmalloc(len + 8);
+    txt t = {tb, 0, len + 8, len + 4};
+    render(&t, v, 0);
+    if (t.len >= len) {
+        size_t keep = len - 5;
+        memcpy(buf, tb, keep);
+        if (v->type == ACT__J_STRING)
+            memcpy(buf + keep, "...\"", 5);
+        else
+            memcpy(buf + keep, "...", 4);
+    } else {
+        memcpy(buf, tb, t.len);
+        buf[t.len] = '\0';
+    }
+    free(tb);
+    return buf;
+}
+
+void act_cli_json_str(FILE *f, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *e = p + n;
+    fputc('"', f);
+    while (p < e) {
+        unsigned char c = *p;
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc(c, f);
+            p++;
+        } else if (c < 0x20) {
+            fprintf(f, "\\u%04x", c);
+            p++;
+        } else if (c < 0x80) {
+            fputc(c, f);
+            p++;
+        } else {
+            /* Copy a valid UTF-8 sequence; replace anything else. */
+            size_t k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+            int ok = c >= 0xC2 && c <= 0xF4 && (size_t)(e - p) >= k;
+            if (ok) {
+                unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+                unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+                ok = p[1] >= lo && p[1] <= hi;
+                for (size_t i = 2; ok && i < k; i++)
+                    ok = (p[i] & 0xC0) == 0x80;
+            }
+            if (ok) {
+                fwrite(p, 1, k, f);
+                p += k;
+            } else {
+                fputs("\xEF\xBF\xBD", f);
+                p++;
+            }
+        }
+    }
+    fputc('"', f);
+}
+
+void act_cli_json_write(FILE *f, const act__jv *v)
+{
+    switch (v->type) {
+    case ACT__J_NULL: fputs("null", f); break;
+    case ACT__J_TRUE: fputs("true", f); break;
+    case ACT__J_FALSE: fputs("false", f); break;
+    case ACT__J_NUMBER: fwrite(v->s, 1, v->len, f); break;
+    case ACT__J_STRING: act_cli_json_str(f, v->s, v->len); break;
     default: {
-        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (!s)
-            oom();
-        cut(buf, len, s);
-        free(s);
-        return buf;
+        int obj = v->type == ACT__J_OBJECT;
+        fputc(obj ? '{' : '[', f);
+        for (const act__jv *c = v->child; c; c = c->next) {
+            if (c != v->child)
+                fputc(',', f);
+            if (obj) {
+                act_cli_json_str(f, c->key, c->klen);
+                fputc(':', f);
+            }
+            act_cli_json_write(f, c);
+        }
+        fputc(obj ? '}' : ']', f);
     }
     }
 }
 
-#endif /* ACT_CLI_HAVE_JANSSON */
+void act_cli_get_fields(const act__jv *e, act_cli_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    if (!e || e->type != ACT__J_OBJECT)
+        return;
+    for (const act__jv *v = e->child; v; v = v->next) {
+        const char *k = v->key;
+        switch (v->klen) {
+        case 1:
+            if (k[0] == 's')
+                f->s = v;
+            break;
+        case 2:
+            if (k[0] == 'p' && k[1] == 'h')
+                f->ph = v;
+            else if (k[0] == 't' && k[1] == 's')
+                f->ts = v;
+            else if (k[0] == 'i' && k[1] == 'd')
+                f->id = v;
+            else if (k[0] == 'b' && k[1] == 'p')
+                f->bp = v;
+            break;
+        case 3:
+            if (memcmp(k, "pid", 3) == 0)
+                f->pid = v;
+            else if (memcmp(k, "tid", 3) == 0)
+                f->tid = v;
+            else if (memcmp(k, "cat", 3) == 0)
+                f->cat = v;
+            else if (memcmp(k, "dur", 3) == 0)
+                f->dur = v;
+            break;
+        case 4:
+            if (memcmp(k, "name", 4) == 0)
+                f->name = v;
+            else if (memcmp(k, "args", 4) == 0)
+                f->args = v;
+            break;
+        default: break;
+        }
+    }
+}
+
+int act_cli_over3(const act__jv *v)
+{
+    if (!v || v->type != ACT__J_NUMBER || v->integer)
+        return 0;
+    const char *p = v->s, *e = v->s + v->len, *dot = NULL;
+    int expo = 0;
+    for (const char *q = p; q < e; q++) {
+        if (*q == '.')
+            dot = q;
+        else if (*q == 'e' || *q == 'E')
+            expo = 1;
+    }
+    if (expo || !dot) {
+        double d;
+        act__jv_num(v, &d);
+        double sc = d * 1000.0, r = nearbyint(sc);
+        return fabs(sc - r) > fmax(1e-6, fabs(sc) * 2e-15);
+    }
+    for (const char *q = dot + 4; q < e; q++)
+        if (*q != '0')
+            return 1;
+    return 0;
+}

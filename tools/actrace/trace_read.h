@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reading Chrome Trace Event JSON for `actrace summary` and `actrace check`:
- * load a file (plain, gzip-compressed, or "-" for standard input) into a
- * jansson tree with positioned errors, find its event array, and the small
- * helpers both commands share (a string-keyed hash map, timestamp and id
- * conversions, printable renderings of JSON values).
- *
- * Only compiled with jansson (ACT_CLI_HAVE_JANSSON); the commands print
- * act_cli_no_json() otherwise. Allocation failures end the process with
- * "actrace: out of memory" (exit 1): a command-line reader has nothing
- * better to do.
+ * open a file (plain, gzip-compressed, or "-" for standard input) on the
+ * streaming reader (src/reader), and the small helpers both commands share
+ * (a string-keyed hash map, timestamp and id conversions, printable
+ * renderings of JSON values, a JSON string writer). Allocation failures end
+ * the process with "actrace: out of memory" (exit 1): a command-line reader
+ * has nothing better to do.
  */
 #ifndef ACT_CLI_TRACE_READ_H
 #define ACT_CLI_TRACE_READ_H
@@ -18,36 +15,52 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The message both commands print when built without jansson. */
-#define ACT_CLI_NO_JSON_MSG                                                  \
-    "built without JSON support (install libjansson-dev and rebuild)"
+#include "reader/reader.h"
 
-#ifdef ACT_CLI_HAVE_JANSSON
-#include <jansson.h>
+/** An open trace: the descriptor and its streaming reader. */
+typedef struct act_cli_trace {
+    int fd;        /* -1 when closed; 0 (not closed) for "-" */
+    act__rd *rd;
+} act_cli_trace;
 
-/** Load @p path ("-": standard input; gzip detected by content when built
- *  with zlib). Returns the root, or NULL with a message such as
- *  "line 3, column 7: ..." or "cannot open: No such file..." in @p msg. */
-json_t *act_cli_trace_load(const char *path, char *msg, size_t msglen);
+/** Open @p path ("-": standard input) for reading. 0, or -1 with a message
+ *  such as "cannot open: No such file or directory" in @p msg. */
+int act_cli_trace_open(act_cli_trace *t, const char *path, char *msg,
+                       size_t msglen);
+void act_cli_trace_close(act_cli_trace *t);
 
-/** The event array: root.traceEvents, or root itself when it is an array.
- *  NULL when neither. */
-json_t *act_cli_trace_events(json_t *root);
-
-/** @p v as an integer id in 0..2^32-1 (an integer, or a real with an
+/** @p v as an integer id in 0..2^32-1 (an integer, or a number with an
  *  integral value, as JavaScript sees it). 1 and *out set, or 0. */
-int act_cli_json_id(const json_t *v, uint32_t *out);
+int act_cli_json_id(const act__jv *v, uint32_t *out);
 
 /** @p v (microseconds) as integer nanoseconds; 0 if not a finite number
  *  within +-9.2e12 us. */
-int act_cli_json_ns(const json_t *v, int64_t *out);
+int act_cli_json_ns(const act__jv *v, int64_t *out);
 
 /** A short printable rendering of @p v: strings quoted and escaped,
  *  numbers as written, objects/arrays compact, at most @p len - 1 bytes
- *  (cut with "..."). Returns @p buf. */
-char *act_cli_json_text(const json_t *v, char *buf, size_t len);
+ *  (cut with "..."). NULL prints "(missing)". Returns @p buf. */
+char *act_cli_json_text(const act__jv *v, char *buf, size_t len);
 
-#endif /* ACT_CLI_HAVE_JANSSON */
+/** The members of an event that the readers look at, found in one pass
+ *  (the last of a repeated key wins, as in JavaScript); NULL if absent. */
+typedef struct act_cli_fields {
+    const act__jv *ph, *name, *cat, *pid, *tid, *ts, *dur, *args, *id, *bp,
+        *s;
+} act_cli_fields;
+void act_cli_get_fields(const act__jv *e, act_cli_fields *f);
+
+/** Whether the number @p v has more than 3 decimals (below a nanosecond
+ *  when it counts microseconds), judged on its text. */
+int act_cli_over3(const act__jv *v);
+
+/** Write @p v as compact JSON to @p f (strings escaped, numbers as
+ *  written). */
+void act_cli_json_write(FILE *f, const act__jv *v);
+
+/** Write the bytes @p s (@p n) as a JSON string, invalid UTF-8 replaced by
+ *  U+FFFD. */
+void act_cli_json_str(FILE *f, const char *s, size_t n);
 
 /* ---- allocation that cannot fail (exits) -------------------------------- */
 
@@ -61,18 +74,30 @@ void act_cli_grow(void *v, size_t *cap, size_t need, size_t size);
 
 /* ---- string -> index map ------------------------------------------------- */
 
-/** Open-addressing hash map from byte strings (copied) to a size_t. */
+/** Open-addressing hash map from byte strings (copied) to a size_t. One
+ *  slot array (key, length, hash bits, value): a probe touches one cache
+ *  line and compares keys only when the stored hash bits match. */
+typedef struct act_cli_slot {
+    char *key; /* NULL: empty */
+    uint32_t len, hash;
+    size_t val;
+} act_cli_slot;
+
 typedef struct act_cli_map {
-    char **keys;
-    size_t *lens;
-    size_t *vals;
+    act_cli_slot *s;
     size_t cap, n;
+    size_t recent[4]; /* 1 + slots of the last keys looked up: events
+                         cycle through a few phases, categories, processes
+                         and threads, so most lookups end here */
+    unsigned next_recent;
 } act_cli_map;
 
 /** The value slot of @p key, inserted with value @p fresh if absent;
- *  *@p created (may be NULL) says which. */
+ *  *@p created (may be NULL) says which. Keys up to 4 GiB. */
 size_t *act_cli_map_put(act_cli_map *m, const char *key, size_t len,
                         size_t fresh, int *created);
+/** The map's own NUL-terminated copy of @p key, or NULL if absent. */
+const char *act_cli_map_key(const act_cli_map *m, const char *key, size_t len);
 /** The value slot of @p key, or NULL. */
 size_t *act_cli_map_get(const act_cli_map *m, const char *key, size_t len);
 void act_cli_map_free(act_cli_map *m);

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What `actrace summary` gathers in its one streaming pass over a trace
+ * (summary_collect.c) and then prints as text or JSON (cmd_summary.c).
+ *
+ * Memory is O(distinct names + processes + threads + counter series +
+ * devices + open slices + open flows), independent of the file size:
+ * every per-key structure is a hash map (act_cli_map) into a growable
+ * array; per-thread slice stacks and per-device interval sets are capped
+ * (see SELF_STACK and IV_KEEP in summary_collect.c).
+ */
+#ifndef ACT_CLI_SUMMARY_H
+#define ACT_CLI_SUMMARY_H
+
+#include <stdint.h>
+
+#include "trace_read.h"
+
+/* actrace's device processes: pid = DEVICE_PID_BASE + device index. */
+#define SUM_DEVICE_PID_BASE 0x40000000u
+
+/* Device span kinds. */
+enum { DK_NONE = 0, DK_KERNEL = 1, DK_MEMCPY = 2, DK_MEMSET = 3 };
+
+/* Copy directions. */
+enum { CD_HTOD, CD_DTOH, CD_DTOD, CD_HTOH, CD_PTOP, CD_OTHER, CD_COUNT };
+
+typedef struct sum_tally {
+    const char *key; /* phase or category; NULL: none */
+    uint64_t n;
+} sum_tally;
+
+/* Per name (all X events) and per (process, name) (host tables). */
+typedef struct sum_nstat {
+    const char *name;
+    uint32_t proc; /* per-process stats only */
+    uint64_t count;
+    int64_t total, self, min, max; /* ns */
+} sum_nstat;
+
+typedef struct sum_proc {
+    act__jv *pid; /* a copy of the pid value (NULL: missing) */
+    char *name;
+    uint64_t events;
+    int is_device;
+    int64_t device;
+    size_t nthreads;
+    size_t first_thread, last_thread; /* SIZE_MAX: none */
+} sum_proc;
+
+typedef struct sum_thread {
+    size_t proc;
+    act__jv *tid;
+    char *name;
+    uint64_t events;
+    size_t next_in_proc;
+    /* Open X slices (ts, end, per-process stat) for self time. */
+    struct { int64_t ts, end; size_t stat; } *stack;
+    size_t depth, stack_cap; /* grown as slices nest, up to SELF_STACK */
+} sum_thread;
+
+typedef struct sum_series {
+    size_t ctr;
+    const char *key;
+    uint64_t n;
+    double min, max, last, sum, integral;
+    int64_t first_ts, last_ts;
+    int unordered;
+} sum_series;
+
+typedef struct sum_ctr {
+    act__jv *pid;
+    char *name;
+    uint64_t samples;
+    size_t *series; /* indices into series, in first-seen order */
+    size_t nseries, cap;
+} sum_ctr;
+
+/* A set of time intervals whose union length is wanted. */
+typedef struct sum_ivset {
+    struct { int64_t s, e; } *v;
+    size_t n, cap;
+    int64_t done_until, done_total;
+    int unsorted; /* an interval was added before the last one's start */
+} sum_ivset;
+
+#define LAT_BUCKETS 1920
+
+typedef struct sum_kstat {
+    size_t dev;
+    const char *name;
+    uint64_t count;
+    int64_t total, min, max;
+} sum_kstat;
+
+typedef struct sum_device {
+    int64_t id;
+    sum_ivset busy, kind[4];
+    int64_t kind_sum[4];
+    uint64_t kind_count[4];
+    uint64_t copy_count[CD_COUNT], copy_bytes[CD_COUNT];
+    int64_t copy_time[CD_COUNT];
+    uint64_t lat_n;
+    int64_t lat_max, lat_min;
+    uint64_t *lat; /* LAT_BUCKETS counts, allocated on first use */
+    int64_t *lat_v; /* the first LAT_EXACT latencies, exact */
+    size_t lat_vcap;
+    int lat_sorted;
+} sum_device;
+
+/* Up to this many launches per device, quantiles are exact. */
+#define LAT_EXACT 65536
+
+/* An open flow identity (hash of cat, name, id). */
+typedef struct sum_flow {
+    uint64_t key;
+    int64_t ts;     /* of the pending starts or finishes */
+    size_t proc;    /* process of the pending finish */
+    uint32_t ns, nf; /* pending starts, finishes */
+} sum_flow;
+
+typedef struct summ {
+    act_cli_map phase_map, cat_map, name_map, pname_map, proc_map, thr_map,
+        ctr_map, series_map, dev_map, kname_map;
+    sum_tally *ph, *cat;
+    size_t ph_one[256]; /* 1 + tally of a one-character ph (no map lookup) */
+    size_t nph, phcap, ncat, catcap;
+    sum_nstat *nm, *pn;
+    size_t nnm, nmcap, npn, pncap;
+    sum_proc *pr;
+    size_t npr, prcap;
+    sum_thread *th;
+    size_t nth, thcap;
+    sum_ctr *ct;
+    size_t nct, ctcap;
+    sum_series *se;
+    size_t nse, secap;
+    sum_device *dv;
+    size_t ndv, dvcap;
+    sum_kstat *ks;
+    size_t nks, kscap;
+    sum_flow *fl; /* open addressing, cap a power of two, key 0 = empty */
+    size_t flcap, fln;
+    uint64_t flow_starts, flow_steps, flow_finishes, flow_matched,
+        flow_unmatched_s, flow_unmatched_f;
+    uint64_t events;
+    int64_t first, last;
+    int have_time;
+    /* Top-level members and what they say. */
+    act__jv *trace_name, *base_time, *device_props, *stats;
+    int kineto_keys, top_array;
+    char *actrace_version;
+} summ;
+
+/** Read the whole trace of @p tr into @p S (zeroed by the caller).
+ *  0, or -1 with the reader's message in @p msg. */
+int act_cli_summary_collect(summ *S, act_cli_trace *tr, char *msg,
+                            size_t msglen);
+void act_cli_summary_free(summ *S);
+
+/** Union length of @p iv (finishes it). */
+int64_t act_cli_ivset_total(sum_ivset *iv);
+
+/** The value at quantile @p q (0..1) of a device's launch latencies (ns):
+ *  nearest rank, exact up to LAT_EXACT launches, else within 1/32. */
+int64_t act_cli_lat_quantile(sum_device *d, double q);
+
+extern const char *const act_cli_copy_dir_names[CD_COUNT];
+
+#endif /* ACT_CLI_SUMMARY_H */
