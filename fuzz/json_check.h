@@ -159,7 +159,7 @@ static int valid_json(const char *p, size_t n)
 
 /* The unsigned number after @p key in @p line; 0 if found (the writer
  * writes one event per line, integers in decimal). */
-static int num_after(const char *line, const char *key, unsigned long long *u)
+static inline int num_after(const char *line, const char *key, unsigned long long *u)
 {
     const char *p = strstr(line, key);
     if (!p)
@@ -172,7 +172,7 @@ static int num_after(const char *line, const char *key, unsigned long long *u)
  * ts a double cannot hold to the nanosecond (timestamps far from the
  * session are refused, so the writer's arithmetic cannot wrap), and on device processes one track per 64-bit stream id: a
  * tid never carries two streams, a stream never two tids. */
-static void check_trace_lines(const char *path)
+static inline void check_trace_lines(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -220,7 +220,7 @@ static void check_trace_lines(const char *path)
 
 /* Read the file at @p path, remove it, and abort unless it is one valid
  * JSON document. */
-static void check_trace_file(const char *path)
+static inline void check_trace_file(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
