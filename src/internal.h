@@ -138,4 +138,10 @@ const act_activity_set *act__session_types(const act_session *s);
 /* 1 while the session is collecting (started, not stopped). */
 int act__session_collecting(const act_session *s);
 
+/* Fork handlers of the activity-type registry lock (activity_type.c),
+ * installed with the engine's at library load (engine/session.c). */
+void act__types_atfork_prepare(void);
+void act__types_atfork_parent(void);
+void act__types_atfork_child(void);
+
 #endif /* ACT_INTERNAL_H */

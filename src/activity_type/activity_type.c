@@ -358,6 +358,13 @@ done:
 
 int act_activity_type_registered_count(void) { return reg_published(); }
 
+/* Fork handlers (installed by src/engine/session.c when the library is
+ * loaded): the registry lock is held across fork, so the child never
+ * inherits it locked by a thread that does not exist there. */
+void act__types_atfork_prepare(void) { pthread_mutex_lock(&reg_lock); }
+void act__types_atfork_parent(void) { pthread_mutex_unlock(&reg_lock); }
+void act__types_atfork_child(void) { pthread_mutex_init(&reg_lock, NULL); }
+
 /* ---- sets -------------------------------------------------------------- */
 
 /* Bit position of a type in a set: built-ins in word 0 (codes below 64),

@@ -21,7 +21,13 @@ int act_device_add(const char *name, const char *vendor, uint32_t *out)
         return ACT_ESTATE;
     if (!out)
         return ACT_EINVAL;
-    return act__device_add(s, 0, name ? name : "", vendor, out);
+    /* From a signal handler that interrupted a recording call of this
+     * thread (which may hold the session lock): refuse, never deadlock. */
+    if (!act__rec_enter())
+        return ACT_EBUSY;
+    int rc = act__device_add(s, 0, name ? name : "", vendor, out);
+    act__rec_leave();
+    return rc;
 }
 
 static int prop(uint32_t device, const char *key, act__arg *a)
@@ -29,11 +35,15 @@ static int prop(uint32_t device, const char *key, act__arg *a)
     act_session *s = act_session_active();
     if (!s)
         return ACT_ESTATE;
-    if (!key || !device_ok(s, device))
+    if (!key)
         return ACT_EINVAL;
     a->key = key;
     a->key_len = strlen(key);
-    return act__device_prop(s, device, a);
+    if (!act__rec_enter())
+        return ACT_EBUSY;
+    int rc = device_ok(s, device) ? act__device_prop(s, device, a) : ACT_EINVAL;
+    act__rec_leave();
+    return rc;
 }
 
 int act_device_prop_int(uint32_t device, const char *key, int64_t value)
@@ -63,17 +73,19 @@ int act_stream_name(uint32_t device, uint64_t stream, const char *name)
     act_session *s = act_session_active();
     if (!s)
         return ACT_ESTATE;
-    if (!name || !device_ok(s, device))
-        return ACT_EINVAL;
-    return act__stream_name(s, device, stream, name, strlen(name));
+    if (!act__rec_enter())
+        return ACT_EBUSY;
+    int rc = ACT_EINVAL;
+    if (name && device_ok(s, device))
+        rc = act__stream_name(s, device, stream, name, strlen(name));
+    act__rec_leave();
+    return rc;
 }
 
-void act_device_span_record(act_activity_type type, uint32_t device, uint64_t stream,
-                            const char *name, int64_t start_ns, int64_t end_ns)
+static void device_span_record(act_session *s, act_activity_type type, uint32_t device,
+                               uint64_t stream, const char *name, int64_t start_ns,
+                               int64_t end_ns)
 {
-    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
-    if (!s)
-        return;
     act__thread *t = act__thread_for(s);
     if (!t)
         return;
@@ -105,15 +117,27 @@ void act_device_span_record(act_activity_type type, uint32_t device, uint64_t st
     r.external_id = act_correlation_current();
     r.name = name ? name : "";
     r.name_len = strlen(r.name);
-    act__emit(s, &r); /* counts its own drop when the buffer is full */
+    act__emit_guarded(s, &r); /* counts its own drop when the buffer is full */
 }
 
-void act_device_counter(uint32_t device, const char *track, const char *series,
-                        const char *unit, int64_t ts_ns, double value)
+void act_device_span_record(act_activity_type type, uint32_t device, uint64_t stream,
+                            const char *name, int64_t start_ns, int64_t end_ns)
 {
     act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
     if (!s)
         return;
+    if (!act__rec_enter()) {
+        act__reentrant_drop(s);
+        return;
+    }
+    device_span_record(s, type, device, stream, name, start_ns, end_ns);
+    act__rec_leave();
+}
+
+static void device_counter(act_session *s, uint32_t device, const char *track,
+                           const char *series, const char *unit, int64_t ts_ns,
+                           double value)
+{
     act__thread *t = act__thread_for(s);
     if (!t)
         return;
@@ -134,5 +158,19 @@ void act_device_counter(uint32_t device, const char *track, const char *series,
         act__thread_drop(t, -1, ACT__DROP_BUFFER_FULL);
         return;
     }
-    act__counter_sample(s, id, ts_ns, value);
+    act__counter_sample_guarded(s, id, ts_ns, value);
+}
+
+void act_device_counter(uint32_t device, const char *track, const char *series,
+                        const char *unit, int64_t ts_ns, double value)
+{
+    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
+    if (!s)
+        return;
+    if (!act__rec_enter()) {
+        act__reentrant_drop(s);
+        return;
+    }
+    device_counter(s, device, track, series, unit, ts_ns, value);
+    act__rec_leave();
 }

@@ -115,7 +115,10 @@ typedef enum act__drop_reason {
     ACT__DROP_ORPHAN_ARG = 4,     /* arg with no event right before it */
     ACT__DROP_NONFINITE = 5,      /* counter value NaN or infinite */
     ACT__DROP_BAD_TIMES = 6,      /* end before start */
-    ACT__DROP_NREASONS = 7
+    ACT__DROP_REENTRANT = 7,      /* called from a signal handler that
+                                     interrupted a recording call of its
+                                     own thread (session-wide counter) */
+    ACT__DROP_NREASONS = 8
 } act__drop_reason;
 
 typedef struct act__thread {
@@ -190,7 +193,12 @@ struct act_session {
     int categories_generic;
     char *trace_name;
 
-    pthread_mutex_t lock; /* threads, series, devices, sources, state */
+    /* Serialises window transitions (the plugins' start, stop and flush)
+     * with each other and with act_session_stop. Taken before lock. */
+    pthread_mutex_t window_lock;
+    /* threads, series, devices, streams, sources, state changes, slabs;
+     * held by the writer for the whole write */
+    pthread_mutex_t lock;
     _Atomic int state;
     act__thread *threads;
     _Atomic uint64_t bytes;
@@ -203,6 +211,13 @@ struct act_session {
 
     act__series **series; /* each allocated once: pointers stay valid */
     size_t nseries, capseries;
+    /* Open-addressing index over series ids + 1 (0 = empty), keyed by
+     * source, device, track and series name. Under lock. */
+    uint32_t *series_hash;
+    size_t series_hash_cap;
+    /* Recording calls dropped because they interrupted one of their own
+     * thread's (a signal handler): ACT__DROP_REENTRANT. */
+    _Atomic uint64_t dropped_reentrant;
     act__device *devices;
     size_t ndevices, capdevices;
     act__source sources[256];
@@ -319,10 +334,30 @@ int act__name_known(act_name_id id);
 void act__strtab_atfork_prepare(void);
 void act__strtab_atfork_parent(void);
 void act__strtab_atfork_child(void);
+void act__names_atfork_prepare(void);
+void act__names_atfork_parent(void);
+void act__names_atfork_child(void);
+/* Install the fork handlers (once; also done when the library loads). */
+void act__atfork_install(void);
+
+/* Signal-safety guard of the recording calls (record.c): 1 if the calling
+ * thread may record now (and marks it busy), 0 if it interrupted one of
+ * its own recording calls (the call must then only count the drop with
+ * act__reentrant_drop and return). Every act__rec_enter() that returned 1
+ * is paired with act__rec_leave(). */
+int act__rec_enter(void);
+void act__rec_leave(void);
+void act__reentrant_drop(act_session *s);
 
 /* Thread and process names, process-wide. */
 const char *act__thread_name_lookup(int32_t tid, char *buf, size_t cap);
 const char *act__process_name(char *buf, size_t cap);
+
+/* act__emit and act__counter_sample for a caller that holds the
+ * signal-safety guard (act__rec_enter) already. */
+int act__emit_guarded(act_session *s, const act__emit_record *r);
+int act__counter_sample_guarded(act_session *s, uint32_t series, int64_t ts_ns,
+                                double value);
 
 /* Counter series lookup for act_counter (slow path, takes the lock). */
 int act__series_find(act_session *s, uint16_t source, uint32_t device,

@@ -116,3 +116,8 @@ const char *act__process_name(char *buf, size_t cap)
     pthread_mutex_unlock(&lock);
     return found ? found : read_comm("/proc/self/comm", buf, cap);
 }
+
+/* Fork handlers (installed by session.c at load): see atfork_prepare. */
+void act__names_atfork_prepare(void) { pthread_mutex_lock(&lock); }
+void act__names_atfork_parent(void) { pthread_mutex_unlock(&lock); }
+void act__names_atfork_child(void) { pthread_mutex_init(&lock, NULL); }

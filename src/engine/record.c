@@ -27,6 +27,7 @@ typedef struct tls_block {
     uint64_t gen;       /* session the cached buffer belongs to */
     act__thread *thread;
     uint32_t corr_depth; /* external correlation stack, session-independent */
+    uint32_t busy;       /* inside a recording call (signal-safety guard) */
     uint64_t corr[CORR_DEPTH];
 } tls_block;
 
@@ -67,6 +68,52 @@ void act__record_atfork_child(void)
     act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire); \
     if (ACT_LIKELY(s == NULL)) \
         return;
+
+/*
+ * Signal safety. A signal handler that records while it interrupted a
+ * recording call of its own thread would write into the same record slot,
+ * or wait for a lock that its own thread holds (the session lock while a
+ * chunk is carved). Each recording call marks its thread busy for its
+ * whole duration, buffer lookup included; a call that finds the mark set
+ * comes from a handler that interrupted one, records nothing, and is
+ * counted as dropped (ACT__DROP_REENTRANT, a session-wide atomic counter:
+ * the interrupted call may be updating the thread's own counters). Only
+ * the same thread reads the mark, so compiler barriers order it against
+ * the record writes; no atomic instruction is needed.
+ */
+int act__rec_enter(void)
+{
+    if (ACT_UNLIKELY(tl.busy))
+        return 0;
+    tl.busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    return 1;
+}
+
+void act__rec_leave(void)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    tl.busy = 0;
+}
+
+void act__reentrant_drop(act_session *s)
+{
+    atomic_fetch_add_explicit(&s->dropped_reentrant, 1, memory_order_relaxed);
+}
+
+/* Run BODY (a call) under the guard; a nested call counts one drop. */
+#define GUARDED(s, BODY) \
+    do { \
+        if (ACT_UNLIKELY(tl.busy)) { \
+            act__reentrant_drop(s); \
+            return; \
+        } \
+        tl.busy = 1; \
+        atomic_signal_fence(memory_order_seq_cst); \
+        BODY; \
+        atomic_signal_fence(memory_order_seq_cst); \
+        tl.busy = 0; \
+    } while (0)
 
 static ACT_NOINLINE act__thread *attach(act_session *s)
 {
@@ -146,7 +193,7 @@ static inline act__rec *event(act__thread *t, int type, uint8_t kind,
     return r;
 }
 
-static ACT_NOINLINE void span_begin(act_session *s, act_activity_type type,
+static inline void span_begin_body(act_session *s, act_activity_type type,
                                     act_name_id id, const char *name)
 {
     act__thread *t = thread_of(s);
@@ -166,6 +213,12 @@ static ACT_NOINLINE void span_begin(act_session *s, act_activity_type type,
     t->open[d] = r;
 }
 
+static ACT_NOINLINE void span_begin(act_session *s, act_activity_type type,
+                                    act_name_id id, const char *name)
+{
+    GUARDED(s, span_begin_body(s, type, id, name));
+}
+
 void act_span_begin(act_activity_type type, const char *name)
 {
     IF_RECORDING(s)
@@ -178,7 +231,7 @@ void act_span_begin_id(act_activity_type type, act_name_id name)
     span_begin(s, type, name, NULL);
 }
 
-static ACT_NOINLINE void span_end(act_session *s)
+static inline void span_end_body(act_session *s)
 {
     act__thread *t = thread_of(s);
     if (!t)
@@ -193,13 +246,25 @@ static ACT_NOINLINE void span_end(act_session *s)
                               memory_order_relaxed);
 }
 
+static ACT_NOINLINE void span_end(act_session *s)
+{
+    /* A nested end is not counted: the nested begin it pairs with was. */
+    if (ACT_UNLIKELY(tl.busy))
+        return;
+    tl.busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    span_end_body(s);
+    atomic_signal_fence(memory_order_seq_cst);
+    tl.busy = 0;
+}
+
 void act_span_end(void)
 {
     IF_RECORDING(s)
     span_end(s);
 }
 
-static ACT_NOINLINE void span_record(act_session *s, act_activity_type type,
+static inline void span_record_body(act_session *s, act_activity_type type,
                                      act_name_id id, const char *name,
                                      int64_t start, int64_t end)
 {
@@ -218,6 +283,13 @@ static ACT_NOINLINE void span_record(act_session *s, act_activity_type type,
     push(t, r, 1);
 }
 
+static ACT_NOINLINE void span_record(act_session *s, act_activity_type type,
+                                     act_name_id id, const char *name,
+                                     int64_t start, int64_t end)
+{
+    GUARDED(s, span_record_body(s, type, id, name, start, end));
+}
+
 void act_span_record(act_activity_type type, const char *name,
                      int64_t start_ns, int64_t end_ns)
 {
@@ -232,7 +304,7 @@ void act_span_record_id(act_activity_type type, act_name_id name,
     span_record(s, type, name, NULL, start_ns, end_ns);
 }
 
-static ACT_NOINLINE void instant(act_session *s, act_activity_type type,
+static inline void instant_body(act_session *s, act_activity_type type,
                                  act_name_id id, const char *name)
 {
     act__thread *t = thread_of(s);
@@ -244,6 +316,12 @@ static ACT_NOINLINE void instant(act_session *s, act_activity_type type,
     r->t0 = act__clock_ns();
     atomic_store_explicit(&r->t1, r->t0, memory_order_relaxed);
     push(t, r, 1);
+}
+
+static ACT_NOINLINE void instant(act_session *s, act_activity_type type,
+                                 act_name_id id, const char *name)
+{
+    GUARDED(s, instant_body(s, type, id, name));
 }
 
 void act_instant(act_activity_type type, const char *name)
@@ -258,7 +336,7 @@ void act_instant_id(act_activity_type type, act_name_id name)
     instant(s, type, name, NULL);
 }
 
-static ACT_NOINLINE void counter(act_session *s, const char *track,
+static inline void counter_body(act_session *s, const char *track,
                                  const char *series, const char *unit,
                                  double value)
 {
@@ -294,6 +372,13 @@ static ACT_NOINLINE void counter(act_session *s, const char *track,
         t->ccache[h].id = id;
     }
     act__thread_put_counter(t, id, act__clock_ns(), value);
+}
+
+static ACT_NOINLINE void counter(act_session *s, const char *track,
+                                 const char *series, const char *unit,
+                                 double value)
+{
+    GUARDED(s, counter_body(s, track, series, unit, value));
 }
 
 void act_counter_unit(const char *track, const char *series, const char *unit,
@@ -334,7 +419,7 @@ static inline act__rec *arg_slot(act__thread *t, const char *key,
     return r;
 }
 
-static ACT_NOINLINE void arg_scalar(act_session *s, const char *key,
+static inline void arg_scalar_body(act_session *s, const char *key,
                                     act__vkind kind, uint64_t bits)
 {
     act__thread *t = thread_of(s);
@@ -346,6 +431,12 @@ static ACT_NOINLINE void arg_scalar(act_session *s, const char *key,
     r->flags = (uint8_t)kind;
     r->x = bits;
     push(t, r, 1);
+}
+
+static ACT_NOINLINE void arg_scalar(act_session *s, const char *key,
+                                    act__vkind kind, uint64_t bits)
+{
+    GUARDED(s, arg_scalar_body(s, key, kind, bits));
 }
 
 void act_arg_int(const char *key, int64_t value)
@@ -374,7 +465,7 @@ void act_arg_bool(const char *key, int value)
     arg_scalar(s, key, ACT__V_BOOL, value != 0);
 }
 
-static ACT_NOINLINE void arg_strn(act_session *s, const char *key,
+static inline void arg_strn_body(act_session *s, const char *key,
                                   const char *value, size_t len)
 {
     act__thread *t = thread_of(s);
@@ -391,6 +482,12 @@ static ACT_NOINLINE void arg_strn(act_session *s, const char *key,
     r->flags = ACT__V_STR;
     r->x = act__thread_put_str(t, value, vlen);
     push(t, r, 1);
+}
+
+static ACT_NOINLINE void arg_strn(act_session *s, const char *key,
+                                  const char *value, size_t len)
+{
+    GUARDED(s, arg_strn_body(s, key, value, len));
 }
 
 void act_arg_strn(const char *key, const char *value, size_t len)

@@ -200,10 +200,9 @@ static uint32_t cap32(size_t n, uint32_t max)
     return n > max ? max : (uint32_t)n;
 }
 
-int act__emit(act_session *s, const act__emit_record *r)
+/* act__emit without the signal-safety guard (the caller holds it). */
+static int emit_unguarded(act_session *s, const act__emit_record *r)
 {
-    if (!act__session_collecting(s))
-        return ACT_ESTATE;
     act__thread *t = act__thread_for(s);
     if (!t)
         return ACT_ENOMEM;
@@ -266,11 +265,69 @@ int act__emit(act_session *s, const act__emit_record *r)
     return 0;
 }
 
+int act__emit(act_session *s, const act__emit_record *r)
+{
+    if (!act__session_collecting(s))
+        return ACT_ESTATE;
+    if (!act__rec_enter()) {
+        act__reentrant_drop(s);
+        return ACT_EBUSY;
+    }
+    int rc = emit_unguarded(s, r);
+    act__rec_leave();
+    return rc;
+}
+
+int act__emit_guarded(act_session *s, const act__emit_record *r)
+{
+    if (!act__session_collecting(s))
+        return ACT_ESTATE;
+    return emit_unguarded(s, r);
+}
+
 /* ---- counters ------------------------------------------------------------- */
 
 static int streq(const char *a, const char *b)
 {
     return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static uint64_t series_key(uint16_t source, uint32_t device, const char *track,
+                           const char *series)
+{
+    /* FNV-1a over the identity; a NUL separates the two names. */
+    uint64_t h = 1469598103934665603u ^ ((uint64_t)source << 32 | device);
+    h *= 1099511628211u;
+    for (const char *p = track ? track : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    h = (h ^ 0xffu) * 1099511628211u;
+    for (const char *p = series ? series : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    return h ^ (h >> 29);
+}
+
+/* Grow the series index to hold @p need entries at half load. Under lock. */
+static int series_hash_grow(act_session *s, size_t need)
+{
+    if (need * 2 <= s->series_hash_cap)
+        return 0;
+    size_t ncap = s->series_hash_cap ? s->series_hash_cap * 2 : 64;
+    while (ncap < need * 2)
+        ncap *= 2;
+    uint32_t *nh = calloc(ncap, sizeof *nh);
+    if (!nh)
+        return -1;
+    for (size_t i = 0; i < s->nseries; i++) {
+        const act__series *e = s->series[i];
+        size_t j = series_key(e->source, e->device, e->track, e->series) & (ncap - 1);
+        while (nh[j])
+            j = (j + 1) & (ncap - 1);
+        nh[j] = (uint32_t)i + 1;
+    }
+    free(s->series_hash);
+    s->series_hash = nh;
+    s->series_hash_cap = ncap;
+    return 0;
 }
 
 int act__series_find(act_session *s, uint16_t source, uint32_t device,
@@ -279,13 +336,22 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
 {
     int rc = 0;
     pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->nseries; i++) {
+    /* A hash index (the series list grows to 2^24): one lookup per new
+     * (track, series) pointer pair of a thread, however many exist. */
+    if (series_hash_grow(s, s->nseries + 1) != 0) {
+        rc = ACT_ENOMEM;
+        goto out;
+    }
+    size_t mask = s->series_hash_cap - 1;
+    size_t j = series_key(source, device, track, series) & mask;
+    for (; s->series_hash[j]; j = (j + 1) & mask) {
+        uint32_t i = s->series_hash[j] - 1;
         act__series *e = s->series[i];
         if (e->device == device && e->source == source && streq(e->track, track) &&
             streq(e->series, series)) {
             if (unit && !e->unit)
                 e->unit = dup0(unit);
-            *out = (uint32_t)i;
+            *out = i;
             if (sp)
                 *sp = e;
             goto out;
@@ -318,6 +384,7 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
     e->device = device;
     e->source = source;
     s->series[s->nseries] = e;
+    s->series_hash[j] = (uint32_t)s->nseries + 1;
     *out = (uint32_t)s->nseries++;
     if (sp)
         *sp = e;
@@ -333,8 +400,8 @@ int act__counter_series(act_session *s, uint16_t source, uint32_t device,
     return act__series_find(s, source, device, track, series, unit, out, NULL);
 }
 
-int act__counter_sample(act_session *s, uint32_t series, int64_t ts_ns,
-                        double value)
+int act__counter_sample_guarded(act_session *s, uint32_t series, int64_t ts_ns,
+                                double value)
 {
     if (!act__session_collecting(s))
         return ACT_ESTATE;
@@ -344,4 +411,16 @@ int act__counter_sample(act_session *s, uint32_t series, int64_t ts_ns,
     if (!t)
         return ACT_ENOMEM;
     return act__thread_put_counter(t, series, ts_ns, value) == 0 ? 0 : ACT_ELIMIT;
+}
+
+int act__counter_sample(act_session *s, uint32_t series, int64_t ts_ns,
+                        double value)
+{
+    if (!act__rec_enter()) {
+        act__reentrant_drop(s);
+        return ACT_EBUSY;
+    }
+    int rc = act__counter_sample_guarded(s, series, ts_ns, value);
+    act__rec_leave();
+    return rc;
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
@@ -25,6 +26,11 @@ void act__record_atfork_child(void);
 static _Atomic(act_session *) started; /* the process's started session */
 static _Atomic uint64_t next_gen = 1;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+/* act_step calls that may still use the session they loaded from `started`
+ * (Dekker-style with act_session_stop: a step announces itself here, then
+ * re-reads `started`; stop clears `started`, then waits for this to drain,
+ * so the session is never used by a step after stop returns). */
+static _Atomic unsigned steps_in_flight;
 
 void act__session_seterr(act_session *s, const char *fmt, ...)
 {
@@ -36,21 +42,58 @@ void act__session_seterr(act_session *s, const char *fmt, ...)
 
 /* ---- fork ----------------------------------------------------------------- */
 
+/*
+ * Every process-wide lock is held across fork() (taken in a fixed order in
+ * prepare, released in the parent, re-initialised in the child), so a
+ * child never inherits a lock that another thread of the parent held:
+ * the type registry, the interned names, and the thread names. The
+ * handlers are installed when the library is loaded (the constructor
+ * below), not by the first session: act_name, act_thread_name and
+ * act_activity_type_register work before any session exists.
+ */
+static void atfork_prepare(void)
+{
+    act__types_atfork_prepare();
+    act__strtab_atfork_prepare();
+    act__names_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+    act__names_atfork_parent();
+    act__strtab_atfork_parent();
+    act__types_atfork_parent();
+}
+
 static void atfork_child(void)
 {
+    act__names_atfork_child();
+    act__strtab_atfork_child();
+    act__types_atfork_child();
     /* The child owns a copy of the parent's memory: it must neither record
      * into the parent's session nor write it at exit. Start clean. */
     atomic_store_explicit(&act__recording, NULL, memory_order_relaxed);
     atomic_store_explicit(&started, NULL, memory_order_relaxed);
+    atomic_store_explicit(&steps_in_flight, 0, memory_order_relaxed);
     act__record_atfork_child();
-    act__strtab_atfork_child();
 }
 
 static void install_atfork(void)
 {
-    pthread_atfork(act__strtab_atfork_prepare, act__strtab_atfork_parent,
-                   atfork_child);
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
+
+void act__atfork_install(void)
+{
+    pthread_once(&atfork_once, install_atfork);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((constructor)) static void act_lib_init(void)
+{
+    act__atfork_install();
+}
+#endif
 
 /* ---- options -------------------------------------------------------------- */
 
@@ -167,13 +210,14 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     int rc = read_opts(opts_in, &o);
     if (rc)
         return rc;
-    pthread_once(&atfork_once, install_atfork);
+    act__atfork_install(); /* done at load already; harmless again */
 
     act_session *s = calloc(1, sizeof *s);
     if (!s)
         return ACT_ENOMEM;
     s->gen = atomic_fetch_add(&next_gen, 1);
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->window_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -238,9 +282,18 @@ static void sample_clock_offset(act_session *s)
     s->mono_to_unix_ns = unix_ns - (m0 + (m1 - m0) / 2);
 }
 
+/*
+ * Window transitions run the plugins' start, or stop and flush, under
+ * s->window_lock, which act_session_stop takes too: a transition that
+ * act_step or the timer began finishes (its flush's records included)
+ * before stop marks the session STOPPED, and no plugin call can run after
+ * stop returns. Not under s->lock: a flush emits records, which may attach
+ * its thread to the session (lock order: window_lock, then lock).
+ */
 void act__session_open_window(act_session *s)
 {
     int expected = ACT__S_ARMED;
+    pthread_mutex_lock(&s->window_lock);
     pthread_mutex_lock(&s->lock);
     int ok = atomic_compare_exchange_strong(&s->state, &expected, ACT__S_COLLECTING);
     if (ok) {
@@ -250,9 +303,10 @@ void act__session_open_window(act_session *s)
     pthread_mutex_unlock(&s->lock);
     if (ok)
         act__plugins_start(s->plugins);
+    pthread_mutex_unlock(&s->window_lock);
 }
 
-void act__session_close_window(act_session *s)
+static void close_window_locked(act_session *s)
 {
     int expected = ACT__S_COLLECTING;
     pthread_mutex_lock(&s->lock);
@@ -263,11 +317,17 @@ void act__session_close_window(act_session *s)
         s->stop_mono_ns = act__clock_ns();
     }
     pthread_mutex_unlock(&s->lock);
-    /* Outside the lock: a plugin's flush emits records, which may attach
-     * its thread to the session. The session still accepts them (DONE is
-     * not STOPPED). */
+    /* The session still accepts the flush's records (DONE is not
+     * STOPPED). */
     if (ok)
         act__plugins_stop(s->plugins);
+}
+
+void act__session_close_window(act_session *s)
+{
+    pthread_mutex_lock(&s->window_lock);
+    close_window_locked(s);
+    pthread_mutex_unlock(&s->window_lock);
 }
 
 static int wait_until(act_session *s, int64_t deadline_ns)
@@ -303,14 +363,18 @@ int act_session_start(act_session *s)
         return ACT_EINVAL;
     if (atomic_load(&s->state) != ACT__S_CREATED)
         return ACT_ESTATE;
+    /* Claiming `started` makes the session visible to act_step at once,
+     * but act_step ignores it until the release store of ARMED below, so
+     * everything set up before that store (the start iteration, the
+     * clock) is seen complete. */
     act_session *none = NULL;
     if (!atomic_compare_exchange_strong(&started, &none, s))
         return ACT_EBUSY;
     sample_clock_offset(s);
     s->start_mono_ns = act__clock_ns();
-    atomic_store(&s->state, ACT__S_ARMED);
     if (s->start_iter <= -2) /* warmup iterations counted from now */
         s->start_iter = atomic_load(&s->steps) + (-2 - s->start_iter);
+    atomic_store_explicit(&s->state, ACT__S_ARMED, memory_order_release);
     if (s->warmup_ns >= 0 || s->duration_ns >= 0) {
         /* Without a warmup the window opens now, not when the timer thread
          * gets to run, so nothing recorded right after start is lost. */
@@ -330,17 +394,26 @@ int act_session_start(act_session *s)
 
 void act_step(void)
 {
-    act_session *s = atomic_load_explicit(&started, memory_order_acquire);
-    if (!s)
+    if (!atomic_load_explicit(&started, memory_order_relaxed))
         return;
-    int64_t n = atomic_fetch_add(&s->steps, 1) + 1;
-    if (s->start_iter < 0)
-        return;
-    int st = atomic_load(&s->state);
-    if (st == ACT__S_ARMED && n >= s->start_iter)
-        act__session_open_window(s);
-    else if (st == ACT__S_COLLECTING && n >= s->start_iter + s->iterations)
-        act__session_close_window(s);
+    /* Announce the step, then look again (seq_cst on both sides, against
+     * act_session_stop's store and load): either stop sees this step and
+     * waits for it, or this step sees the session gone. */
+    atomic_fetch_add(&steps_in_flight, 1);
+    act_session *s = atomic_load(&started);
+    if (s) {
+        int64_t n = atomic_fetch_add(&s->steps, 1) + 1;
+        /* Acquire: pairs with start's release store of ARMED, after which
+         * start_iter is final. */
+        int st = atomic_load_explicit(&s->state, memory_order_acquire);
+        if (st != ACT__S_CREATED && s->start_iter >= 0) {
+            if (st == ACT__S_ARMED && n >= s->start_iter)
+                act__session_open_window(s);
+            else if (st == ACT__S_COLLECTING && n >= s->start_iter + s->iterations)
+                act__session_close_window(s);
+        }
+    }
+    atomic_fetch_sub(&steps_in_flight, 1);
 }
 
 int act_session_stop(act_session *s)
@@ -350,6 +423,13 @@ int act_session_stop(act_session *s)
     int st = atomic_load(&s->state);
     if (st == ACT__S_CREATED || st == ACT__S_STOPPED)
         return ACT_ESTATE;
+    /* No act_step may reach the session once stop returns: unpublish it,
+     * then wait for the steps that loaded it (one may be running a window
+     * transition, i.e. plugin code). */
+    act_session *me = s;
+    atomic_compare_exchange_strong(&started, &me, NULL);
+    while (atomic_load(&steps_in_flight) != 0)
+        sched_yield();
     if (s->timer_running) {
         pthread_mutex_lock(&s->lock);
         s->timer_running = 0;
@@ -357,12 +437,14 @@ int act_session_stop(act_session *s)
         pthread_mutex_unlock(&s->lock);
         pthread_join(s->timer, NULL);
     }
-    act__session_close_window(s);
+    pthread_mutex_lock(&s->window_lock);
+    close_window_locked(s);
+    pthread_mutex_lock(&s->lock);
     if (st == ACT__S_ARMED || !s->stop_mono_ns)
         s->stop_mono_ns = act__clock_ns();
     atomic_store(&s->state, ACT__S_STOPPED);
-    act_session *me = s;
-    atomic_compare_exchange_strong(&started, &me, NULL);
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->window_lock);
     return 0;
 }
 
@@ -402,6 +484,7 @@ void act_session_destroy(act_session *s)
     }
     act__slabs_free(s);
     free(s->series);
+    free(s->series_hash);
     for (size_t i = 0; i < s->ndevices; i++) {
         act__device *d = &s->devices[i];
         free(d->name);
@@ -424,6 +507,7 @@ void act_session_destroy(act_session *s)
     act_config_destroy(s->config);
     free(s->trace_name);
     pthread_cond_destroy(&s->timer_cond);
+    pthread_mutex_destroy(&s->window_lock);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -461,6 +545,7 @@ int act_session_get_stats(const act_session *s, act_session_stats *out)
             st.dropped += atomic_load_explicit(&t->dropped_reason[r], memory_order_relaxed);
     }
     pthread_mutex_unlock(&ms->lock);
+    st.dropped += atomic_load(&ms->dropped_reentrant);
     st.bytes = atomic_load(&s->bytes);
     size_t n = out->struct_size && out->struct_size < sizeof st ? out->struct_size : sizeof st;
     st.struct_size = (uint32_t)n;

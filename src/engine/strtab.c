@@ -128,4 +128,4 @@ const char *act__name_str(act_name_id id, uint32_t *len)
 
 void act__strtab_atfork_prepare(void) { pthread_mutex_lock(&lock); }
 void act__strtab_atfork_parent(void) { pthread_mutex_unlock(&lock); }
-void act__strtab_atfork_child(void) { pthread_mutex_unlock(&lock); }
+void act__strtab_atfork_child(void) { pthread_mutex_init(&lock, NULL); }

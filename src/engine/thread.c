@@ -91,11 +91,17 @@ static act__chunk *chunk_new(act_session *s, size_t need)
     }
     if (size > UINT32_MAX / 2)
         return NULL; /* strings are capped well below this */
-    uint64_t before = atomic_fetch_add_explicit(&s->bytes, size, memory_order_relaxed);
-    if (before + size > s->max_bytes) {
-        atomic_fetch_sub_explicit(&s->bytes, size, memory_order_relaxed);
-        return NULL;
-    }
+    /* Check before charging (a compare-and-swap): a request the budget
+     * refuses never shows in s->bytes, so a huge string refused on one
+     * thread cannot make another thread's ordinary chunk look over the
+     * limit. */
+    uint64_t cur = atomic_load_explicit(&s->bytes, memory_order_relaxed);
+    do {
+        if (size > s->max_bytes || cur > s->max_bytes - size)
+            return NULL;
+    } while (!atomic_compare_exchange_weak_explicit(&s->bytes, &cur, cur + size,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed));
     act__chunk *c = NULL;
     if (heap) {
         c = malloc(size);
@@ -158,12 +164,20 @@ int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
     size_t need = (size_t)nrec * sizeof(act__rec) + strbytes;
     if (t->tail && (size_t)(t->str - (char *)t->rec) >= need)
         return 0;
-    if (t->full)
-        return -1;
-    act__chunk *c = chunk_new(t->session, need);
+    act_session *s = t->session;
+    /* `full` is a hint that saves a trip to the allocator while the budget
+     * has no room for a standard chunk; it is re-checked (one relaxed
+     * load), never final: a chunk refused for a transient reason (the
+     * system out of memory, a slab that could not be mapped) does not stop
+     * the thread for good. */
+    if (t->full) {
+        if (atomic_load_explicit(&s->bytes, memory_order_relaxed) + ACT__CHUNK_SIZE > s->max_bytes)
+            return -1;
+        t->full = 0;
+    }
+    act__chunk *c = chunk_new(s, need);
     if (!c) {
-        /* A standard chunk refused means the budget is spent: stop trying.
-         * An oversized one (a huge string) may fail alone. */
+        /* An oversized chunk (a huge string) may fail alone. */
         if (need + sizeof(act__chunk) <= ACT__CHUNK_SIZE)
             t->full = 1;
         return -1;

@@ -19,14 +19,15 @@ static void default_log(void *user, act_log_level level, const char *msg)
     fprintf(stderr, "actrace: %s: %s\n", level <= ACT_LOG_ERROR ? names[level] : "?", msg);
 }
 
-/* The function pointer and its user pointer are published together. */
-typedef struct log_sink {
-    act_log_fn fn;
-    void *user;
-} log_sink;
-
-static log_sink sinks[2] = {{default_log, NULL}, {default_log, NULL}};
-static _Atomic int sink_index;
+/* The function pointer and its user pointer are published together under
+ * a sequence lock: a setter makes the sequence odd, stores the pair, and
+ * makes it even again; a reader retries until it read the pair under one
+ * even sequence. (A double buffer tore when two act_log_set calls
+ * overtook a reader.) Lock-free for readers, so act_log stays usable in
+ * a forked child. */
+static _Atomic(act_log_fn) sink_fn = default_log;
+static _Atomic(void *) sink_user;
+static _Atomic unsigned sink_seq;
 static _Atomic int log_level = -1; /* -1: not yet read from ACTRACE_LOG */
 
 static int level_from_env(void)
@@ -43,11 +44,37 @@ static int level_from_env(void)
 
 void act_log_set(act_log_fn fn, void *user)
 {
-    /* Double-buffered so a concurrent reader sees a consistent pair. */
-    int next = !atomic_load_explicit(&sink_index, memory_order_relaxed);
-    sinks[next].fn = fn ? fn : default_log;
-    sinks[next].user = fn ? user : NULL;
-    atomic_store_explicit(&sink_index, next, memory_order_release);
+    unsigned seq = atomic_load_explicit(&sink_seq, memory_order_relaxed);
+    for (;;) {
+        seq &= ~1u; /* wait for another setter to finish */
+        if (atomic_compare_exchange_weak_explicit(&sink_seq, &seq, seq + 1,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+    }
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&sink_fn, fn ? fn : default_log, memory_order_relaxed);
+    atomic_store_explicit(&sink_user, fn ? user : NULL, memory_order_relaxed);
+    atomic_store_explicit(&sink_seq, seq + 2, memory_order_release);
+}
+
+/* The current pair, read consistently. A reader that keeps finding a
+ * setter at work (a signal handler logging while its own thread is inside
+ * act_log_set) falls back to the default sink rather than spin forever. */
+static void sink_read(act_log_fn *fn, void **user)
+{
+    for (int tries = 0; tries < 100000; tries++) {
+        unsigned s1 = atomic_load_explicit(&sink_seq, memory_order_acquire);
+        if (s1 & 1)
+            continue;
+        *fn = atomic_load_explicit(&sink_fn, memory_order_relaxed);
+        *user = atomic_load_explicit(&sink_user, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&sink_seq, memory_order_relaxed) == s1)
+            return;
+    }
+    *fn = default_log;
+    *user = NULL;
 }
 
 void act_log_set_level(act_log_level level)
@@ -71,6 +98,8 @@ void act_log(act_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    log_sink s = sinks[atomic_load_explicit(&sink_index, memory_order_acquire)];
-    s.fn(s.user, level, msg);
+    act_log_fn fn;
+    void *user;
+    sink_read(&fn, &user);
+    fn(user, level, msg);
 }

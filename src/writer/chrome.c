@@ -260,15 +260,21 @@ static const char *category(const wctx *w, uint16_t source, int type)
 
 /* ---- events ---------------------------------------------------------------- */
 
-static int64_t end_of(const wctx *w, const act__rec *r)
+/* The end of @p r given its end field @p t1, loaded once by the caller (an
+ * open span may be ended by its thread while the writer runs). */
+static int64_t end_at(const wctx *w, const act__rec *r, int64_t t1)
 {
-    int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
     if (t1 == ACT__OPEN) {
         t1 = w->s->stop_mono_ns;
         if (t1 < r->t0)
             t1 = r->t0;
     }
     return t1;
+}
+
+static int64_t end_of(const wctx *w, const act__rec *r)
+{
+    return end_at(w, r, atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed));
 }
 
 static void put_value(wctx *w, const act__chunk *c, const act__rec *a)
@@ -294,6 +300,8 @@ typedef struct rpos {
     const act__chunk *c;
     uint32_t i;
     uint64_t seq; /* order of recording, for a total order when sorting */
+    int64_t t1;   /* end loaded once when sorting (INT64_MAX: open), so the
+                     comparator stays consistent if a span ends meanwhile */
 } rpos;
 
 /* Step to the record after @p p; 0 at the end of what was committed. */
@@ -443,7 +451,7 @@ static void emit_host(wctx *w, rpos at)
         int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
         open = t1 == ACT__OPEN;
         p = CPY(p, ",\"dur\":");
-        p = act__fmt_ts_us(p, end_of(w, r) - r->t0);
+        p = act__fmt_ts_us(p, end_at(w, r, t1) - r->t0);
     }
     rpos look = at;
     int has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
@@ -572,12 +580,7 @@ static int cmp_pos(const void *a, const void *b)
     if (rx->t0 != ry->t0)
         return rx->t0 < ry->t0 ? -1 : 1;
     /* Same start: the longer (the parent) first. */
-    int64_t dx = atomic_load_explicit(&((act__rec *)rx)->t1, memory_order_relaxed);
-    int64_t dy = atomic_load_explicit(&((act__rec *)ry)->t1, memory_order_relaxed);
-    if (dx == ACT__OPEN)
-        dx = INT64_MAX;
-    if (dy == ACT__OPEN)
-        dy = INT64_MAX;
+    int64_t dx = x->t1, dy = y->t1;
     if (dx != dy)
         return dx > dy ? -1 : 1;
     /* Keep recording order otherwise (qsort is not stable). */
@@ -639,7 +642,9 @@ static void emit_thread(wctx *w, const act__thread *t, const tscan *sc)
                 uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
                 for (uint32_t i = 0; i < n && k < sc->events; i++)
                     if (is_event(c->recs[i].kind)) {
-                        idx[k] = (rpos){c, i, k};
+                        int64_t t1 = atomic_load_explicit(&((act__rec *)&c->recs[i])->t1,
+                                                          memory_order_relaxed);
+                        idx[k] = (rpos){c, i, k, t1 == ACT__OPEN ? INT64_MAX : t1};
                         k++;
                     }
             }
@@ -655,7 +660,7 @@ static void emit_thread(wctx *w, const act__thread *t, const tscan *sc)
         uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
         for (uint32_t i = 0; i < n; i++)
             if (is_event(c->recs[i].kind))
-                emit_at(w, (rpos){c, i, 0});
+                emit_at(w, (rpos){c, i, 0, 0});
     }
 }
 
@@ -989,9 +994,12 @@ static void emit_footer(wctx *w, const uint64_t *recorded, const char *path)
         for (int k = 0; k < ACT__NTYPE_SLOTS; k++)
             by_type[k] += atomic_load_explicit(&t->dropped_type[k], memory_order_relaxed);
     }
+    /* Session-wide: not counted by type (see engine.h). */
+    by_reason[ACT__DROP_REENTRANT] = atomic_load(&s->dropped_reentrant);
+    dropped += by_reason[ACT__DROP_REENTRANT];
     static const char *const reasons[ACT__DROP_NREASONS] = {
         "buffer_full", "type_not_selected", "bad_type", "unbalanced",
-        "orphan_arg", "non_finite", "bad_times"};
+        "orphan_arg", "non_finite", "bad_times", "reentrant"};
     lit(o, ",\n\"actraceStats\":{\"recorded\":");
     put_u64(o, *recorded);
     lit(o, ",\"dropped\":");
@@ -1107,8 +1115,14 @@ int act__write_chrome(act_session *s, const char *path)
     w.unnamed.json = "\"(unnamed)\"";
     w.unnamed.len = 11;
 
-    /* Snapshot the thread list in attach order. */
+    /* The session lock is held for the whole write: devices, streams,
+     * counter series, sources and the thread list may still grow (a
+     * plugin's thread naming a stream, an app call in flight) and would be
+     * reallocated under the writer otherwise. Recording itself is not
+     * blocked but for a thread that needs a new chunk. Lock order: the
+     * session lock before the names locks (act__thread_name_lookup). */
     pthread_mutex_lock(&s->lock);
+    /* Snapshot the thread list in attach order. */
     size_t nthreads = 0;
     for (act__thread *t = s->threads; t; t = t->next)
         nthreads++;
@@ -1119,8 +1133,8 @@ int act__write_chrome(act_session *s, const char *path)
         for (act__thread *t = s->threads; t; t = t->next)
             threads[--i] = t;
     }
-    pthread_mutex_unlock(&s->lock);
     if (!threads || !scans) {
+        pthread_mutex_unlock(&s->lock);
         free(threads);
         free(scans);
         act__out_abort(&out);
@@ -1148,6 +1162,7 @@ int act__write_chrome(act_session *s, const char *path)
         emit_thread(&w, threads[i], &scans[i]);
     emit_counters(&w, threads, nthreads);
     emit_footer(&w, &recorded, path);
+    pthread_mutex_unlock(&s->lock);
 
     for (size_t i = 0; i < w.nnames; i++)
         free(w.names[i].json);
