@@ -51,7 +51,18 @@ typedef enum act__rec_kind {
                           flags: act__emit_kind */
 } act__rec_kind;
 
-/* flags of ACT__R_ARG: the value kind (act__vkind). */
+/* ACT__R_ARG holds one or two args. First: name = key ref (an interned id
+ * for act_arg_*, a local string for plugins' args), flags = value kind
+ * (act__vkind), x = value (a string is a local ref). Second, filled in
+ * place after the record was committed: t0 = value, then t1 published with
+ * a release store as ACT__ARG2_PRESENT | kind << 32 | key ref (0: none);
+ * a reader loads t1 with acquire before it reads t0. */
+#define ACT__ARG2_PRESENT (INT64_C(1) << 40)
+
+/* act__thread.args_ok: where an act_arg_* call goes. */
+#define ACT__ARGS_ORPHAN 0  /* no event before it: dropped (orphan_arg) */
+#define ACT__ARGS_OK 1      /* attaches to the last event */
+#define ACT__ARGS_DROPPED 2 /* its event was dropped: dropped with it */
 
 #define ACT__OPEN INT64_MIN /* t1 of a span not yet ended */
 
@@ -76,6 +87,10 @@ _Static_assert(sizeof(act__rec) == 32, "records are 32 bytes");
 /* ---- chunks ------------------------------------------------------------- */
 
 #define ACT__CHUNK_SIZE (64u * 1024u)
+/* A thread's first chunk: small, so that many short-lived threads recording
+ * a few events each do not exhaust the budget (the second is a quarter of
+ * ACT__CHUNK_SIZE, the rest full size). */
+#define ACT__CHUNK_FIRST (4u * 1024u)
 
 typedef struct act__chunk {
     struct act__chunk *_Atomic next; /* next chunk of the same thread */
@@ -130,7 +145,8 @@ typedef struct act__thread {
     act__rec *rec;
     char *str;
     uint32_t used; /* records written in the tail chunk */
-    uint8_t args_ok; /* the last record was an event args may attach to */
+    uint32_t nchunks; /* chunks taken so far (sizes grow: thread.c) */
+    uint8_t args_ok; /* ACT__ARGS_*: may args attach to the last call? */
     uint8_t full;    /* buffer limit reached: drop without trying */
     uint32_t depth;  /* open spans, including ones that were not recorded */
     act__rec *open[ACT__MAX_DEPTH]; /* NULL for a span that was dropped */
@@ -139,6 +155,28 @@ typedef struct act__thread {
     _Atomic uint64_t dropped_type[ACT__NTYPE_SLOTS];
     _Atomic uint64_t dropped_reason[ACT__DROP_NREASONS];
     _Atomic uint64_t dropped_other; /* args and counters: events without a type */
+    /* The event args attach to (record.c): its chunk and index, the open
+     * span slot it fills (+1; 0: none), its args so far, and its arg record
+     * whose second slot is still free (NULL if none). An event and its args
+     * are kept or dropped together: when an arg finds no room, the whole
+     * group is taken back (the chunks' counts lowered). */
+    act__chunk *grp_chunk;
+    uint32_t grp_start, grp_open, grp_nargs;
+    act__rec *arg_half;
+    /* Arg drops (not events): [0] no event before it, [1] its event was
+     * dropped (or taken back for lack of room). Owner-written. */
+    _Atomic uint64_t args_dropped[2];
+    /* Arg keys: pointer -> interned id, verified by content. */
+    struct {
+        const char *p;
+        uint32_t id;
+    } kcache[16];
+    /* String arg values: (pointer, length) -> copy in chunk c. */
+    struct {
+        const char *p;
+        const act__chunk *c;
+        uint32_t len, ref;
+    } vcache[8];
     /* Small cache for act_counter: (track, series) pointers -> series id. */
     struct {
         const char *track, *series;
@@ -208,6 +246,19 @@ struct act_session {
      * pre-faulted at create (BUFFER_PREALLOC_MB). Under lock. */
     struct act__slab *slabs;
     char *slab_cur, *slab_end;
+    /* Slabs pre-faulted by the pre-fault thread (thread.c), waiting to be
+     * carved, oldest first; ready_bytes is their carvable size. Under lock.
+     * The thread keeps ACT__PREFAULT_AHEAD bytes ready beyond the slab being
+     * carved, within MAX_BUFFER_SIZE_MB, so recording threads do not take
+     * first-touch page faults; if it falls behind they map fresh memory as
+     * before. It runs from start to stop in the process that started it
+     * (prefault_pid): a forked child has none and falls back. */
+    struct act__slab *ready_head, *ready_tail;
+    size_t ready_bytes;
+    pthread_t prefault;
+    int prefault_running, prefault_stop;
+    int32_t prefault_pid;
+    pthread_cond_t prefault_cond;
 
     act__series **series; /* each allocated once: pointers stay valid */
     size_t nseries, capseries;
@@ -218,6 +269,8 @@ struct act_session {
     /* Recording calls dropped because they interrupted one of their own
      * thread's (a signal handler): ACT__DROP_REENTRANT. */
     _Atomic uint64_t dropped_reentrant;
+    /* act_arg_* calls dropped for the same reason (args count apart). */
+    _Atomic uint64_t args_dropped_reentrant;
     act__device *devices;
     size_t ndevices, capdevices;
     act__source sources[256];
@@ -367,6 +420,11 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
 /* Slabs: pre-fault @p bytes of chunks; unmap everything at destroy. */
 int act__slab_prealloc(act_session *s, size_t bytes);
 void act__slabs_free(act_session *s);
+/* The pre-fault thread: started by act_session_start (a failure to start
+ * only logs), stopped and joined by stop/destroy (idempotent; a no-op in a
+ * forked child, which never had it). */
+void act__prefault_start(act_session *s);
+void act__prefault_stop(act_session *s);
 
 /* Writers. */
 int act__write_chrome(act_session *s, const char *path);
