@@ -140,6 +140,7 @@ typedef struct act__thread {
     struct act__thread *next; /* session's thread list */
     act_session *session;
     int32_t pid, tid;
+    uint64_t serial; /* act__thread_serial() of the recording thread */
     act__chunk *head, *tail;
     /* Cursor into the tail chunk: records go to rec, strings end at str. */
     act__rec *rec;
@@ -403,7 +404,12 @@ void act__rec_leave(void);
 void act__reentrant_drop(act_session *s);
 
 /* Thread and process names, process-wide. */
-const char *act__thread_name_lookup(int32_t tid, char *buf, size_t cap);
+/* A name given by act_thread_name on thread (@p tid, @p serial), else the
+ * kernel's name for @p tid, else NULL. */
+const char *act__thread_name_lookup(int32_t tid, uint64_t serial, char *buf, size_t cap);
+/* The calling thread's serial: nonzero, unique per thread in the process
+ * (a fork()ed child's thread keeps the one it had). */
+uint64_t act__thread_serial(void);
 const char *act__process_name(char *buf, size_t cap);
 
 /* act__emit and act__counter_sample for a caller that holds the

@@ -2,7 +2,10 @@
 /*
  * Thread and process names (act_thread_name, act_process_name). They are
  * process-wide and outlive sessions, so a thread named once keeps its name
- * in every later trace. Threads never named get the kernel's name for them
+ * in every later trace. Names are keyed by the thread's tid and its
+ * serial (act__thread_serial: unique per thread for the process's life),
+ * so a thread that gets the tid of a dead one (tids are reused) does not
+ * inherit its name. Threads never named get the kernel's name for them
  * (/proc/self/task/TID/comm, as set by pthread_setname_np) at write time.
  */
 #include <pthread.h>
@@ -16,6 +19,7 @@
 
 typedef struct tname {
     int32_t tid;
+    uint64_t serial;
     char *name;
 } tname;
 
@@ -29,12 +33,13 @@ void act_thread_name(const char *name)
     if (!name)
         return;
     int32_t tid = (int32_t)syscall(SYS_gettid);
+    uint64_t serial = act__thread_serial();
     char *copy = strdup(name);
     if (!copy)
         return;
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nnames; i++) {
-        if (names[i].tid == tid) {
+        if (names[i].tid == tid && names[i].serial == serial) {
             free(names[i].name);
             names[i].name = copy;
             copy = NULL;
@@ -54,6 +59,7 @@ void act_thread_name(const char *name)
             capnames = ncap;
         }
         names[nnames].tid = tid;
+        names[nnames].serial = serial;
         names[nnames].name = copy;
         nnames++;
     }
@@ -86,12 +92,12 @@ static const char *read_comm(const char *path, char *buf, size_t cap)
     return n ? buf : NULL;
 }
 
-const char *act__thread_name_lookup(int32_t tid, char *buf, size_t cap)
+const char *act__thread_name_lookup(int32_t tid, uint64_t serial, char *buf, size_t cap)
 {
     const char *found = NULL;
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nnames; i++) {
-        if (names[i].tid == tid) {
+        if (names[i].tid == tid && names[i].serial == serial) {
             snprintf(buf, cap, "%s", names[i].name);
             found = buf;
             break;

@@ -28,6 +28,7 @@ typedef struct tls_block {
     act__thread *thread;
     uint32_t corr_depth; /* external correlation stack, session-independent */
     uint32_t busy;       /* inside a recording call (signal-safety guard) */
+    uint64_t serial;     /* act__thread_serial, 0 until first asked */
     uint64_t corr[CORR_DEPTH];
 } tls_block;
 
@@ -41,6 +42,15 @@ static _Thread_local tls_block tl ACT_TLS_IE;
 #define tl_thread tl.thread
 #define tl_corr tl.corr
 #define tl_corr_depth tl.corr_depth
+
+static _Atomic uint64_t next_serial = 1;
+
+uint64_t act__thread_serial(void)
+{
+    if (ACT_UNLIKELY(!tl.serial))
+        tl.serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
+    return tl.serial;
+}
 
 /* Called in a fork()ed child: the child starts with a clean state. */
 void act__record_atfork_child(void);

@@ -309,6 +309,7 @@ act__thread *act__thread_get(act_session *s)
     t->session = s;
     t->pid = (int32_t)getpid();
     t->tid = os_tid();
+    t->serial = act__thread_serial();
     act__chunk *c = chunk_new(s, 0, chunk_size_for(0));
     if (c) {
         set_tail(t, c);

@@ -906,7 +906,7 @@ static void emit_metadata(wctx *w, act__thread **threads, size_t nthreads)
     meta(o, "process_name", w->pid, 0, "name", pname ? pname : "host", 0);
     meta(o, "process_sort_index", w->pid, 0, "sort_index", NULL, 0);
     for (size_t i = 0; i < nthreads; i++) {
-        const char *tn = act__thread_name_lookup(threads[i]->tid, buf, sizeof buf);
+        const char *tn = act__thread_name_lookup(threads[i]->tid, threads[i]->serial, buf, sizeof buf);
         if (tn)
             meta(o, "thread_name", threads[i]->pid, threads[i]->tid, "name", tn, 0);
     }
