@@ -248,16 +248,19 @@ struct act_session {
     struct act__slab *slabs;
     char *slab_cur, *slab_end;
     /* Slabs pre-faulted by the pre-fault thread (thread.c), waiting to be
-     * carved, oldest first; ready_bytes is their carvable size. Under lock.
-     * The thread keeps ACT__PREFAULT_AHEAD bytes ready beyond the slab being
-     * carved, within MAX_BUFFER_SIZE_MB, so recording threads do not take
-     * first-touch page faults; if it falls behind they map fresh memory as
-     * before. It runs from start to stop in the process that started it
+     * carved, oldest first; ready_bytes is their carvable size. Under
+     * ready_lock, which a recording thread only ever try-locks (a
+     * pre-fault thread preempted while holding it never blocks recording).
+     * The thread keeps a few slabs ready, within MAX_BUFFER_SIZE_MB, so
+     * recording threads do not take first-touch page faults; if it falls
+     * behind they map fresh memory as before. It runs from start to stop
+     * in the process that started it
      * (prefault_pid): a forked child has none and falls back. */
+    pthread_mutex_t ready_lock;
     struct act__slab *ready_head, *ready_tail;
     size_t ready_bytes;
     pthread_t prefault;
-    int prefault_running, prefault_stop;
+    int prefault_running, prefault_stop; /* under ready_lock */
     int32_t prefault_pid;
     pthread_cond_t prefault_cond;
 

@@ -218,6 +218,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     s->gen = atomic_fetch_add(&next_gen, 1);
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->window_lock, NULL);
+    pthread_mutex_init(&s->ready_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -511,6 +512,7 @@ void act_session_destroy(act_session *s)
     free(s->trace_name);
     pthread_cond_destroy(&s->timer_cond);
     pthread_mutex_destroy(&s->window_lock);
+    pthread_mutex_destroy(&s->ready_lock);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

@@ -111,36 +111,29 @@ void act__slabs_free(act_session *s)
  * pre-fault thread catches up. */
 #define FALLBACK_SLAB (SLAB_HDR + 4 * (size_t)ACT__CHUNK_SIZE)
 
-/* Bytes ready to carve without a fault. Under s->lock. */
-static size_t ready_now(const act_session *s)
-{
-    return s->ready_bytes + (size_t)(s->slab_end - s->slab_cur);
-}
-
 /* 1 if one more slab may be pre-faulted: fewer than PREFAULT_AHEAD bytes
  * are ready, and the budget could still take them all (memory the budget
- * would refuse is never touched). Under s->lock. */
+ * would refuse is never touched). Under ready_lock. */
 static int prefault_wanted(const act_session *s)
 {
-    size_t ready = ready_now(s);
-    if (ready >= PREFAULT_AHEAD)
+    if (s->ready_bytes >= PREFAULT_AHEAD)
         return 0;
     uint64_t used = atomic_load_explicit(&s->bytes, memory_order_relaxed);
-    return used + ready + SLAB_SIZE <= s->max_bytes;
+    return used + s->ready_bytes + SLAB_SIZE <= s->max_bytes;
 }
 
 static void *prefault_main(void *arg)
 {
     act_session *s = arg;
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->ready_lock);
     while (!s->prefault_stop) {
         if (!prefault_wanted(s)) {
-            pthread_cond_wait(&s->prefault_cond, &s->lock);
+            pthread_cond_wait(&s->prefault_cond, &s->ready_lock);
             continue;
         }
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->ready_lock);
         struct act__slab *sl = slab_map(SLAB_SIZE, 0, 1);
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(&s->ready_lock);
         if (!sl) {
             /* Out of memory for now: recording threads fall back. */
             struct timespec ts;
@@ -151,7 +144,7 @@ static void *prefault_main(void *arg)
                 ts.tv_nsec -= 1000000000;
             }
             if (!s->prefault_stop)
-                pthread_cond_timedwait(&s->prefault_cond, &s->lock, &ts);
+                pthread_cond_timedwait(&s->prefault_cond, &s->ready_lock, &ts);
             continue;
         }
         if (s->ready_tail)
@@ -161,22 +154,19 @@ static void *prefault_main(void *arg)
         s->ready_tail = sl;
         s->ready_bytes += sl->size - SLAB_HDR;
     }
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->ready_lock);
     return NULL;
 }
 
 void act__prefault_start(act_session *s)
 {
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->ready_lock);
     int running = s->prefault_running;
-    pthread_mutex_unlock(&s->lock);
+    s->prefault_stop = 0;
+    pthread_mutex_unlock(&s->ready_lock);
     if (running)
         return;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_cond_init(&s->prefault_cond, &ca);
-    pthread_condattr_destroy(&ca);
-    s->prefault_stop = 0;
+    pthread_cond_init(&s->prefault_cond, NULL);
     /* No signal is delivered to the helper: the program's handlers run on
      * its own threads. */
     sigset_t all, old;
@@ -189,28 +179,47 @@ void act__prefault_start(act_session *s)
         act_log(ACT_LOG_WARN, "cannot start the buffer pre-fault thread; recording threads fault in their own memory");
         return;
     }
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->ready_lock);
     s->prefault_pid = (int32_t)getpid();
     s->prefault_running = 1;
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->ready_lock);
 }
 
 void act__prefault_stop(act_session *s)
 {
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->ready_lock);
     int mine = s->prefault_running && s->prefault_pid == (int32_t)getpid();
-    int had = s->prefault_running;
     s->prefault_running = 0;
     s->prefault_stop = 1;
     if (mine)
         pthread_cond_signal(&s->prefault_cond);
-    pthread_mutex_unlock(&s->lock);
-    if (mine)
+    pthread_mutex_unlock(&s->ready_lock);
+    /* In a forked child the thread never existed: nothing to join, and the
+     * condition variable is left alone. */
+    if (mine) {
         pthread_join(s->prefault, NULL);
-    /* In a forked child the thread never existed there: the condition
-     * variable is dropped, not waited on. */
-    if (had && mine)
         pthread_cond_destroy(&s->prefault_cond);
+    }
+}
+
+/* A pre-faulted slab, or NULL if none is ready or the pre-fault thread
+ * holds the lock right now (never waited for). */
+static struct act__slab *ready_take(act_session *s)
+{
+    if (pthread_mutex_trylock(&s->ready_lock) != 0)
+        return NULL;
+    struct act__slab *sl = s->ready_head;
+    if (sl) {
+        s->ready_head = sl->next;
+        if (!s->ready_head)
+            s->ready_tail = NULL;
+        s->ready_bytes -= sl->size - SLAB_HDR;
+    }
+    if (s->prefault_running && s->prefault_pid == (int32_t)getpid() &&
+        s->ready_bytes < PREFAULT_AHEAD / 2)
+        pthread_cond_signal(&s->prefault_cond);
+    pthread_mutex_unlock(&s->ready_lock);
+    return sl;
 }
 
 /* Size of a thread's next standard chunk: a thread starts small (most
@@ -254,13 +263,8 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std)
         pthread_mutex_lock(&s->lock);
         if ((size_t)(s->slab_end - s->slab_cur) < size) {
             /* The rest of this slab is left unused (under a chunk). */
-            struct act__slab *sl = s->ready_head;
-            if (sl) {
-                s->ready_head = sl->next;
-                if (!s->ready_head)
-                    s->ready_tail = NULL;
-                s->ready_bytes -= sl->size - SLAB_HDR;
-            } else {
+            struct act__slab *sl = ready_take(s);
+            if (!sl) {
                 /* The pre-fault thread fell behind (or there is none):
                  * fresh memory, faulted in by this thread as it writes. */
                 sl = slab_map(FALLBACK_SLAB, 0, 0);
@@ -272,9 +276,6 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std)
             c = (act__chunk *)s->slab_cur;
             s->slab_cur += size;
         }
-        if (s->prefault_running && ready_now(s) < PREFAULT_AHEAD / 2 &&
-            s->prefault_pid == (int32_t)getpid())
-            pthread_cond_signal(&s->prefault_cond);
         pthread_mutex_unlock(&s->lock);
     }
     if (!c) {
