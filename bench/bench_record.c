@@ -244,7 +244,12 @@ static void sweep(FILE *json)
                              {100000, 2, 0, 0, 0, 0, 0, 0}, {1000000, 2, 0, 0, 0, 0, 0, 0}, {10000000, 2, 0, 0, 0, 0, 0, 0}};
     const size_t np = sizeof pts / sizeof pts[0];
     printf("by length (default config, median (best) of 5):\n");
+    /* ACT_BENCH_SWEEP_MAX=N: only lengths up to N (a quick look). */
+    const char *mx = getenv("ACT_BENCH_SWEEP_MAX");
+    long max_n = mx ? atol(mx) : 0;
     for (size_t i = 0; i < np; i++) {
+        if (max_n > 0 && pts[i].n > max_n)
+            continue;
         sweep_one(&pts[i]);
         printf("  %8ld events, %d args %8.2f (%6.2f) ns/event wall, %7.2f ns/event thread CPU  %8.1f faults/1M events  %6.1f buffer bytes/event%s\n",
                pts[i].n, pts[i].args, pts[i].ns, pts[i].best, pts[i].cpu, pts[i].faults_per_m, pts[i].buf_per_event,

@@ -169,12 +169,12 @@ typedef struct act__thread {
     _Atomic uint64_t args_dropped[2];
     /* Arg keys: pointer -> interned id, verified by content. */
     struct {
-        const char *p;
-        uint32_t id;
+        const char *p, *s; /* the key given, the interned bytes */
+        uint32_t len, id;
     } kcache[16];
-    /* String arg values: (pointer, length) -> copy in chunk c. */
+    /* String arg values: (pointer, length) -> copy (at ref) in chunk c. */
     struct {
-        const char *p;
+        const char *p, *copy;
         const act__chunk *c;
         uint32_t len, ref;
     } vcache[8];

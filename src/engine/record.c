@@ -428,42 +428,62 @@ static inline void arg_drop(act__thread *t, int why)
                           memory_order_relaxed);
 }
 
-/* The interned id of arg key @p key (a per-thread cache keyed by the
- * pointer, verified by content: keys are nearly always constant strings),
- * or 0 if the string table refuses it. */
+/* The interned id of arg key @p key (a per-thread two-way cache keyed by
+ * the pointer, verified by content: keys are nearly always constant
+ * strings), or 0 if the string table refuses it. */
+static inline int key_hit(act__thread *t, size_t i, const char *key)
+{
+    if (t->kcache[i].p != key)
+        return 0;
+    /* The interned bytes hold no NUL: a shorter key differs at its NUL. */
+    const char *k = t->kcache[i].s;
+    uint32_t len = t->kcache[i].len;
+    for (uint32_t j = 0; j < len; j++)
+        if (k[j] != key[j])
+            return 0;
+    return key[len] == '\0';
+}
+
 static inline uint32_t key_id(act__thread *t, const char *key)
 {
-    size_t h = ((uintptr_t)key >> 3) & 15;
-    if (ACT_LIKELY(t->kcache[h].p == key)) {
-        uint32_t len;
-        const char *k = act__name_str(t->kcache[h].id, &len);
-        if (ACT_LIKELY(strncmp(k, key, (size_t)len + 1) == 0))
-            return t->kcache[h].id;
-    }
+    size_t h = ((uintptr_t)key >> 2) & 14;
+    if (ACT_LIKELY(key_hit(t, h, key)))
+        return t->kcache[h].id;
+    if (key_hit(t, h + 1, key))
+        return t->kcache[h + 1].id;
     uint32_t id = act_name(key);
     if (id) {
         uint32_t len;
         const char *k = act__name_str(id, &len);
-        if (k[len] != '\0' || strncmp(k, key, (size_t)len + 1) != 0)
+        if (strncmp(k, key, (size_t)len + 1) != 0)
             return 0; /* cut by the table's length cap: copy it instead */
+        /* The older entry of the pair makes room. */
+        t->kcache[h + 1] = t->kcache[h];
         t->kcache[h].p = key;
+        t->kcache[h].s = k;
+        t->kcache[h].len = len;
         t->kcache[h].id = id;
     }
     return id;
 }
 
 /* A string value already copied into the tail chunk (same pointer, length
- * and bytes), or 0. */
+ * and bytes), or 0. *h: the cache pair for value_put. */
+static inline int value_hit(act__thread *t, size_t i, const char *v, uint32_t len)
+{
+    if (t->vcache[i].p != v || t->vcache[i].c != t->tail || t->vcache[i].len != len)
+        return 0;
+    return memcmp(t->vcache[i].copy, v, len) == 0;
+}
+
 static inline uint32_t value_cached(act__thread *t, const char *v, uint32_t len,
                                     size_t *h)
 {
-    *h = (((uintptr_t)v >> 3) ^ len) & 7;
-    if (t->vcache[*h].p == v && t->vcache[*h].c == t->tail && t->vcache[*h].len == len) {
-        uint32_t l;
-        const char *copy = act__chunk_str(t->tail, t->vcache[*h].ref, &l);
-        if (memcmp(copy, v, len) == 0)
-            return t->vcache[*h].ref;
-    }
+    *h = (((uintptr_t)v >> 2) ^ len) & 6;
+    if (value_hit(t, *h, v, len))
+        return t->vcache[*h].ref;
+    if (value_hit(t, *h + 1, v, len))
+        return t->vcache[*h + 1].ref;
     return 0;
 }
 
@@ -471,10 +491,12 @@ static inline uint32_t value_put(act__thread *t, const char *v, uint32_t len,
                                  size_t h)
 {
     uint32_t ref = act__thread_put_str(t, v, len);
+    t->vcache[h + 1] = t->vcache[h];
     t->vcache[h].p = v;
     t->vcache[h].c = t->tail;
     t->vcache[h].len = len;
     t->vcache[h].ref = ref;
+    t->vcache[h].copy = t->str + 4;
     return ref;
 }
 

@@ -599,6 +599,9 @@ static void render_stats(json_t *st)
 {
     printf("\nactrace stats: %" PRIu64 " recorded, %" PRIu64 " dropped\n",
            u(st, "recorded"), u(st, "dropped"));
+    if (json_object_get(st, "args_recorded"))
+        printf("  args: %" PRIu64 " recorded, %" PRIu64 " dropped\n", u(st, "args_recorded"),
+               u(st, "args_dropped"));
     const char *k;
     json_t *v;
     const char *titles[] = {"dropped_by_reason", "dropped_by_type"};
