@@ -187,6 +187,10 @@ void act__prefault_start(act_session *s)
 
 void act__prefault_stop(act_session *s)
 {
+    /* A forked child never had the thread, and the lock may have been held
+     * by it at the fork: leave both alone. */
+    if (s->prefault_pid && s->prefault_pid != (int32_t)getpid())
+        return;
     pthread_mutex_lock(&s->ready_lock);
     int mine = s->prefault_running && s->prefault_pid == (int32_t)getpid();
     s->prefault_running = 0;
@@ -194,8 +198,6 @@ void act__prefault_stop(act_session *s)
     if (mine)
         pthread_cond_signal(&s->prefault_cond);
     pthread_mutex_unlock(&s->ready_lock);
-    /* In a forked child the thread never existed: nothing to join, and the
-     * condition variable is left alone. */
     if (mine) {
         pthread_join(s->prefault, NULL);
         pthread_cond_destroy(&s->prefault_cond);

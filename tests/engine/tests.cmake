@@ -25,3 +25,7 @@ if(ACT_HAVE_JANSSON)
   act_add_test(RecordThreadChurn SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_churn.c
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine TIMEOUT 300)
 endif()
+if(ACT_HAVE_JANSSON)
+  act_add_test(RecordPrefault SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_prefault.c
+               LIBS PkgConfig::JANSSON LABELS engine tsan)
+endif()
