@@ -27,5 +27,5 @@ if(ACT_HAVE_JANSSON)
 endif()
 if(ACT_HAVE_JANSSON)
   act_add_test(RecordPrefault SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_prefault.c
-               LIBS PkgConfig::JANSSON LABELS engine tsan)
+               LIBS PkgConfig::JANSSON LABELS engine)
 endif()
