@@ -74,7 +74,7 @@ static void test_reused_buffers(void)
     act_session *s = tu_session(NULL);
     char key[32], val[32];
     for (int i = 0; i < 3000; i++) {
-        act_instant(ACT_CPU_INSTANT_EVENT, "reuse");
+        act_span_record(ACT_CPU_OP, "reuse", 1000 + i * 10, 1005 + i * 10);
         snprintf(key, sizeof key, "key%d", i % 5);
         snprintf(val, sizeof val, "value%d", i);
         act_arg_str(key, val);
@@ -124,7 +124,7 @@ static void *whole_worker(void *arg)
     big[sizeof big - 1] = '\0';
     char val[64];
     for (int i = 0; i < WITERS; i++) {
-        act_span_record(ACT_CPU_OP, "whole", 100 + i, 200 + i);
+        act_span_record(ACT_CPU_OP, "whole", 1000 + i * 10, 1005 + i * 10);
         act_arg_int("n", i);
         snprintf(val, sizeof val, "value %d", i);
         act_arg_str("v", val);

@@ -59,7 +59,7 @@ static void *dead_named(void *arg)
     (void)arg;
     atomic_store(&target_tid, (int)syscall(SYS_gettid));
     act_thread_name("dead thread");
-    act_instant(ACT_CPU_INSTANT_EVENT, "before");
+    act_span_record(ACT_CPU_OP, "before", 1000, 1005);
     return NULL;
 }
 
@@ -68,7 +68,7 @@ static void *probe(void *arg)
     (void)arg;
     if ((int)syscall(SYS_gettid) == atomic_load(&target_tid)) {
         atomic_store(&hit, 1);
-        act_instant(ACT_CPU_INSTANT_EVENT, "after");
+        act_span_record(ACT_CPU_OP, "after", 2000, 2005);
     }
     return NULL;
 }
@@ -130,7 +130,7 @@ static int test_reused_tid(void)
      * has exited too, so it has no name at all, or the kernel's). */
     CHECK_EQ_INT(dead, 1);
     CHECK(other <= 1);
-    CHECK_EQ_INT((long long)tu_count(root, "i", "before") + (long long)tu_count(root, "i", "after"), 2);
+    CHECK_EQ_INT((long long)tu_count(root, "X", "before") + (long long)tu_count(root, "X", "after"), 2);
     json_decref(root);
     act_session_destroy(s);
     return 1;
