@@ -16,7 +16,14 @@
  * An open span (act_span_begin) is a committed record whose end time is
  * filled later by act_span_end() with a relaxed atomic store; the writer
  * reads it with a relaxed atomic load, so a span still open at write time is
- * seen as open, never torn.
+ * seen as open, never torn. Likewise an arg record's second arg is added in
+ * place after commit and published by a release store of its t1 (see
+ * ACT__ARG2_PRESENT). Only an event whose args found no room is taken back:
+ * its chunk's count is lowered (record.c, group_undo).
+ *
+ * Chunk memory past BUFFER_PREALLOC_MB is faulted in ahead of need by the
+ * session's pre-fault thread (thread.c); recording threads never wait for
+ * it.
  */
 #ifndef ACT_ENGINE_H
 #define ACT_ENGINE_H
