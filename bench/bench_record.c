@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -171,8 +172,108 @@ static double bench_memcpy(void)
     return (double)n / best / 1e9;
 }
 
+/*
+ * Recording cost by trace length: Kineto's workload (cpu_op spans with
+ * caller-supplied times, 0 or 2 args) under the default config (only
+ * MAX_BUFFER_SIZE_MB raised so that 10M events fit), so the first
+ * BUFFER_PREALLOC_MB are pre-faulted and the rest is not: this is what a
+ * real run pays. Median and best of 5 (wall), median of the recording thread's CPU time (immune to other load on a shared machine); the recording thread's minor page faults
+ * (getrusage RUSAGE_THREAD) per 1M events.
+ */
+typedef struct sweep_pt {
+    long n;
+    int args;
+    double ns, best, cpu, faults_per_m, buf_per_event;
+    uint64_t dropped;
+} sweep_pt;
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define SWEEP_REPS 5
+static void sweep_one(sweep_pt *pt)
+{
+    double ns[SWEEP_REPS], fl[SWEEP_REPS], cpu[SWEEP_REPS];
+    for (int r = 0; r < SWEEP_REPS; r++) {
+        act_config *cfg = NULL;
+        act_parse_error err;
+        const char *text = "MAX_BUFFER_SIZE_MB = 4096\n";
+        if (act_config_parse(text, strlen(text), NULL, &cfg, &err) != 0)
+            exit(1);
+        act_session_opts o;
+        act_session_opts_init(&o);
+        o.config = cfg;
+        act_session *s;
+        if (act_session_create(&o, &s) != 0 || act_session_start(s) != 0) {
+            fprintf(stderr, "bench: cannot start a session\n");
+            exit(1);
+        }
+        act_config_destroy(cfg);
+        struct rusage u0, u1;
+        struct timespec c0, c1;
+        getrusage(RUSAGE_THREAD, &u0);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+        ns[r] = run_loop(pt->args ? SUPPLIED_ARGS2 : SUPPLIED, pt->n);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        getrusage(RUSAGE_THREAD, &u1);
+        cpu[r] = ((double)(c1.tv_sec - c0.tv_sec) * 1e9 + (double)(c1.tv_nsec - c0.tv_nsec)) / (double)pt->n;
+        fl[r] = (double)(u1.ru_minflt - u0.ru_minflt) / ((double)pt->n / 1e6);
+        act_session_stop(s);
+        act_session_stats st;
+        memset(&st, 0, sizeof st);
+        st.struct_size = sizeof st;
+        act_session_get_stats(s, &st);
+        pt->dropped = st.dropped;
+        pt->buf_per_event = (double)st.bytes / (double)pt->n;
+        act_session_destroy(s);
+    }
+    qsort(ns, SWEEP_REPS, sizeof ns[0], cmp_d);
+    qsort(fl, SWEEP_REPS, sizeof fl[0], cmp_d);
+    qsort(cpu, SWEEP_REPS, sizeof cpu[0], cmp_d);
+    pt->cpu = cpu[SWEEP_REPS / 2];
+    pt->best = ns[0];
+    pt->ns = ns[SWEEP_REPS / 2];
+    pt->faults_per_m = fl[SWEEP_REPS / 2];
+}
+
+static void sweep(FILE *json)
+{
+    static sweep_pt pts[] = {{100000, 0, 0, 0, 0, 0, 0, 0}, {1000000, 0, 0, 0, 0, 0, 0, 0}, {10000000, 0, 0, 0, 0, 0, 0, 0},
+                             {100000, 2, 0, 0, 0, 0, 0, 0}, {1000000, 2, 0, 0, 0, 0, 0, 0}, {10000000, 2, 0, 0, 0, 0, 0, 0}};
+    const size_t np = sizeof pts / sizeof pts[0];
+    printf("by length (default config, median (best) of 5):\n");
+    /* ACT_BENCH_SWEEP_MAX=N: only lengths up to N (a quick look). */
+    const char *mx = getenv("ACT_BENCH_SWEEP_MAX");
+    long max_n = mx ? atol(mx) : 0;
+    for (size_t i = 0; i < np; i++) {
+        if (max_n > 0 && pts[i].n > max_n)
+            continue;
+        sweep_one(&pts[i]);
+        printf("  %8ld events, %d args %8.2f (%6.2f) ns/event wall, %7.2f ns/event thread CPU  %8.1f faults/1M events  %6.1f buffer bytes/event%s\n",
+               pts[i].n, pts[i].args, pts[i].ns, pts[i].best, pts[i].cpu, pts[i].faults_per_m, pts[i].buf_per_event,
+               pts[i].dropped ? "  (DROPS)" : "");
+    }
+    printf("  10M/100k: %.2fx (0 args), %.2fx (2 args) wall; %.2fx, %.2fx thread CPU\n", pts[2].ns / pts[0].ns,
+           pts[5].ns / pts[3].ns, pts[2].cpu / pts[0].cpu, pts[5].cpu / pts[3].cpu);
+    fprintf(json, "{\"sweep\":[");
+    for (size_t i = 0; i < np; i++)
+        fprintf(json, "%s{\"events\":%ld,\"args\":%d,\"ns_per_event\":%.2f,\"best_ns_per_event\":%.2f,\"thread_cpu_ns_per_event\":%.2f,\"faults_per_1m\":%.1f,"
+                "\"buffer_bytes_per_event\":%.1f,\"dropped\":%llu}", i ? "," : "", pts[i].n, pts[i].args,
+                pts[i].ns, pts[i].best, pts[i].cpu, pts[i].faults_per_m, pts[i].buf_per_event, (unsigned long long)pts[i].dropped);
+    fprintf(json, "],\"ratio_10m_100k_0\":%.3f,\"ratio_10m_100k_2\":%.3f}\n", pts[2].ns / pts[0].ns,
+            pts[5].ns / pts[3].ns);
+}
+
 int main(void)
 {
+    if (getenv("ACT_BENCH_SWEEP_ONLY")) {
+        act_log_set_level(ACT_LOG_ERROR);
+        sweep(stdout);
+        return 0;
+    }
     const long N = 2000000;
     const long EVENTS = 1000000;
     act_log_set_level(ACT_LOG_ERROR);
@@ -182,6 +283,7 @@ int main(void)
     double supplied_ns = bench_record(SUPPLIED, N);
     double args2_ns = bench_record(SUPPLIED_ARGS2, N);
     double counter_ns = bench_record(COUNTER, N);
+    sweep(stderr); /* stdout's last line stays the one summary object */
 
     /* Memory per recorded span, and writing 1,000,000 spans. */
     double write_best = 1e9, buf_per_event = 0;

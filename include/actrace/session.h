@@ -103,10 +103,13 @@ ACT_API act_session *act_session_active(void);
 typedef struct act_session_stats {
     uint32_t struct_size;
     uint32_t reserved;
-    uint64_t recorded; /**< events kept */
+    uint64_t recorded; /**< events (and counter samples) kept, args not included */
     uint64_t dropped;  /**< events lost to the buffer limit or misuse */
     uint64_t bytes;    /**< buffer memory held */
     /* end of ABI 0.1 */
+    uint64_t args_recorded; /**< args kept (each with its event) */
+    uint64_t args_dropped;  /**< args lost: with their event, or with none before them */
+    /* end of ABI 0.2 */
 } act_session_stats;
 
 /** Fill @p out (set out->struct_size first, or zero it). */

@@ -49,6 +49,15 @@
  * Fork. The process-wide locks get pthread_atfork handlers installed when
  * the library is loaded (a constructor in session.c): held across fork,
  * re-initialised in the child, which also starts with no session.
+ *
+ * An arg record's second arg is added in place after commit and published
+ * by a release store of its t1 (see ACT__ARG2_PRESENT). Only an event whose
+ * args found no room is taken back: its chunk's count is lowered
+ * (record.c, group_undo).
+ *
+ * Chunk memory past BUFFER_PREALLOC_MB is faulted in ahead of need by the
+ * session's pre-fault thread (thread.c); recording threads never wait for
+ * it.
  */
 #ifndef ACT_ENGINE_H
 #define ACT_ENGINE_H
@@ -83,7 +92,18 @@ typedef enum act__rec_kind {
                           flags: act__emit_kind */
 } act__rec_kind;
 
-/* flags of ACT__R_ARG: the value kind (act__vkind). */
+/* ACT__R_ARG holds one or two args. First: name = key ref (an interned id
+ * for act_arg_*, a local string for plugins' args), flags = value kind
+ * (act__vkind), x = value (a string is a local ref). Second, filled in
+ * place after the record was committed: t0 = value, then t1 published with
+ * a release store as ACT__ARG2_PRESENT | kind << 32 | key ref (0: none);
+ * a reader loads t1 with acquire before it reads t0. */
+#define ACT__ARG2_PRESENT (INT64_C(1) << 40)
+
+/* act__thread.args_ok: where an act_arg_* call goes. */
+#define ACT__ARGS_ORPHAN 0  /* no event before it: dropped (orphan_arg) */
+#define ACT__ARGS_OK 1      /* attaches to the last event */
+#define ACT__ARGS_DROPPED 2 /* its event was dropped: dropped with it */
 
 #define ACT__OPEN INT64_MIN /* t1 of a span not yet ended */
 
@@ -108,6 +128,10 @@ _Static_assert(sizeof(act__rec) == 32, "records are 32 bytes");
 /* ---- chunks ------------------------------------------------------------- */
 
 #define ACT__CHUNK_SIZE (64u * 1024u)
+/* A thread's first chunk: small, so that many short-lived threads recording
+ * a few events each do not exhaust the budget (the second is a quarter of
+ * ACT__CHUNK_SIZE, the rest full size). */
+#define ACT__CHUNK_FIRST (4u * 1024u)
 
 typedef struct act__chunk {
     struct act__chunk *_Atomic next; /* next chunk of the same thread */
@@ -157,12 +181,14 @@ typedef struct act__thread {
     struct act__thread *next; /* session's thread list */
     act_session *session;
     int32_t pid, tid;
+    uint64_t serial; /* act__thread_serial() of the recording thread */
     act__chunk *head, *tail;
     /* Cursor into the tail chunk: records go to rec, strings end at str. */
     act__rec *rec;
     char *str;
     uint32_t used; /* records written in the tail chunk */
-    uint8_t args_ok; /* the last record was an event args may attach to */
+    uint32_t nchunks; /* chunks taken so far (sizes grow: thread.c) */
+    uint8_t args_ok; /* ACT__ARGS_*: may args attach to the last call? */
     uint8_t full;    /* buffer limit reached: drop without trying */
     uint32_t depth;  /* open spans, including ones that were not recorded */
     act__rec *open[ACT__MAX_DEPTH]; /* NULL for a span that was dropped */
@@ -171,6 +197,28 @@ typedef struct act__thread {
     _Atomic uint64_t dropped_type[ACT__NTYPE_SLOTS];
     _Atomic uint64_t dropped_reason[ACT__DROP_NREASONS];
     _Atomic uint64_t dropped_other; /* args and counters: events without a type */
+    /* The event args attach to (record.c): its chunk and index, the open
+     * span slot it fills (+1; 0: none), its args so far, and its arg record
+     * whose second slot is still free (NULL if none). An event and its args
+     * are kept or dropped together: when an arg finds no room, the whole
+     * group is taken back (the chunks' counts lowered). */
+    act__chunk *grp_chunk;
+    uint32_t grp_start, grp_open, grp_nargs;
+    act__rec *arg_half;
+    /* Arg drops (not events): [0] no event before it, [1] its event was
+     * dropped (or taken back for lack of room). Owner-written. */
+    _Atomic uint64_t args_dropped[2];
+    /* Arg keys: pointer -> interned id, verified by content. */
+    struct {
+        const char *p, *s; /* the key given, the interned bytes */
+        uint32_t len, id;
+    } kcache[16];
+    /* String arg values: (pointer, length) -> copy (at ref) in chunk c. */
+    struct {
+        const char *p, *copy;
+        const act__chunk *c;
+        uint32_t len, ref;
+    } vcache[8];
     /* Small cache for act_counter: (track, series) pointers -> series id. */
     struct {
         const char *track, *series;
@@ -240,6 +288,22 @@ struct act_session {
      * pre-faulted at create (BUFFER_PREALLOC_MB). Under lock. */
     struct act__slab *slabs;
     char *slab_cur, *slab_end;
+    /* Slabs pre-faulted by the pre-fault thread (thread.c), waiting to be
+     * carved, oldest first; ready_bytes is their carvable size. Under
+     * ready_lock, which a recording thread only ever try-locks (a
+     * pre-fault thread preempted while holding it never blocks recording).
+     * The thread keeps a few slabs ready, within MAX_BUFFER_SIZE_MB, so
+     * recording threads do not take first-touch page faults; if it falls
+     * behind they map fresh memory as before. It runs from start to stop
+     * in the process that started it
+     * (prefault_pid): a forked child has none and falls back. */
+    pthread_mutex_t ready_lock;
+    struct act__slab *ready_head, *ready_tail;
+    size_t ready_bytes;
+    pthread_t prefault;
+    int prefault_running, prefault_stop; /* under ready_lock */
+    int32_t prefault_pid;
+    pthread_cond_t prefault_cond;
 
     act__series **series; /* each allocated once: pointers stay valid */
     size_t nseries, capseries;
@@ -250,6 +314,8 @@ struct act_session {
     /* Recording calls dropped because they interrupted one of their own
      * thread's (a signal handler): ACT__DROP_REENTRANT. */
     _Atomic uint64_t dropped_reentrant;
+    /* act_arg_* calls dropped for the same reason (args count apart). */
+    _Atomic uint64_t args_dropped_reentrant;
     act__device *devices;
     size_t ndevices, capdevices;
     act__source sources[256];
@@ -411,10 +477,17 @@ void act__rec_leave(void);
 void act__reentrant_drop(act_session *s);
 
 /* Thread and process names, process-wide. */
-const char *act__thread_name_lookup(int32_t tid, char *buf, size_t cap);
+/* A name given to thread (@p tid, @p serial) by act_thread_name, else one a
+ * plugin gave @p tid (name_thread), else the kernel's name for @p tid, else
+ * NULL. @p serial ACT__SERIAL_ANY takes the latest name given to @p tid. */
+#define ACT__SERIAL_ANY UINT64_MAX
+const char *act__thread_name_lookup(int32_t tid, uint64_t serial, char *buf, size_t cap);
 /* The tids named by plugins (act__thread_name_set with by_plugin):
  * writes up to @p cap, returns how many. */
 size_t act__thread_names_by_plugin(int32_t *out, size_t cap);
+/* The calling thread's serial: nonzero, unique per thread in the process
+ * (a fork()ed child's thread keeps the one it had). */
+uint64_t act__thread_serial(void);
 const char *act__process_name(char *buf, size_t cap);
 
 /* act__emit and act__counter_sample for a caller that holds the
@@ -431,6 +504,11 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
 /* Slabs: pre-fault @p bytes of chunks; unmap everything at destroy. */
 int act__slab_prealloc(act_session *s, size_t bytes);
 void act__slabs_free(act_session *s);
+/* The pre-fault thread: started by act_session_start (a failure to start
+ * only logs), stopped and joined by stop/destroy (idempotent; a no-op in a
+ * forked child, which never had it). */
+void act__prefault_start(act_session *s);
+void act__prefault_stop(act_session *s);
 
 /* Writers. */
 int act__write_chrome(act_session *s, const char *path);

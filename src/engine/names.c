@@ -2,7 +2,12 @@
 /*
  * Thread and process names (act_thread_name, act_process_name). They are
  * process-wide and outlive sessions, so a thread named once keeps its name
- * in every later trace. Threads never named get the kernel's name for them
+ * in every later trace. Names are keyed by the thread's tid and its
+ * serial (act__thread_serial: unique per thread for the process's life),
+ * so a thread that gets the tid of a dead one (tids are reused) does not
+ * inherit its name. A plugin names a tid (name_thread: an OS thread it
+ * saw, or a track of its own) with serial 0; an application's name for the
+ * thread comes first. Threads never named get the kernel's name for them
  * (/proc/self/task/TID/comm, as set by pthread_setname_np) at write time.
  */
 #include <pthread.h>
@@ -17,6 +22,8 @@
 typedef struct tname {
     int32_t tid;
     int32_t by_plugin; /* named through the plugin host table (name_thread) */
+    uint64_t serial;   /* act__thread_serial() of the named thread; 0 for a
+                        * plugin's name (it names a tid, not a thread) */
     char *name;
 } tname;
 
@@ -25,8 +32,9 @@ static tname *names;
 static size_t nnames, capnames;
 static char *process_name;
 
-int act__thread_name_set(int32_t tid, const char *name, size_t len,
-                         int by_plugin)
+/* Names (@p tid, @p serial), latest wins. */
+static int name_set(int32_t tid, uint64_t serial, const char *name, size_t len,
+                    int by_plugin)
 {
     char *copy = malloc(len + 1);
     if (!copy)
@@ -36,7 +44,7 @@ int act__thread_name_set(int32_t tid, const char *name, size_t len,
     int rc = 0;
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nnames; i++) {
-        if (names[i].tid == tid) {
+        if (names[i].tid == tid && names[i].serial == serial) {
             free(names[i].name);
             names[i].name = copy;
             names[i].by_plugin |= by_plugin;
@@ -58,12 +66,19 @@ int act__thread_name_set(int32_t tid, const char *name, size_t len,
         }
         names[nnames].tid = tid;
         names[nnames].by_plugin = by_plugin;
+        names[nnames].serial = serial;
         names[nnames].name = copy;
         nnames++;
     }
 out:
     pthread_mutex_unlock(&lock);
     return rc;
+}
+
+int act__thread_name_set(int32_t tid, const char *name, size_t len,
+                         int by_plugin)
+{
+    return name_set(tid, 0, name, len, by_plugin);
 }
 
 size_t act__thread_names_by_plugin(int32_t *out, size_t cap)
@@ -85,7 +100,7 @@ void act_thread_name(const char *name)
     if (!name)
         return;
     int32_t tid = (int32_t)syscall(SYS_gettid);
-    (void)act__thread_name_set(tid, name, strlen(name), 0);
+    (void)name_set(tid, act__thread_serial(), name, strlen(name), 0);
 }
 
 void act_process_name(const char *name)
@@ -114,15 +129,28 @@ static const char *read_comm(const char *path, char *buf, size_t cap)
     return n ? buf : NULL;
 }
 
-const char *act__thread_name_lookup(int32_t tid, char *buf, size_t cap)
+const char *act__thread_name_lookup(int32_t tid, uint64_t serial, char *buf, size_t cap)
 {
     const char *found = NULL;
+    size_t plugin = SIZE_MAX, any = SIZE_MAX;
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nnames; i++) {
-        if (names[i].tid == tid) {
+        if (names[i].tid != tid)
+            continue;
+        any = i; /* the latest given to this tid */
+        if (names[i].serial == 0)
+            plugin = i;
+        if (names[i].serial == serial && serial != 0) {
             snprintf(buf, cap, "%s", names[i].name);
             found = buf;
             break;
+        }
+    }
+    if (!found) {
+        size_t k = serial == ACT__SERIAL_ANY ? any : plugin;
+        if (k != SIZE_MAX) {
+            snprintf(buf, cap, "%s", names[k].name);
+            found = buf;
         }
     }
     pthread_mutex_unlock(&lock);

@@ -28,6 +28,7 @@ typedef struct tls_block {
     act__thread *thread;
     uint32_t corr_depth; /* external correlation stack, session-independent */
     uint32_t busy;       /* inside a recording call (signal-safety guard) */
+    uint64_t serial;     /* act__thread_serial, 0 until first asked */
     uint64_t corr[CORR_DEPTH];
 } tls_block;
 
@@ -41,6 +42,15 @@ static _Thread_local tls_block tl ACT_TLS_IE;
 #define tl_thread tl.thread
 #define tl_corr tl.corr
 #define tl_corr_depth tl.corr_depth
+
+static _Atomic uint64_t next_serial = 1;
+
+uint64_t act__thread_serial(void)
+{
+    if (ACT_UNLIKELY(!tl.serial))
+        tl.serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
+    return tl.serial;
+}
 
 /* Called in a fork()ed child: the child starts with a clean state. */
 void act__record_atfork_child(void);
@@ -140,32 +150,47 @@ static inline uint64_t corr_current(void)
     return d && d <= CORR_DEPTH ? tl_corr[d - 1] : 0;
 }
 
+/* Count a dropped event: its args are dropped with it. */
+static inline void drop_event(act__thread *t, int type, act__drop_reason why)
+{
+    act__thread_drop(t, type, why);
+    t->args_ok = ACT__ARGS_DROPPED;
+}
+
 /* 1 if @p type is selected; otherwise counts the drop and returns 0. */
 static inline int admit(act__thread *t, int type)
 {
     if (ACT_LIKELY(act__type_selected(t->session, type)))
         return 1;
-    act__thread_drop(t, type,
+    drop_event(t, type,
                      act__type_slot(type) < 0 ? ACT__DROP_BAD_TYPE
                                               : ACT__DROP_NOT_SELECTED);
     return 0;
 }
 
-/* A record slot with @p strbytes of string space behind it, or NULL. */
+/* A slot for an event record with @p strbytes of string space behind it,
+ * and room for one arg record after it (an event and its first args land
+ * in the same chunk), or NULL. */
 static inline act__rec *slot(act__thread *t, uint32_t strbytes)
 {
-    if (ACT_UNLIKELY((char *)(t->rec + 1) + strbytes > t->str)) {
-        if (act__thread_reserve(t, 1, strbytes) != 0)
+    if (ACT_UNLIKELY((char *)(t->rec + 2) + strbytes > t->str)) {
+        if (act__thread_reserve(t, 2, strbytes) != 0)
             return NULL;
     }
     return t->rec;
 }
 
-static inline void push(act__thread *t, act__rec *r, int args_ok)
+/* Commit event @p r: args may attach to it from now on. */
+static inline void push(act__thread *t, act__rec *r)
 {
+    t->grp_chunk = t->tail;
+    t->grp_start = t->used;
+    t->grp_open = 0;
+    t->grp_nargs = 0;
+    t->arg_half = NULL;
     t->rec = r + 1;
     t->used++;
-    t->args_ok = (uint8_t)args_ok;
+    t->args_ok = ACT__ARGS_OK;
     act__thread_commit(t);
 }
 
@@ -180,7 +205,7 @@ static inline act__rec *event(act__thread *t, int type, uint8_t kind,
     }
     act__rec *r = slot(t, space);
     if (ACT_UNLIKELY(!r)) {
-        act__thread_drop(t, type, ACT__DROP_BUFFER_FULL);
+        drop_event(t, type, ACT__DROP_BUFFER_FULL);
         return NULL;
     }
     /* An id that act_name() never returned is written as an empty name;
@@ -202,13 +227,14 @@ static inline void span_begin_body(act_session *s, act_activity_type type,
     uint32_t d = t->depth++;
     act__rec *r = NULL;
     if (ACT_UNLIKELY(d >= ACT__MAX_DEPTH)) {
-        act__thread_drop(t, type, ACT__DROP_UNBALANCED);
+        drop_event(t, type, ACT__DROP_UNBALANCED);
         return;
     }
     if (admit(t, type) && (r = event(t, type, ACT__R_SPAN, id, name)) != NULL) {
         r->t0 = act__clock_ns();
         atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
-        push(t, r, 1);
+        push(t, r);
+        t->grp_open = d + 1;
     }
     t->open[d] = r;
 }
@@ -273,7 +299,7 @@ static inline void span_record_body(act_session *s, act_activity_type type,
         return;
     if (ACT_UNLIKELY(end < start || !act__session_time_ok(s, start) ||
                      !act__session_time_ok(s, end))) {
-        act__thread_drop(t, type, ACT__DROP_BAD_TIMES);
+        drop_event(t, type, ACT__DROP_BAD_TIMES);
         return;
     }
     act__rec *r = event(t, type, ACT__R_SPAN, id, name);
@@ -281,7 +307,7 @@ static inline void span_record_body(act_session *s, act_activity_type type,
         return;
     r->t0 = start;
     atomic_store_explicit(&r->t1, end, memory_order_relaxed);
-    push(t, r, 1);
+    push(t, r);
 }
 
 static ACT_NOINLINE void span_record(act_session *s, act_activity_type type,
@@ -316,7 +342,7 @@ static inline void instant_body(act_session *s, act_activity_type type,
         return;
     r->t0 = act__clock_ns();
     atomic_store_explicit(&r->t1, r->t0, memory_order_relaxed);
-    push(t, r, 1);
+    push(t, r);
 }
 
 static ACT_NOINLINE void instant(act_session *s, act_activity_type type,
@@ -396,28 +422,179 @@ void act_counter(const char *track, const char *series, double value)
 
 /* ---- args ----------------------------------------------------------------- */
 
-static inline act__rec *arg_slot(act__thread *t, const char *key,
-                                 uint32_t extra)
+static inline void arg_drop(act__thread *t, int why)
 {
-    if (ACT_UNLIKELY(!t->args_ok)) {
-        act__thread_drop(t, -1, ACT__DROP_ORPHAN_ARG);
-        return NULL;
+    _Atomic uint64_t *c = &t->args_dropped[why];
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* The interned id of arg key @p key (a per-thread two-way cache keyed by
+ * the pointer, verified by content: keys are nearly always constant
+ * strings), or 0 if the string table refuses it. */
+static inline int key_hit(act__thread *t, size_t i, const char *key)
+{
+    if (t->kcache[i].p != key)
+        return 0;
+    /* The interned bytes hold no NUL: a shorter key differs at its NUL. */
+    const char *k = t->kcache[i].s;
+    uint32_t len = t->kcache[i].len;
+    for (uint32_t j = 0; j < len; j++)
+        if (k[j] != key[j])
+            return 0;
+    return key[len] == '\0';
+}
+
+static inline uint32_t key_id(act__thread *t, const char *key)
+{
+    size_t h = ((uintptr_t)key >> 2) & 14;
+    if (ACT_LIKELY(key_hit(t, h, key)))
+        return t->kcache[h].id;
+    if (key_hit(t, h + 1, key))
+        return t->kcache[h + 1].id;
+    uint32_t id = act_name(key);
+    if (id) {
+        uint32_t len;
+        const char *k = act__name_str(id, &len);
+        if (strncmp(k, key, (size_t)len + 1) != 0)
+            return 0; /* cut by the table's length cap: copy it instead */
+        /* The older entry of the pair makes room. */
+        t->kcache[h + 1] = t->kcache[h];
+        t->kcache[h].p = key;
+        t->kcache[h].s = k;
+        t->kcache[h].len = len;
+        t->kcache[h].id = id;
+    }
+    return id;
+}
+
+/* A string value already copied into the tail chunk (same pointer, length
+ * and bytes), or 0. *h: the cache pair for value_put. */
+static inline int value_hit(act__thread *t, size_t i, const char *v, uint32_t len)
+{
+    if (t->vcache[i].p != v || t->vcache[i].c != t->tail || t->vcache[i].len != len)
+        return 0;
+    return memcmp(t->vcache[i].copy, v, len) == 0;
+}
+
+static inline uint32_t value_cached(act__thread *t, const char *v, uint32_t len,
+                                    size_t *h)
+{
+    *h = (((uintptr_t)v >> 2) ^ len) & 6;
+    if (value_hit(t, *h, v, len))
+        return t->vcache[*h].ref;
+    if (value_hit(t, *h + 1, v, len))
+        return t->vcache[*h + 1].ref;
+    return 0;
+}
+
+static inline uint32_t value_put(act__thread *t, const char *v, uint32_t len,
+                                 size_t h)
+{
+    uint32_t ref = act__thread_put_str(t, v, len);
+    t->vcache[h + 1] = t->vcache[h];
+    t->vcache[h].p = v;
+    t->vcache[h].c = t->tail;
+    t->vcache[h].len = len;
+    t->vcache[h].ref = ref;
+    t->vcache[h].copy = t->str + 4;
+    return ref;
+}
+
+/* Take back the current event and its args (no room for the next arg):
+ * the event is dropped whole and counted so. */
+static ACT_NOINLINE void group_undo(act__thread *t)
+{
+    act__chunk *c = t->grp_chunk;
+    act__rec *ev = &c->recs[t->grp_start];
+    if (t->grp_open && t->open[t->grp_open - 1] == ev)
+        t->open[t->grp_open - 1] = NULL;
+    int type = ev->type;
+    /* Counted dropped before it stops counting as recorded, so that totals
+     * read while recording never go down. */
+    for (uint32_t i = 0; i < t->grp_nargs + 1; i++)
+        arg_drop(t, 1);
+    drop_event(t, type, ACT__DROP_BUFFER_FULL);
+    atomic_store_explicit(&c->used, t->grp_start, memory_order_release);
+    for (act__chunk *n = atomic_load_explicit(&c->next, memory_order_relaxed); n;
+         n = atomic_load_explicit(&n->next, memory_order_relaxed))
+        atomic_store_explicit(&n->used, 0, memory_order_release);
+    if (c == t->tail) {
+        t->used = t->grp_start;
+        t->rec = ev;
+    } else {
+        t->used = 0;
+        t->rec = t->tail->recs;
+    }
+    t->arg_half = NULL;
+}
+
+/* Attach one arg to the current event: in the free second slot of its
+ * last arg record, or in a new arg record. @p sval: a string value's bytes
+ * (kind ACT__V_STR), else @p bits is the value. */
+static inline void arg_put(act__thread *t, const char *key, act__vkind kind,
+                           uint64_t bits, const char *sval, uint32_t slen)
+{
+    if (ACT_UNLIKELY(t->args_ok != ACT__ARGS_OK)) {
+        arg_drop(t, t->args_ok == ACT__ARGS_DROPPED);
+        return;
     }
     if (!key)
         key = "";
-    size_t n = strlen(key);
-    uint32_t klen = n > 65535 ? 65535 : (uint32_t)n;
-    act__rec *r = slot(t, act__str_space(klen) + extra);
-    if (ACT_UNLIKELY(!r)) {
-        act__thread_drop(t, -1, ACT__DROP_BUFFER_FULL);
-        return NULL;
+    uint32_t kref = key_id(t, key), klen = 0;
+    uint32_t need = 0; /* string bytes to copy */
+    if (ACT_UNLIKELY(!kref)) {
+        size_t n = strlen(key);
+        klen = n > 65535 ? 65535 : (uint32_t)n;
+        need += act__str_space(klen);
     }
-    r->name = act__thread_put_str(t, key, klen);
+    size_t vh = 0;
+    uint32_t vref = 0;
+    if (kind == ACT__V_STR && !(vref = value_cached(t, sval, slen, &vh)))
+        need += act__str_space(slen);
+    act__rec *half = t->arg_half;
+    if (half && (size_t)(t->str - (char *)t->rec) >= need) {
+        /* The second slot of the last arg record (in the tail chunk). */
+        if (!kref)
+            kref = act__thread_put_str(t, key, klen);
+        if (kind == ACT__V_STR)
+            bits = vref ? vref : value_put(t, sval, slen, vh);
+        half->t0 = (int64_t)bits;
+        atomic_store_explicit(&half->t1,
+                              ACT__ARG2_PRESENT | (int64_t)kind << 32 | (int64_t)kref,
+                              memory_order_release);
+        t->arg_half = NULL;
+        t->grp_nargs++;
+        return;
+    }
+    if (ACT_UNLIKELY((char *)(t->rec + 1) + need > t->str)) {
+        const act__chunk *old = t->tail;
+        if (kind == ACT__V_STR && vref)
+            need += act__str_space(slen); /* copies are per chunk */
+        if (act__thread_reserve(t, 1, need) != 0) {
+            group_undo(t);
+            return;
+        }
+        if (t->tail != old)
+            vref = 0;
+    }
+    act__rec *r = t->rec;
+    if (!kref)
+        kref = act__thread_put_str(t, key, klen);
+    if (kind == ACT__V_STR)
+        bits = vref ? vref : value_put(t, sval, slen, vh);
+    r->t0 = 0;
+    atomic_store_explicit(&r->t1, 0, memory_order_relaxed);
+    r->x = bits;
+    r->name = kref;
     r->type = 0;
     r->kind = ACT__R_ARG;
-    atomic_store_explicit(&r->t1, 0, memory_order_relaxed);
-    r->t0 = 0;
-    return r;
+    r->flags = (uint8_t)kind;
+    t->rec = r + 1;
+    t->used++;
+    act__thread_commit(t);
+    t->arg_half = r;
+    t->grp_nargs++;
 }
 
 static inline void arg_scalar_body(act_session *s, const char *key,
@@ -426,18 +603,27 @@ static inline void arg_scalar_body(act_session *s, const char *key,
     act__thread *t = thread_of(s);
     if (!t)
         return;
-    act__rec *r = arg_slot(t, key, 0);
-    if (!r)
-        return;
-    r->flags = (uint8_t)kind;
-    r->x = bits;
-    push(t, r, 1);
+    arg_put(t, key, kind, bits, NULL, 0);
 }
+
+/* GUARDED for an arg call: a nested one counts as a dropped arg. */
+#define GUARDED_ARG(s, BODY) \
+    do { \
+        if (ACT_UNLIKELY(tl.busy)) { \
+            atomic_fetch_add_explicit(&(s)->args_dropped_reentrant, 1, memory_order_relaxed); \
+            return; \
+        } \
+        tl.busy = 1; \
+        atomic_signal_fence(memory_order_seq_cst); \
+        BODY; \
+        atomic_signal_fence(memory_order_seq_cst); \
+        tl.busy = 0; \
+    } while (0)
 
 static ACT_NOINLINE void arg_scalar(act_session *s, const char *key,
                                     act__vkind kind, uint64_t bits)
 {
-    GUARDED(s, arg_scalar_body(s, key, kind, bits));
+    GUARDED_ARG(s, arg_scalar_body(s, key, kind, bits));
 }
 
 void act_arg_int(const char *key, int64_t value)
@@ -477,18 +663,13 @@ static inline void arg_strn_body(act_session *s, const char *key,
         len = 0;
     }
     uint32_t vlen = len > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)len;
-    act__rec *r = arg_slot(t, key, act__str_space(vlen));
-    if (!r)
-        return;
-    r->flags = ACT__V_STR;
-    r->x = act__thread_put_str(t, value, vlen);
-    push(t, r, 1);
+    arg_put(t, key, ACT__V_STR, 0, value, vlen);
 }
 
 static ACT_NOINLINE void arg_strn(act_session *s, const char *key,
                                   const char *value, size_t len)
 {
-    GUARDED(s, arg_strn_body(s, key, value, len));
+    GUARDED_ARG(s, arg_strn_body(s, key, value, len));
 }
 
 void act_arg_strn(const char *key, const char *value, size_t len)

@@ -238,6 +238,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     s->gen = atomic_fetch_add(&next_gen, 1);
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->window_lock, NULL);
+    pthread_mutex_init(&s->ready_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -400,6 +401,7 @@ int act_session_start(act_session *s)
     if (!atomic_compare_exchange_strong(&started, &none, s))
         return ACT_EBUSY;
     sample_clock_offset(s);
+    act__prefault_start(s);
     s->start_mono_ns = act__clock_ns();
     s->time_anchor_ns = s->start_mono_ns;
     if (s->start_iter <= -2) /* warmup iterations counted from now */
@@ -484,6 +486,7 @@ int act_session_stop(act_session *s)
     atomic_store(&s->state, ACT__S_STOPPED);
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_unlock(&s->window_lock);
+    act__prefault_stop(s);
     return 0;
 }
 
@@ -505,6 +508,7 @@ void act_session_destroy(act_session *s)
     int st = atomic_load(&s->state);
     if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
         act_session_stop(s);
+    act__prefault_stop(s);
     act__plugins_destroy(s->plugins);
     for (act__thread *t = s->threads, *nt; t; t = nt) {
         nt = t->next;
@@ -547,6 +551,7 @@ void act_session_destroy(act_session *s)
     free(s->trace_name);
     pthread_cond_destroy(&s->timer_cond);
     pthread_mutex_destroy(&s->window_lock);
+    pthread_mutex_destroy(&s->ready_lock);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -577,14 +582,23 @@ int act_session_get_stats(const act_session *s, act_session_stats *out)
     for (act__thread *t = s->threads; t; t = t->next) {
         for (act__chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
             uint32_t n = atomic_load_explicit(&c->used, memory_order_acquire);
-            for (uint32_t i = 0; i < n; i++)
-                st.recorded += c->recs[i].kind != ACT__R_AUX_DEV;
+            for (uint32_t i = 0; i < n; i++) {
+                const act__rec *r = &c->recs[i];
+                if (r->kind == ACT__R_ARG)
+                    st.args_recorded += 1 + ((atomic_load_explicit(&((act__rec *)r)->t1, memory_order_acquire) &
+                                              ACT__ARG2_PRESENT) != 0);
+                else
+                    st.recorded += r->kind != ACT__R_AUX_DEV;
+            }
         }
         for (int r = 0; r < ACT__DROP_NREASONS; r++)
             st.dropped += atomic_load_explicit(&t->dropped_reason[r], memory_order_relaxed);
+        st.args_dropped += atomic_load_explicit(&t->args_dropped[0], memory_order_relaxed) +
+                           atomic_load_explicit(&t->args_dropped[1], memory_order_relaxed);
     }
     pthread_mutex_unlock(&ms->lock);
     st.dropped += atomic_load(&ms->dropped_reentrant);
+    st.args_dropped += atomic_load(&ms->args_dropped_reentrant);
     st.bytes = atomic_load(&s->bytes);
     size_t n = out->struct_size && out->struct_size < sizeof st ? out->struct_size : sizeof st;
     st.struct_size = (uint32_t)n;

@@ -4,6 +4,7 @@
  * chunk when the tail is full (the once-per-chunk slow path, where the
  * buffer limit is enforced), and drop accounting.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -22,52 +23,69 @@ struct act__slab {
 };
 
 #define SLAB_SIZE ((size_t)4 << 20)
+/* Carving starts this far into a slab (its header), keeping chunks page
+ * aligned. */
+#define SLAB_HDR ((size_t)4096)
 
-/* Map a slab of @p size bytes (a multiple of the chunk size plus one chunk
- * for the header); pre-fault it if asked. Under s->lock. */
-static int slab_add(act_session *s, size_t size, int populate)
+/* Fault in @p size bytes at @p p by writing. MAP_POPULATE was measured to
+ * leave pages that still cost a fault-like trap on the first write (about
+ * 100 ns per record on this project's VMs, against under 2 ns after a
+ * write-touch). */
+static void populate_write(void *p, size_t size)
+{
+    int done = 0;
+#ifdef MADV_POPULATE_WRITE
+    done = madvise(p, size, MADV_POPULATE_WRITE) == 0;
+#endif
+    if (!done) {
+        long pg = sysconf(_SC_PAGESIZE);
+        for (size_t off = 0; off < size; off += (size_t)(pg > 0 ? pg : 4096))
+            ((volatile char *)p)[off] = 0;
+    }
+}
+
+/* Map a slab of @p size bytes. @p huge: ask for transparent huge pages,
+ * which only pays where the slab is faulted in before recording (faulting
+ * huge pages on demand stalls in compaction: ../shared/notes). */
+static struct act__slab *slab_map(size_t size, int huge, int populate)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
-        return -1;
-#ifdef MADV_HUGEPAGE
-    /* Before the first touch, so the faults below get huge pages. */
-    madvise(p, size, MADV_HUGEPAGE);
+        return NULL;
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+    madvise(p, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+#else
+    (void)huge;
 #endif
-    if (populate) {
-        /* Pre-fault by writing: MAP_POPULATE was measured to leave pages
-         * that still cost a fault-like trap on the first write (about
-         * 100 ns per record on this project's VMs, against under 2 ns
-         * after a write-touch). */
-        int done = 0;
-#ifdef MADV_POPULATE_WRITE
-        done = madvise(p, size, MADV_POPULATE_WRITE) == 0;
-#endif
-        if (!done) {
-            long pg = sysconf(_SC_PAGESIZE);
-            for (size_t off = 0; off < size; off += (size_t)(pg > 0 ? pg : 4096))
-                ((volatile char *)p)[off] = 0;
-        }
-    }
+    if (populate)
+        populate_write(p, size);
     struct act__slab *sl = p;
-    sl->next = s->slabs;
+    sl->next = NULL;
     sl->size = size;
+    return sl;
+}
+
+/* Make @p sl the slab being carved. Under s->lock. */
+static void slab_use(act_session *s, struct act__slab *sl)
+{
+    sl->next = s->slabs;
     s->slabs = sl;
-    /* The slab header takes the first chunk-sized slot. */
-    s->slab_cur = (char *)p + ACT__CHUNK_SIZE;
-    s->slab_end = (char *)p + size;
-    return 0;
+    s->slab_cur = (char *)sl + SLAB_HDR;
+    s->slab_end = (char *)sl + sl->size;
 }
 
 int act__slab_prealloc(act_session *s, size_t bytes)
 {
-    size_t n = (bytes + ACT__CHUNK_SIZE - 1) / ACT__CHUNK_SIZE;
-    if (!n)
+    if (!bytes)
         return 0;
+    bytes = (bytes + 4095) & ~(size_t)4095;
+    struct act__slab *sl = slab_map(bytes + SLAB_HDR, 1, 1);
+    if (!sl)
+        return -1;
     pthread_mutex_lock(&s->lock);
-    int rc = slab_add(s, (n + 1) * ACT__CHUNK_SIZE, 1);
+    slab_use(s, sl);
     pthread_mutex_unlock(&s->lock);
-    return rc;
+    return 0;
 }
 
 void act__slabs_free(act_session *s)
@@ -77,17 +95,155 @@ void act__slabs_free(act_session *s)
         munmap(sl, sl->size);
     }
     s->slabs = NULL;
+    for (struct act__slab *sl = s->ready_head, *n; sl; sl = n) {
+        n = sl->next;
+        munmap(sl, sl->size);
+    }
+    s->ready_head = s->ready_tail = NULL;
+    s->ready_bytes = 0;
 }
 
-/* A new chunk of at least @p need usable bytes, charged to the session's
- * budget, or NULL if the budget (or the system) refuses it. */
-static act__chunk *chunk_new(act_session *s, size_t need)
+/* ---- the pre-fault thread --------------------------------------------------- */
+
+#define PREFAULT_AHEAD ((size_t)16 << 20)
+/* What a recording thread maps when no pre-faulted slab is ready: a few
+ * chunks only, so it goes back to pre-faulted memory as soon as the
+ * pre-fault thread catches up. */
+#define FALLBACK_SLAB (SLAB_HDR + 4 * (size_t)ACT__CHUNK_SIZE)
+
+/* 1 if one more slab may be pre-faulted: fewer than PREFAULT_AHEAD bytes
+ * are ready, and the budget could still take them all (memory the budget
+ * would refuse is never touched). Under ready_lock. */
+static int prefault_wanted(const act_session *s)
 {
-    size_t size = ACT__CHUNK_SIZE;
+    if (s->ready_bytes >= PREFAULT_AHEAD)
+        return 0;
+    uint64_t used = atomic_load_explicit(&s->bytes, memory_order_relaxed);
+    return used + s->ready_bytes + SLAB_SIZE <= s->max_bytes;
+}
+
+static void *prefault_main(void *arg)
+{
+    act_session *s = arg;
+    pthread_mutex_lock(&s->ready_lock);
+    while (!s->prefault_stop) {
+        if (!prefault_wanted(s)) {
+            pthread_cond_wait(&s->prefault_cond, &s->ready_lock);
+            continue;
+        }
+        pthread_mutex_unlock(&s->ready_lock);
+        struct act__slab *sl = slab_map(SLAB_SIZE, 0, 1);
+        pthread_mutex_lock(&s->ready_lock);
+        if (!sl) {
+            /* Out of memory for now: recording threads fall back. */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 50 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            if (!s->prefault_stop)
+                pthread_cond_timedwait(&s->prefault_cond, &s->ready_lock, &ts);
+            continue;
+        }
+        if (s->ready_tail)
+            s->ready_tail->next = sl;
+        else
+            s->ready_head = sl;
+        s->ready_tail = sl;
+        s->ready_bytes += sl->size - SLAB_HDR;
+    }
+    pthread_mutex_unlock(&s->ready_lock);
+    return NULL;
+}
+
+void act__prefault_start(act_session *s)
+{
+    pthread_mutex_lock(&s->ready_lock);
+    int running = s->prefault_running;
+    s->prefault_stop = 0;
+    pthread_mutex_unlock(&s->ready_lock);
+    if (running)
+        return;
+    pthread_cond_init(&s->prefault_cond, NULL);
+    /* No signal is delivered to the helper: the program's handlers run on
+     * its own threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->prefault, NULL, prefault_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        pthread_cond_destroy(&s->prefault_cond);
+        act_log(ACT_LOG_WARN, "cannot start the buffer pre-fault thread; recording threads fault in their own memory");
+        return;
+    }
+    pthread_mutex_lock(&s->ready_lock);
+    s->prefault_pid = (int32_t)getpid();
+    s->prefault_running = 1;
+    pthread_mutex_unlock(&s->ready_lock);
+}
+
+void act__prefault_stop(act_session *s)
+{
+    /* A forked child never had the thread, and the lock may have been held
+     * by it at the fork: leave both alone. */
+    if (s->prefault_pid && s->prefault_pid != (int32_t)getpid())
+        return;
+    pthread_mutex_lock(&s->ready_lock);
+    int mine = s->prefault_running && s->prefault_pid == (int32_t)getpid();
+    s->prefault_running = 0;
+    s->prefault_stop = 1;
+    if (mine)
+        pthread_cond_signal(&s->prefault_cond);
+    pthread_mutex_unlock(&s->ready_lock);
+    if (mine) {
+        pthread_join(s->prefault, NULL);
+        pthread_cond_destroy(&s->prefault_cond);
+    }
+}
+
+/* A pre-faulted slab, or NULL if none is ready or the pre-fault thread
+ * holds the lock right now (never waited for). */
+static struct act__slab *ready_take(act_session *s)
+{
+    if (pthread_mutex_trylock(&s->ready_lock) != 0)
+        return NULL;
+    struct act__slab *sl = s->ready_head;
+    if (sl) {
+        s->ready_head = sl->next;
+        if (!s->ready_head)
+            s->ready_tail = NULL;
+        s->ready_bytes -= sl->size - SLAB_HDR;
+    }
+    if (s->prefault_running && s->prefault_pid == (int32_t)getpid() &&
+        s->ready_bytes < PREFAULT_AHEAD / 2)
+        pthread_cond_signal(&s->prefault_cond);
+    pthread_mutex_unlock(&s->ready_lock);
+    return sl;
+}
+
+/* Size of a thread's next standard chunk: a thread starts small (most
+ * short-lived threads record a few events) and grows to ACT__CHUNK_SIZE. */
+static size_t chunk_size_for(uint32_t nth)
+{
+    return nth == 0 ? ACT__CHUNK_FIRST : nth == 1 ? ACT__CHUNK_SIZE / 4 : ACT__CHUNK_SIZE;
+}
+
+/* A new chunk of at least @p need usable bytes (@p std: the standard size
+ * for the thread's chunk number), charged to the session's budget, or NULL
+ * if the budget (or the system) refuses it. */
+static act__chunk *chunk_new(act_session *s, size_t need, size_t std)
+{
+    size_t size = std;
     int heap = 0;
     if (need + sizeof(act__chunk) > size) {
         size = (need + sizeof(act__chunk) + 4095) & ~(size_t)4095;
-        heap = 1;
+        if (size <= ACT__CHUNK_SIZE)
+            size = ACT__CHUNK_SIZE;
+        else
+            heap = 1;
     }
     if (size > UINT32_MAX / 2)
         return NULL; /* strings are capped well below this */
@@ -107,11 +263,20 @@ static act__chunk *chunk_new(act_session *s, size_t need)
         c = malloc(size);
     } else {
         pthread_mutex_lock(&s->lock);
-        if (s->slab_cur == s->slab_end)
-            slab_add(s, SLAB_SIZE, 0);
-        if (s->slab_cur != s->slab_end) {
+        if ((size_t)(s->slab_end - s->slab_cur) < size) {
+            /* The rest of this slab is left unused (under a chunk). */
+            struct act__slab *sl = ready_take(s);
+            if (!sl) {
+                /* The pre-fault thread fell behind (or there is none):
+                 * fresh memory, faulted in by this thread as it writes. */
+                sl = slab_map(FALLBACK_SLAB, 0, 0);
+            }
+            if (sl)
+                slab_use(s, sl);
+        }
+        if ((size_t)(s->slab_end - s->slab_cur) >= size) {
             c = (act__chunk *)s->slab_cur;
-            s->slab_cur += ACT__CHUNK_SIZE;
+            s->slab_cur += size;
         }
         pthread_mutex_unlock(&s->lock);
     }
@@ -147,11 +312,14 @@ act__thread *act__thread_get(act_session *s)
     t->session = s;
     t->pid = (int32_t)getpid();
     t->tid = os_tid();
-    act__chunk *c = chunk_new(s, 0);
-    if (c)
+    t->serial = act__thread_serial();
+    act__chunk *c = chunk_new(s, 0, chunk_size_for(0));
+    if (c) {
         set_tail(t, c);
-    else
+        t->nchunks = 1;
+    } else {
         t->full = 1;
+    }
     pthread_mutex_lock(&s->lock);
     t->next = s->threads;
     s->threads = t;
@@ -175,7 +343,7 @@ int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
             return -1;
         t->full = 0;
     }
-    act__chunk *c = chunk_new(s, need);
+    act__chunk *c = chunk_new(s, need, chunk_size_for(t->nchunks));
     if (!c) {
         /* An oversized chunk (a huge string) may fail alone. */
         if (need + sizeof(act__chunk) <= ACT__CHUNK_SIZE)
@@ -183,6 +351,7 @@ int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
         return -1;
     }
     set_tail(t, c);
+    t->nchunks++;
     return 0;
 }
 

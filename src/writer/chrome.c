@@ -357,20 +357,20 @@ static int64_t end_of(const wctx *w, const act__rec *r)
     return end_at(w, r, atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed));
 }
 
-static void put_value(wctx *w, const act__chunk *c, const act__rec *a)
+static void put_value(wctx *w, const act__chunk *c, uint8_t kind, uint64_t x)
 {
     act__out *o = w->o;
-    switch (a->flags) {
-    case ACT__V_INT: put_i64(o, (int64_t)a->x); break;
-    case ACT__V_UINT: put_u64(o, a->x); break;
+    switch (kind) {
+    case ACT__V_INT: put_i64(o, (int64_t)x); break;
+    case ACT__V_UINT: put_u64(o, x); break;
     case ACT__V_DOUBLE: {
         double d;
-        memcpy(&d, &a->x, sizeof d);
+        memcpy(&d, &x, sizeof d);
         put_double(o, d); /* non-finite becomes null: never NaN in the file */
         break;
     }
-    case ACT__V_BOOL: lit(o, a->x ? "true" : "false"); break;
-    case ACT__V_STR: put_ref(w, c, (uint32_t)a->x); break;
+    case ACT__V_BOOL: lit(o, x ? "true" : "false"); break;
+    case ACT__V_STR: put_ref(w, c, (uint32_t)x); break;
     default: lit(o, "null"); break;
     }
 }
@@ -402,12 +402,12 @@ static int next_pos(rpos *p)
     return 0;
 }
 
-/* Key bytes of an ARG record. */
-static const char *arg_key(const act__chunk *c, const act__rec *a, uint32_t *len)
+/* Bytes of an arg key ref inside chunk @p c. */
+static const char *arg_key(const act__chunk *c, uint32_t ref, uint32_t *len)
 {
-    if (a->name & ACT__REF_LOCAL)
-        return act__chunk_str(c, a->name, len);
-    return act__name_str(a->name, len);
+    if (ref & ACT__REF_LOCAL)
+        return act__chunk_str(c, ref, len);
+    return act__name_str(ref, len);
 }
 
 static int key_is(const char *k, uint32_t n, const char *lit0)
@@ -415,25 +415,78 @@ static int key_is(const char *k, uint32_t n, const char *lit0)
     return strlen(lit0) == n && memcmp(k, lit0, n) == 0;
 }
 
-/* Write the ARG records following @p at as `,"key":value` pairs. JSON
+/* Walks the args after an event: an ARG record holds one or two
+ * (engine.h). */
+typedef struct aiter {
+    rpos p;
+    int slot; /* of p: 0 first, 1 second (or p is the event) */
+    int done;
+    /* the current arg */
+    const act__chunk *c;
+    uint32_t key;
+    uint8_t kind;
+    uint64_t val;
+} aiter;
+
+static aiter args_of(rpos event)
+{
+    aiter it;
+    memset(&it, 0, sizeof it);
+    it.p = event;
+    it.slot = 1;
+    return it;
+}
+
+/* Step to the next arg; 0 after the last. */
+static int next_arg(aiter *it)
+{
+    if (it->done)
+        return 0;
+    if (it->slot == 0) {
+        const act__rec *a = &it->p.c->recs[it->p.i];
+        int64_t t1 = atomic_load_explicit(&((act__rec *)a)->t1, memory_order_acquire);
+        if (t1 & ACT__ARG2_PRESENT) {
+            it->slot = 1;
+            it->c = it->p.c;
+            it->key = (uint32_t)t1;
+            it->kind = (uint8_t)(t1 >> 32);
+            it->val = (uint64_t)a->t0;
+            return 1;
+        }
+    }
+    rpos q = it->p;
+    if (!next_pos(&q) || q.c->recs[q.i].kind != ACT__R_ARG) {
+        it->done = 1;
+        return 0;
+    }
+    const act__rec *a = &q.c->recs[q.i];
+    it->p = q;
+    it->slot = 0;
+    it->c = q.c;
+    it->key = a->name;
+    it->kind = a->flags;
+    it->val = a->x;
+    return 1;
+}
+
+/* Write the args following @p at as `,"key":value` pairs. JSON
  * object keys should be unique (RFC 8259) and strict parsers reject
  * duplicates, so a key given twice keeps its last value, and keys the
  * writer already wrote (@p reserved, NULL-terminated) are skipped. */
 static int put_args(wctx *w, rpos at, int first, const char *const *reserved)
 {
-    rpos p = at;
-    while (next_pos(&p) && p.c->recs[p.i].kind == ACT__R_ARG) {
-        const act__rec *a = &p.c->recs[p.i];
+    aiter it = args_of(at);
+    while (next_arg(&it)) {
         uint32_t klen;
-        const char *key = arg_key(p.c, a, &klen);
+        const char *key = arg_key(it.c, it.key, &klen);
         int skip = 0;
         for (const char *const *r = reserved; r && *r && !skip; r++)
             skip = key_is(key, klen, *r);
         /* A later arg with the same key wins; look ahead a bounded way. */
-        rpos q = p;
-        for (int k = 0; k < 64 && !skip && next_pos(&q) && q.c->recs[q.i].kind == ACT__R_ARG; k++) {
+        aiter q = it;
+        for (int k = 0; k < 64 && !skip && next_arg(&q); k++) {
             uint32_t l2;
-            const char *k2 = arg_key(q.c, &q.c->recs[q.i], &l2);
+            const char *k2 = arg_key(q.c, q.key, &l2);
             skip = l2 == klen && memcmp(k2, key, klen) == 0;
         }
         if (skip)
@@ -441,9 +494,9 @@ static int put_args(wctx *w, rpos at, int first, const char *const *reserved)
         if (!first)
             act__out_char(w->o, ',');
         first = 0;
-        put_ref(w, p.c, a->name);
+        put_ref(w, it.c, it.key);
         act__out_char(w->o, ':');
-        put_value(w, p.c, a);
+        put_value(w, it.c, it.kind, it.val);
     }
     return first;
 }
@@ -649,7 +702,8 @@ static int is_event(uint8_t kind)
 /* ---- per-thread passes ------------------------------------------------------ */
 
 typedef struct tscan {
-    uint64_t recorded;
+    uint64_t recorded; /* events and counter samples */
+    uint64_t args;
     uint64_t events;
     int sorted;
     int64_t min_t0;
@@ -693,6 +747,11 @@ static void scan_thread(wctx *w, const act__thread *t, tscan *sc)
                 } else if (i > 0 && c->recs[i - 1].kind == ACT__R_EMIT_SPAN) {
                     w->plugin_host_spans++;
                 }
+                continue;
+            }
+            if (r->kind == ACT__R_ARG) {
+                sc->args += 1 + ((atomic_load_explicit(&((act__rec *)r)->t1, memory_order_acquire) &
+                                  ACT__ARG2_PRESENT) != 0);
                 continue;
             }
             sc->recorded++;
@@ -1230,13 +1289,13 @@ static void emit_metadata(wctx *w, act__thread **threads, size_t nthreads)
     meta(o, "process_name", w->pid, 0, "name", pname ? pname : "host", 0);
     meta(o, "process_sort_index", w->pid, 0, "sort_index", NULL, 0);
     for (size_t i = 0; i < nthreads; i++) {
-        const char *tn = act__thread_name_lookup(threads[i]->tid, buf, sizeof buf);
+        const char *tn = act__thread_name_lookup(threads[i]->tid, threads[i]->serial, buf, sizeof buf);
         if (tn)
             meta(o, "thread_name", threads[i]->pid, threads[i]->tid, "name", tn, 0);
     }
     for (size_t i = 0; i < w->nsides; i++) {
         const side_track *st = &w->sides[i];
-        const char *tn = act__thread_name_lookup((int32_t)st->tid, buf, sizeof buf);
+        const char *tn = act__thread_name_lookup((int32_t)st->tid, ACT__SERIAL_ANY, buf, sizeof buf);
         const char *src = st->source < s->nsources ? s->sources[st->source].name : "";
         char label[320];
         if (tn)
@@ -1253,7 +1312,7 @@ static void emit_metadata(wctx *w, act__thread **threads, size_t nthreads)
         size_t i = 0;
         while (i < nthreads && !(threads[i]->tid == named[k] && threads[i]->pid == w->pid))
             i++;
-        const char *tn = i == nthreads ? act__thread_name_lookup(named[k], buf, sizeof buf) : NULL;
+        const char *tn = i == nthreads ? act__thread_name_lookup(named[k], 0, buf, sizeof buf) : NULL;
         if (tn)
             meta(o, "thread_name", w->pid, named[k], "name", tn, 0);
     }
@@ -1430,13 +1489,33 @@ static void emit_footer(wctx *w, const uint64_t *recorded, const char *path)
     static const char *const reasons[ACT__DROP_NREASONS] = {
         "buffer_full", "type_not_selected", "bad_type", "unbalanced",
         "orphan_arg", "non_finite", "bad_times", "reentrant"};
+    /* Args are counted apart from events: an arg is recorded with its
+     * event or dropped with it (or because no event came before it). */
+    uint64_t args_orphan = 0, args_with_event = 0;
+    for (const act__thread *t = s->threads; t; t = t->next) {
+        args_orphan += atomic_load_explicit(&t->args_dropped[0], memory_order_relaxed);
+        args_with_event += atomic_load_explicit(&t->args_dropped[1], memory_order_relaxed);
+    }
     lit(o, ",\n\"actraceStats\":{\"recorded\":");
-    put_u64(o, *recorded);
+    put_u64(o, recorded[0]);
     lit(o, ",\"dropped\":");
     put_u64(o, dropped);
-    lit(o, ",\"dropped_by_reason\":{");
-    for (int r = 0; r < ACT__DROP_NREASONS; r++) {
-        lit(o, r ? ",\"" : "\"");
+    lit(o, ",\"args_recorded\":");
+    put_u64(o, recorded[1]);
+    lit(o, ",\"args_dropped\":");
+    uint64_t args_reentrant = atomic_load(&s->args_dropped_reentrant);
+    put_u64(o, args_orphan + args_with_event + args_reentrant);
+    lit(o, ",\"args_dropped_by_reason\":{\"orphan_arg\":");
+    put_u64(o, args_orphan);
+    lit(o, ",\"event_dropped\":");
+    put_u64(o, args_with_event);
+    lit(o, ",\"reentrant\":");
+    put_u64(o, args_reentrant);
+    lit(o, "},\"dropped_by_reason\":{");
+    for (int r = 0, n = 0; r < ACT__DROP_NREASONS; r++) {
+        if (r == ACT__DROP_ORPHAN_ARG)
+            continue; /* args: above */
+        lit(o, n++ ? ",\"" : "\"");
         lit(o, reasons[r]);
         lit(o, "\":");
         put_u64(o, by_reason[r]);
@@ -1586,7 +1665,7 @@ int act__write_chrome(act_session *s, const char *path)
         return ACT_ENOMEM;
     }
 
-    uint64_t recorded = 0;
+    uint64_t recorded[2] = {0, 0}; /* events, args */
     int64_t min_t0 = s->start_mono_ns ? s->start_mono_ns : act__clock_ns();
     w.ndev = s->ndevices;
     w.dev_dense = calloc(w.ndev ? w.ndev : 1, 1);
@@ -1594,8 +1673,9 @@ int act__write_chrome(act_session *s, const char *path)
         w.oom = 1, w.ndev = 0;
     for (size_t i = 0; i < nthreads; i++) {
         scan_thread(&w, threads[i], &scans[i]);
-        recorded += scans[i].recorded;
-        if (scans[i].min_t0 < min_t0)
+        recorded[0] += scans[i].recorded;
+        recorded[1] += scans[i].args;
+        if (scans[i].events && scans[i].min_t0 < min_t0)
             min_t0 = scans[i].min_t0;
     }
     plan_streams(&w, threads, nthreads);
@@ -1612,7 +1692,7 @@ int act__write_chrome(act_session *s, const char *path)
     for (size_t i = 0; i < nthreads; i++)
         emit_thread(&w, threads[i], &scans[i]);
     emit_counters(&w, threads, nthreads);
-    emit_footer(&w, &recorded, path);
+    emit_footer(&w, recorded, path);
     pthread_mutex_unlock(&s->lock);
 
     for (size_t i = 0; i < w.nnames; i++)

@@ -226,19 +226,25 @@ static void test_api(void)
     CHECK_EQ_INT(tu_int(why, "bad_times"), 2);
     CHECK_EQ_INT(tu_int(why, "bad_type"), 1);
     CHECK_EQ_INT(tu_int(why, "non_finite"), 1);
-    CHECK_EQ_INT(tu_int(why, "orphan_arg"), 1);
-    CHECK_EQ_INT(tu_int(st, "dropped"), 7);
+    /* Args are counted apart from events. */
+    CHECK(json_object_get(why, "orphan_arg") == NULL);
+    CHECK_EQ_INT(tu_int(json_object_get(st, "args_dropped_by_reason"), "orphan_arg"), 1);
+    CHECK_EQ_INT(tu_int(st, "args_dropped"), 1);
+    CHECK_EQ_INT(tu_int(st, "args_recorded"), 7);
+    CHECK_EQ_INT(tu_int(st, "dropped"), 6);
     CHECK_EQ_INT(tu_int(json_object_get(st, "dropped_by_type"), "runtime"), 1);
-    /* Events kept: mm + 6 args + child + late child/parent + tick + 1 arg
-     * + 2 bad-id instants + 3 counters + thread span + open span = 19. */
-    CHECK_EQ_INT(tu_int(st, "recorded"), 19);
+    /* Events kept: mm + child + late child/parent + tick + 2 bad-id
+     * instants + 3 counters + thread span + open span = 12. */
+    CHECK_EQ_INT(tu_int(st, "recorded"), 12);
     CHECK_EQ_INT(tu_count(root, "i", "(unnamed)"), 2);
     act_session_stats ss;
     memset(&ss, 0, sizeof ss);
     ss.struct_size = sizeof ss;
     CHECK_OK(act_session_get_stats(s, &ss));
-    CHECK_EQ_U64(ss.recorded, 19);
-    CHECK_EQ_U64(ss.dropped, 7);
+    CHECK_EQ_U64(ss.recorded, 12);
+    CHECK_EQ_U64(ss.dropped, 6);
+    CHECK_EQ_U64(ss.args_recorded, 7);
+    CHECK_EQ_U64(ss.args_dropped, 1);
     json_decref(root);
     act_session_destroy(s);
 }

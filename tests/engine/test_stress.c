@@ -61,6 +61,11 @@ static void expected(long long *spans, long long *annots, long long *args, long 
 
 static _Atomic int workers_done;
 
+static json_t *by_type_early(json_t *st)
+{
+    return json_object_get(st, "dropped_by_type");
+}
+
 /* Reads the totals while the workers record: must be race-free (TSan). */
 static void *poller(void *arg)
 {
@@ -98,13 +103,31 @@ int main(void)
 
     long long spans, annots, args, instants, counters, runtime;
     expected(&spans, &annots, &args, &instants, &counters, &runtime);
-    long long calls = spans + annots + args + instants + counters + runtime;
+    /* Events (counter samples included); args are counted apart. */
+    long long calls = spans + annots + instants + counters + runtime;
 
     json_t *root = tu_load(path);
     json_t *st = tu_stats(root);
     long long recorded = tu_int(st, "recorded"), dropped = tu_int(st, "dropped");
     printf("calls %lld recorded %lld dropped %lld\n", calls, recorded, dropped);
     CHECK_EQ_INT(recorded + dropped, calls);
+    CHECK_EQ_INT(tu_int(st, "args_recorded") + tu_int(st, "args_dropped"), args);
+    /* An event is kept with its arg or dropped with it. */
+    CHECK_EQ_INT(tu_int(st, "args_recorded"), (long long)tu_count(root, "X", "interned span"));
+    CHECK_EQ_INT(tu_int(json_object_get(st, "args_dropped_by_reason"), "event_dropped"),
+                 tu_int(by_type_early(st), "user_annotation"));
+    {
+        size_t i;
+        json_t *e;
+        int bare = 0;
+        json_array_foreach(json_object_get(root, "traceEvents"), i, e) {
+            const char *nm = json_string_value(json_object_get(e, "name"));
+            if (nm && strcmp(nm, "interned span") == 0 &&
+                !json_is_integer(json_object_get(json_object_get(e, "args"), "i")))
+                bare++;
+        }
+        CHECK_EQ_INT(bare, 0);
+    }
     CHECK(tu_int(json_object_get(st, "dropped_by_reason"), "buffer_full") > 0);
     CHECK_EQ_INT(tu_int(json_object_get(st, "dropped_by_reason"), "type_not_selected"), runtime);
     CHECK(tu_int(st, "buffer_bytes") <= tu_int(st, "buffer_limit_bytes"));
@@ -125,6 +148,7 @@ int main(void)
     ss.struct_size = sizeof ss;
     CHECK_OK(act_session_get_stats(s, &ss));
     CHECK_EQ_U64(ss.recorded + ss.dropped, (uint64_t)calls);
+    CHECK_EQ_U64(ss.args_recorded + ss.args_dropped, (uint64_t)args);
     json_decref(root);
     act_session_destroy(s);
     return check_done();

@@ -19,3 +19,13 @@ endif()
 # Replaces malloc: not under sanitizers, which own the allocator.
 act_add_test(RecordAllocFailure SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_alloc_failure.c
              LIBS Threads::Threads LABELS engine nosan TIMEOUT 300 INTERNAL)
+if(ACT_HAVE_JANSSON)
+  act_add_test(RecordArgs SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_args.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300)
+  act_add_test(RecordThreadChurn SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_churn.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine TIMEOUT 300)
+endif()
+if(ACT_HAVE_JANSSON)
+  act_add_test(RecordPrefault SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_prefault.c
+               LIBS PkgConfig::JANSSON LABELS engine)
+endif()

@@ -116,18 +116,26 @@ int main(void)
     CHECK_EQ_INT(nseen, N);
     json_t *st = tu_stats(root);
     long long reentrant = tu_int(json_object_get(st, "dropped_by_reason"), "reentrant");
+    long long reentrant_args = tu_int(json_object_get(st, "args_dropped_by_reason"), "reentrant");
     printf("handler calls %ld: %ld recorded, %lld records dropped as reentrant\n",
            calls, sig, reentrant);
     CHECK_EQ_INT(bad, 0);
     CHECK_EQ_INT(loop, N);
-    /* The published count is exactly what the trace holds: "first", the
-     * loop's and the handler's instants, and one arg each. */
-    CHECK_EQ_INT(tu_int(st, "recorded"), 1 + 2 * (N + sig));
-    CHECK_EQ_U64(stats.recorded, (uint64_t)(1 + 2 * (N + sig)));
-    /* Each handler call is two attempts: recorded, or dropped as nested. */
-    CHECK_EQ_INT(2 * sig + reentrant, 2 * calls);
+    /* The published counts are exactly what the trace holds: "first", the
+     * loop's and the handler's instants (events), and one arg each (args,
+     * counted apart). */
+    CHECK_EQ_INT(tu_int(st, "recorded"), 1 + N + sig);
+    CHECK_EQ_U64(stats.recorded, (uint64_t)(1 + N + sig));
+    CHECK_EQ_INT(tu_int(st, "args_recorded"), N + sig);
+    CHECK_EQ_U64(stats.args_recorded, (uint64_t)(N + sig));
+    /* Each handler call is an event and an arg: recorded, or dropped as
+     * nested. */
+    CHECK_EQ_INT(sig + reentrant, calls);
+    CHECK_EQ_INT(sig + reentrant_args, calls);
     CHECK_EQ_INT(tu_int(st, "dropped"), reentrant);
     CHECK_EQ_U64(stats.dropped, (uint64_t)reentrant);
+    CHECK_EQ_INT(tu_int(st, "args_dropped"), reentrant_args);
+    CHECK_EQ_U64(stats.args_dropped, (uint64_t)reentrant_args);
     free(seen);
     free(seen_k);
     json_decref(root);

@@ -141,6 +141,47 @@ static int append_env(const char *name, const char *value, char sep)
     return rc;
 }
 
+/* The closing line: the file, its size, its events and drops (read from
+ * the actraceStats object the writer puts after the events, in the file's
+ * last 256 KiB; a gzip file shows its size only) and how to open it. */
+static void report_written(const char *path, const char *shown)
+{
+    struct stat st;
+    double mb = stat(path, &st) == 0 ? (double)st.st_size / 1e6 : 0;
+    char counts[160] = "";
+    FILE *f = fopen(path, "rb");
+    if (f && S_ISREG(st.st_mode)) {
+        static char buf[256 * 1024 + 1];
+        long off = st.st_size > 256 * 1024 ? (long)(st.st_size - 256 * 1024) : 0;
+        size_t n = 0;
+        if (fseek(f, off, SEEK_SET) == 0)
+            n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        const char *key = "\"actraceStats\":{\"recorded\":";
+        char *p = NULL;
+        for (char *q = buf; (q = strstr(q, key)) != NULL; q++)
+            p = q;
+        char *d = p ? strstr(p, ",\"dropped\":") : NULL;
+        if (p && d) {
+            unsigned long long rec = strtoull(p + strlen(key), NULL, 10);
+            unsigned long long drop = strtoull(d + 11, NULL, 10);
+            char *ad = strstr(p, "\"args_dropped\":");
+            unsigned long long adrop = ad ? strtoull(ad + 15, NULL, 10) : 0;
+            if (adrop)
+                snprintf(counts, sizeof counts, ", %llu events, %llu dropped, %llu args dropped", rec,
+                         drop, adrop);
+            else
+                snprintf(counts, sizeof counts, ", %llu events, %llu dropped", rec, drop);
+        }
+    }
+    if (f)
+        fclose(f);
+    fprintf(stderr,
+            "actrace record: wrote %s (%.1f MB%s); open it in https://ui.perfetto.dev or "
+            "chrome://tracing, or run: actrace summary %s\n",
+            shown, mb, counts, shown);
+}
+
 int act_cmd_record(int argc, char **argv)
 {
     const char *out = NULL, *cfg = NULL;
@@ -321,6 +362,6 @@ int act_cmd_record(int argc, char **argv)
             fprintf(stderr, "actrace record: no trace written to %s\n", shown);
         return rc ? rc : 1;
     }
-    fprintf(stderr, "actrace record: wrote %s\n", shown);
+    report_written(final_out, shown);
     return rc;
 }

@@ -549,6 +549,9 @@ static void render_stats(const act__jv *st)
 {
     printf("\nactrace stats: %" PRIu64 " recorded, %" PRIu64 " dropped\n",
            u64_of(act__jv_get(st, "recorded")), u64_of(act__jv_get(st, "dropped")));
+    if (act__jv_get(st, "args_recorded"))
+        printf("  args: %" PRIu64 " recorded, %" PRIu64 " dropped\n",
+               u64_of(act__jv_get(st, "args_recorded")), u64_of(act__jv_get(st, "args_dropped")));
     const char *titles[] = {"dropped_by_reason", "dropped_by_type"};
     for (int t = 0; t < 2; t++) {
         const act__jv *by = act__jv_get(st, titles[t]);
