@@ -131,27 +131,22 @@ static const char *read_comm(const char *path, char *buf, size_t cap)
 
 const char *act__thread_name_lookup(int32_t tid, uint64_t serial, char *buf, size_t cap)
 {
-    const char *found = NULL;
-    size_t plugin = SIZE_MAX, any = SIZE_MAX;
+    const char *exact = NULL, *plugin = NULL, *any = NULL;
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < nnames; i++) {
+    for (size_t i = 0; i < nnames && !exact; i++) {
         if (names[i].tid != tid)
             continue;
-        any = i; /* the latest given to this tid */
+        any = names[i].name; /* the latest given to this tid */
         if (names[i].serial == 0)
-            plugin = i;
-        if (names[i].serial == serial && serial != 0) {
-            snprintf(buf, cap, "%s", names[i].name);
-            found = buf;
-            break;
-        }
+            plugin = names[i].name;
+        else if (names[i].serial == serial)
+            exact = names[i].name;
     }
-    if (!found) {
-        size_t k = serial == ACT__SERIAL_ANY ? any : plugin;
-        if (k != SIZE_MAX) {
-            snprintf(buf, cap, "%s", names[k].name);
-            found = buf;
-        }
+    const char *pick = exact ? exact : serial == ACT__SERIAL_ANY ? any : plugin;
+    const char *found = NULL;
+    if (pick) {
+        snprintf(buf, cap, "%s", pick);
+        found = buf;
     }
     pthread_mutex_unlock(&lock);
     if (found)
