@@ -86,6 +86,7 @@ typedef struct thr {
     int64_t dropped_max; /* their max end */
     int64_t last_ts, last_end, maxend;
     uint64_t nslices;
+    int64_t bound_max; /* latest ts of a flow bound online (INT64_MIN) */
     query *pq; /* min-heap by ts */
     size_t npq, pqcap;
     /* buffered */
@@ -296,6 +297,7 @@ static size_t thread_of(checker *c, uint32_t pid, uint32_t tid)
         memset(&c->t[c->nt], 0, sizeof c->t[c->nt]);
         c->t[c->nt].pid = pid;
         c->t[c->nt].tid = tid;
+        c->t[c->nt].bound_max = INT64_MIN;
         c->nt++;
     }
     return *slot;
@@ -876,6 +878,8 @@ static void bind_online(checker *c, thr *t, size_t k)
         else
             hi = mid;
     }
+    if (ts > t->bound_max)
+        t->bound_max = ts;
     if (lo == 0) {
         if (t->dropped) { /* older than the ring: only the ends are known */
             c->approx++;
@@ -886,6 +890,8 @@ static void bind_online(checker *c, thr *t, size_t k)
         return;
     }
     size_t j = (t->rhead + lo - 1) & (t->rcap - 1);
+    if (ts > t->bound_max)
+        t->bound_max = ts;
     flow_resolved(c, k, t->rmax[j] >= ts, 1, t->ring[j].ts == ts);
 }
 
@@ -930,6 +936,8 @@ static void buf_push(checker *c, thr *t, item it)
     if (it.ph == 'X' && t->dropped && it.ts < t->seed_min &&
         t->dropped_max > it.ts)
         c->approx++; /* may overlap a slice no longer kept */
+    else if (it.ph != 'E' && t->nslices && it.ts <= t->bound_max)
+        c->approx++; /* may change a flow binding already decided */
     act_cli_grow(&t->v, &t->cap, t->n, sizeof *t->v);
     t->v[t->n++] = it;
 }
@@ -986,7 +994,10 @@ static void slice_add(checker *c, size_t ti, item s)
      * or before them. */
     while (t->npq && t->pq[0].ts < s.ts) {
         query x = pq_pop(t);
-        flow_resolved(c, x.flow, t->maxend >= x.ts, 1, t->last_ts == x.ts);
+        if (x.ts > t->bound_max)
+            t->bound_max = x.ts;
+        flow_resolved(c, x.flow, t->nslices && t->maxend >= x.ts, 1,
+                      t->nslices && t->last_ts == x.ts);
         t = &c->t[ti];
     }
     /* The nesting rule: the sort's loop, with the events already sorted. */
@@ -1253,9 +1264,10 @@ int act_cmd_check(int argc, char **argv)
     trim(c);
     if (c->approx)
         fprintf(stderr,
-                "%s: note: %" PRIu64 " events came more than %zu slices out "
-                "of order on their thread; the nesting and flow rules saw "
-                "only the slices still kept there and may miss a problem\n",
+                "%s: note: %" PRIu64 " slices or flows came out of order "
+                "after the checks they affect had run (more than %zu slices "
+                "late on their thread, or after flows bound there); the "
+                "nesting and flow rules may miss a problem there\n",
                 file, c->approx, (size_t)RING_MAX);
 
     uint64_t nerr = c->nerr, nwarn = c->nwarn, np = nerr + nwarn;
