@@ -149,6 +149,12 @@ typedef struct checker {
     act_cli_map name_map; /* interned names and flow identity texts */
     const char **names;
     size_t nnames, namecap;
+    /* Direct-mapped caches of the last threads and names looked up (most
+     * events repeat a few of each); tc_idx: index + 1, len: length + 1
+     * (0: empty). */
+    uint64_t tc_key[64];
+    size_t tc_idx[64];
+    struct { uint64_t w; size_t len; uint32_t id; } nc_[256];
     /* The event being checked (for messages). */
     const act__jv *e;
     uint64_t ev;
@@ -180,7 +186,19 @@ static uint32_t name_id(checker *c, const act__jv *name)
     if (!name || name->type != ACT__J_STRING)
         return NONAME;
     /* Names are seen up to a NUL, as C strings. */
-    return text_id(c, name->s, strlen(name->s));
+    size_t len = strlen(name->s);
+    uint64_t w = 0;
+    memcpy(&w, name->s, len < 8 ? len : 8);
+    w ^= (uint64_t)len * 0x9e3779b97f4a7c15u;
+    size_t j = (size_t)((w * 0xff51afd7ed558ccdu) >> 56);
+    if (c->nc_[j].len == len + 1 && c->nc_[j].w == w &&
+        memcmp(c->names[c->nc_[j].id], name->s, len) == 0)
+        return c->nc_[j].id;
+    uint32_t id = text_id(c, name->s, len);
+    c->nc_[j].w = w;
+    c->nc_[j].len = len + 1;
+    c->nc_[j].id = id;
+    return id;
 }
 
 static const char *name_of(const checker *c, uint32_t id)
@@ -288,6 +306,11 @@ static const char *fmt_us(char *buf, size_t len, int64_t ns)
 
 static size_t thread_of(checker *c, uint32_t pid, uint32_t tid)
 {
+    uint64_t key = (uint64_t)pid << 32 | tid;
+    size_t j = (size_t)(((key + 1) * 0x9e3779b97f4a7c15u) >> 58);
+    if (c->tc_idx[j] && c->tc_key[j] == key)
+        return c->tc_idx[j] - 1;
+    c->tc_key[j] = key;
     uint32_t k[2] = {pid, tid};
     int created;
     size_t *slot = act_cli_map_put(&c->thread_map, (const char *)k, sizeof k,
@@ -300,6 +323,7 @@ static size_t thread_of(checker *c, uint32_t pid, uint32_t tid)
         c->t[c->nt].bound_max = INT64_MIN;
         c->nt++;
     }
+    c->tc_idx[j] = *slot + 1;
     return *slot;
 }
 
@@ -547,7 +571,8 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
     } else if (!tid_ok) {
         E(i, "tid %s must be an integer in 0..2^32-1", TXT(jtid));
     }
-    tid_ok = act_cli_json_id(jtid, &tid);
+    if (ph == 'C' || ph == 'M')
+        tid_ok = act_cli_json_id(jtid, &tid);
     size_t thread = pid_ok && tid_ok ? thread_of(c, pid, tid) : SIZE_MAX;
 
     const act__jv *jname = F.name;
