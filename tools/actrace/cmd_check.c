@@ -18,11 +18,20 @@
  *
  * One streaming pass (src/reader): each event is checked when it is read
  * and forgotten. What outlives an event is only what the cross-event rules
- * need: per thread, its slices as (index, start, end, interned name) for
- * the nesting rule and the flows' bindings; per counter identity, its first
- * key set; per flow event, its identity and time; and the first problems
- * in event order (at most a few hundred; the rest are only counted). No
- * event text is kept.
+ * need (no event text):
+ *   - per thread whose X slices come in start order (as actrace and Kineto
+ *     write them): the stack of open slices (the nesting rule runs as they
+ *     come) and a ring of the last RING_MAX slices (start, running max of
+ *     ends) for flow events that come after later slices. A B/E event or a
+ *     slice out of order switches the thread to buffered mode: its slices
+ *     from then on (seeded by the ring and the stack) are sorted and
+ *     checked at the end (see thr);
+ *   - per open flow identity, its records until one s..f chain is whole and
+ *     bound (then checked and freed);
+ *   - per counter identity, its first key set;
+ *   - the first problems in event order (at most a few hundred; the rest
+ *     are only counted).
+ * ACT_CHECK_BUFFER_ALL=1 (test hook) runs everything the whole-file way.
  */
 #include <inttypes.h>
 #include <math.h>
