@@ -95,7 +95,8 @@ typedef struct thr {
     int64_t dropped_max; /* their max end */
     int64_t last_ts, last_end, maxend;
     uint64_t nslices;
-    int64_t bound_max; /* latest ts of a flow bound online (INT64_MIN) */
+    int64_t bound_min, bound_max; /* ts range of the flows bound online
+                                   * (bound_max INT64_MIN: none) */
     query *pq; /* min-heap by ts */
     size_t npq, pqcap;
     /* buffered */
@@ -889,6 +890,15 @@ static query pq_pop(thr *t)
     return top;
 }
 
+/* A flow at @p ts on @p t is decided now (before the end of input). */
+static void bound(thr *t, int64_t ts)
+{
+    if (t->bound_max == INT64_MIN || ts < t->bound_min)
+        t->bound_min = ts;
+    if (ts > t->bound_max)
+        t->bound_max = ts;
+}
+
 static const item *ring_at(const thr *t, size_t k)
 {
     return &t->ring[(t->rhead + k) & (t->rcap - 1)];
@@ -912,8 +922,7 @@ static void bind_online(checker *c, thr *t, size_t k)
         else
             hi = mid;
     }
-    if (ts > t->bound_max)
-        t->bound_max = ts;
+    bound(t, ts);
     if (lo == 0) {
         if (t->dropped) { /* older than the ring: only the ends are known */
             c->approx++;
@@ -924,8 +933,7 @@ static void bind_online(checker *c, thr *t, size_t k)
         return;
     }
     size_t j = (t->rhead + lo - 1) & (t->rcap - 1);
-    if (ts > t->bound_max)
-        t->bound_max = ts;
+    bound(t, ts);
     flow_resolved(c, k, t->rmax[j] >= ts, 1, t->ring[j].ts == ts);
 }
 
@@ -970,8 +978,9 @@ static void buf_push(checker *c, thr *t, item it)
     if (it.ph == 'X' && t->dropped && it.ts < t->seed_min &&
         t->dropped_max > it.ts)
         c->approx++; /* may overlap a slice no longer kept */
-    else if (it.ph != 'E' && t->nslices && it.ts <= t->bound_max)
-        c->approx++; /* may change a flow binding already decided */
+    else if (it.ph != 'E' && it.ts <= t->bound_max &&
+             (it.ph == 'B' || it.end >= t->bound_min))
+        c->approx++; /* may cover a flow whose binding is decided */
     act_cli_grow(&t->v, &t->cap, t->n, sizeof *t->v);
     t->v[t->n++] = it;
 }
@@ -1028,8 +1037,7 @@ static void slice_add(checker *c, size_t ti, item s)
      * or before them. */
     while (t->npq && t->pq[0].ts < s.ts) {
         query x = pq_pop(t);
-        if (x.ts > t->bound_max)
-            t->bound_max = x.ts;
+        bound(t, x.ts);
         flow_resolved(c, x.flow, t->nslices && t->maxend >= x.ts, 1,
                       t->nslices && t->last_ts == x.ts);
         t = &c->t[ti];
