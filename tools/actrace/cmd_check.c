@@ -95,8 +95,8 @@ typedef struct thr {
     int64_t dropped_max; /* their max end */
     int64_t last_ts, last_end, maxend;
     uint64_t nslices;
-    int64_t bound_min, bound_max; /* ts range of the flows bound online
-                                   * (bound_max INT64_MIN: none) */
+    int64_t bound_min, bound_max; /* ts range of the flows decided with a
+                                   * binding missing (max INT64_MIN: none) */
     query *pq; /* min-heap by ts */
     size_t npq, pqcap;
     /* buffered */
@@ -847,9 +847,22 @@ static void ident_try(checker *c, ident *e)
         ident_run(c, e, 0);
 }
 
+/* A flow at @p ts on @p t was decided with a binding still missing: a
+ * slice that comes later and covers ts could have changed that (bindings
+ * only grow with slices, so decided-true ones cannot change). */
+static void bound(thr *t, int64_t ts)
+{
+    if (t->bound_max == INT64_MIN || ts < t->bound_min)
+        t->bound_min = ts;
+    if (ts > t->bound_max)
+        t->bound_max = ts;
+}
+
 static void flow_resolved(checker *c, size_t k, int encl, int nxt, int at)
 {
     flow *f = &c->fl[k];
+    if (!(encl && nxt && at) && f->thread != SIZE_MAX)
+        bound(&c->t[f->thread], f->ts);
     f->encl = (char)encl;
     f->nxt = (char)nxt;
     f->at_start = (char)at;
@@ -890,15 +903,6 @@ static query pq_pop(thr *t)
     return top;
 }
 
-/* A flow at @p ts on @p t is decided now (before the end of input). */
-static void bound(thr *t, int64_t ts)
-{
-    if (t->bound_max == INT64_MIN || ts < t->bound_min)
-        t->bound_min = ts;
-    if (ts > t->bound_max)
-        t->bound_max = ts;
-}
-
 static const item *ring_at(const thr *t, size_t k)
 {
     return &t->ring[(t->rhead + k) & (t->rcap - 1)];
@@ -922,7 +926,6 @@ static void bind_online(checker *c, thr *t, size_t k)
         else
             hi = mid;
     }
-    bound(t, ts);
     if (lo == 0) {
         if (t->dropped) { /* older than the ring: only the ends are known */
             c->approx++;
@@ -933,7 +936,6 @@ static void bind_online(checker *c, thr *t, size_t k)
         return;
     }
     size_t j = (t->rhead + lo - 1) & (t->rcap - 1);
-    bound(t, ts);
     flow_resolved(c, k, t->rmax[j] >= ts, 1, t->ring[j].ts == ts);
 }
 
@@ -980,7 +982,7 @@ static void buf_push(checker *c, thr *t, item it)
         c->approx++; /* may overlap a slice no longer kept */
     else if (it.ph != 'E' && it.ts <= t->bound_max &&
              (it.ph == 'B' || it.end >= t->bound_min))
-        c->approx++; /* may cover a flow whose binding is decided */
+        c->approx++; /* may cover a flow decided as unbound */
     act_cli_grow(&t->v, &t->cap, t->n, sizeof *t->v);
     t->v[t->n++] = it;
 }
@@ -1037,7 +1039,6 @@ static void slice_add(checker *c, size_t ti, item s)
      * or before them. */
     while (t->npq && t->pq[0].ts < s.ts) {
         query x = pq_pop(t);
-        bound(t, x.ts);
         flow_resolved(c, x.flow, t->nslices && t->maxend >= x.ts, 1,
                       t->nslices && t->last_ts == x.ts);
         t = &c->t[ti];
