@@ -1309,8 +1309,8 @@ int act_cmd_check(int argc, char **argv)
         fprintf(stderr,
                 "%s: note: %" PRIu64 " slices or flows came out of order "
                 "after the checks they affect had run (more than %zu slices "
-                "late on their thread, or after flows bound there); the "
-                "nesting and flow rules may miss a problem there\n",
+                "late on their thread, or after flows found unbound there); "
+                "the nesting and flow rules may miss a problem there\n",
                 file, c->approx, (size_t)RING_MAX);
 
     uint64_t nerr = c->nerr, nwarn = c->nwarn, np = nerr + nwarn;
