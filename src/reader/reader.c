@@ -1108,6 +1108,10 @@ int act__jv_i64(const act__jv *v, int64_t *out)
     int neg = *p == '-';
     p += neg;
     uint64_t x = 0;
+    if (e - p <= 18) { /* below 10^18: no overflow, no check per digit */
+        for (; p < e; p++)
+            x = x * 10 + (unsigned)(*p - '0');
+    }
     for (; p < e; p++) {
         unsigned d = (unsigned)(*p - '0');
         if (x > (UINT64_MAX - d) / 10)

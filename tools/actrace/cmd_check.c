@@ -18,11 +18,20 @@
  *
  * One streaming pass (src/reader): each event is checked when it is read
  * and forgotten. What outlives an event is only what the cross-event rules
- * need: per thread, its slices as (index, start, end, interned name) for
- * the nesting rule and the flows' bindings; per counter identity, its first
- * key set; per flow event, its identity and time; and the first problems
- * in event order (at most a few hundred; the rest are only counted). No
- * event text is kept.
+ * need (no event text):
+ *   - per thread whose X slices come in start order (as actrace and Kineto
+ *     write them): the stack of open slices (the nesting rule runs as they
+ *     come) and a ring of the last RING_MAX slices (start, running max of
+ *     ends) for flow events that come after later slices. A B/E event or a
+ *     slice out of order switches the thread to buffered mode: its slices
+ *     from then on (seeded by the ring and the stack) are sorted and
+ *     checked at the end (see thr);
+ *   - per open flow identity, its records until one s..f chain is whole and
+ *     bound (then checked and freed);
+ *   - per counter identity, its first key set;
+ *   - the first problems in event order (at most a few hundred; the rest
+ *     are only counted).
+ * ACT_CHECK_BUFFER_ALL=1 (test hook) runs everything the whole-file way.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -56,20 +65,58 @@ typedef struct item {
     int64_t ts, end;
     uint32_t name; /* interned; NONAME: none */
     char ph;
+    char seeded;  /* checked online before its thread went out of order */
+    char onl_err; /* the online check reported its partial overlap */
 } item;
 
+/* A flow query waiting for its thread's next slice start (online mode). */
+typedef struct query {
+    int64_t ts;
+    size_t flow;
+} query;
+
+/* One thread. Online mode (the common case: only X slices, in start order
+ * as actrace and Kineto write them): the nesting rule runs as events come
+ * with a stack of the open slices, and a ring of the last RING_MAX slices
+ * (start, running max of ends) answers flow events that come a little after
+ * their slices. The first B/E event or slice out of order switches the
+ * thread to buffered mode: from then on its slices are kept (the ring and
+ * the stack seed them) and checked at the end, as a sort. */
 typedef struct thr {
     uint32_t pid, tid;
+    int buffered;
+    /* online */
+    item *stk;
+    size_t depth, stkcap;
+    item *ring;
+    int64_t *rmax; /* running max of ends, up to and including ring[k] */
+    size_t rcap, rhead, rn;
+    uint64_t dropped;    /* slices pushed out of the ring */
+    int64_t dropped_max; /* their max end */
+    int64_t last_ts, last_end, maxend;
+    uint64_t nslices;
+    int64_t bound_min, bound_max; /* ts range of the flows decided with a
+                                   * binding missing (max INT64_MIN: none) */
+    query *pq; /* min-heap by ts */
+    size_t npq, pqcap;
+    /* buffered */
     item *v;
     size_t n, cap;
+    int64_t seed_min;     /* start of the oldest seeded slice */
+    size_t *bq;           /* flows whose binding is decided at the end */
+    size_t nbq, bqcap;
     item *sl; /* closed slices, sorted by ts (for flows) */
     size_t nsl;
-    int64_t *maxend; /* running max of sl[].end */
+    int64_t *maxend_arr; /* running max of sl[].end */
 } thr;
+
+#define RING_MAX ((size_t)1 << 14)
+#define NIL SIZE_MAX
 
 /* A flow event. Its identity (cat, name, id) is kept as interned texts
  * (few distinct cats and names) and the id as a number when it is one, so
- * a flow costs its record, not a string; `h` hashes the identity. */
+ * a flow costs its record, not a string; `h` hashes the identity. Records
+ * live only while their identity is open (not yet matched s..f). */
 typedef struct flow {
     uint64_t i;
     int64_t ts;
@@ -78,9 +125,19 @@ typedef struct flow {
     uint32_t cat, nametext, idtext; /* interned texts */
     uint32_t name;           /* the event's name (for messages) */
     size_t thread;           /* SIZE_MAX: pid/tid invalid */
+    size_t next;             /* next record of the identity, by (ts, i) */
     char ph;
     char bp_e;
+    char resolved; /* encl/nxt/at_start known */
+    char encl, nxt, at_start;
 } flow;
+
+/* Open flow identities: h -> list of records (sorted by ts, index). */
+typedef struct ident {
+    uint64_t h; /* 0: empty slot */
+    size_t head;
+    uint32_t nrec, nres;
+} ident;
 
 typedef struct checker {
     int strict;
@@ -93,11 +150,21 @@ typedef struct checker {
     act_cli_map counter_map;
     char **ckeys; /* first key set of each counter */
     size_t nc, ccap;
-    flow *fl;
-    size_t nf, fcap;
+    flow *fl; /* pool of open flow records; free ones chained by next */
+    size_t nf, fcap, ffree;
+    ident *id;
+    size_t idcap, nid;
+    int defer_all;   /* ACT_CHECK_BUFFER_ALL: the whole-file algorithm */
+    uint64_t approx; /* checks limited by the ring (see thr) */
     act_cli_map name_map; /* interned names and flow identity texts */
     const char **names;
     size_t nnames, namecap;
+    /* Direct-mapped caches of the last threads and names looked up (most
+     * events repeat a few of each); tc_idx: index + 1, len: length + 1
+     * (0: empty). */
+    uint64_t tc_key[64];
+    size_t tc_idx[64];
+    struct { uint64_t w; size_t len; uint32_t id; } nc_[256];
     /* The event being checked (for messages). */
     const act__jv *e;
     uint64_t ev;
@@ -129,7 +196,19 @@ static uint32_t name_id(checker *c, const act__jv *name)
     if (!name || name->type != ACT__J_STRING)
         return NONAME;
     /* Names are seen up to a NUL, as C strings. */
-    return text_id(c, name->s, strlen(name->s));
+    size_t len = strlen(name->s);
+    uint64_t w = 0;
+    memcpy(&w, name->s, len < 8 ? len : 8);
+    w ^= (uint64_t)len * 0x9e3779b97f4a7c15u;
+    size_t j = (size_t)((w * 0xff51afd7ed558ccdu) >> 56);
+    if (c->nc_[j].len == len + 1 && c->nc_[j].w == w &&
+        memcmp(c->names[c->nc_[j].id], name->s, len) == 0)
+        return c->nc_[j].id;
+    uint32_t id = text_id(c, name->s, len);
+    c->nc_[j].w = w;
+    c->nc_[j].len = len + 1;
+    c->nc_[j].id = id;
+    return id;
 }
 
 static const char *name_of(const checker *c, uint32_t id)
@@ -237,6 +316,11 @@ static const char *fmt_us(char *buf, size_t len, int64_t ns)
 
 static size_t thread_of(checker *c, uint32_t pid, uint32_t tid)
 {
+    uint64_t key = (uint64_t)pid << 32 | tid;
+    size_t j = (size_t)(((key + 1) * 0x9e3779b97f4a7c15u) >> 58);
+    if (c->tc_idx[j] && c->tc_key[j] == key)
+        return c->tc_idx[j] - 1;
+    c->tc_key[j] = key;
     uint32_t k[2] = {pid, tid};
     int created;
     size_t *slot = act_cli_map_put(&c->thread_map, (const char *)k, sizeof k,
@@ -246,17 +330,15 @@ static size_t thread_of(checker *c, uint32_t pid, uint32_t tid)
         memset(&c->t[c->nt], 0, sizeof c->t[c->nt]);
         c->t[c->nt].pid = pid;
         c->t[c->nt].tid = tid;
+        c->t[c->nt].bound_max = INT64_MIN;
         c->nt++;
     }
+    c->tc_idx[j] = *slot + 1;
     return *slot;
 }
 
-static void thread_push(checker *c, size_t t, item it)
-{
-    thr *th = &c->t[t];
-    act_cli_grow(&th->v, &th->cap, th->n, sizeof *th->v);
-    th->v[th->n++] = it;
-}
+static void slice_add(checker *c, size_t t, item it);
+static void flow_add(checker *c, const flow *rec);
 
 static int is_hex_id(const char *s)
 {
@@ -396,8 +478,7 @@ static void check_flow(checker *c, uint64_t i, const act_cli_fields *F,
         nm = jn->s;
     else
         act_cli_json_text(jn, name, sizeof name);
-    act_cli_grow(&c->fl, &c->fcap, c->nf, sizeof *c->fl);
-    flow *f = &c->fl[c->nf++];
+    flow rec, *f = &rec;
     memset(f, 0, sizeof *f);
     f->cat = text_id(c, cs, strlen(cs));
     f->nametext = text_id(c, nm, strlen(nm));
@@ -420,6 +501,7 @@ static void check_flow(checker *c, uint64_t i, const act_cli_fields *F,
     f->bp_e = (char)act__jv_is(bp, "e");
     f->thread = thread;
     f->name = name_id(c, jn);
+    flow_add(c, f);
 }
 
 static void check_meta(checker *c, uint64_t i, const act__jv *e,
@@ -499,7 +581,8 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
     } else if (!tid_ok) {
         E(i, "tid %s must be an integer in 0..2^32-1", TXT(jtid));
     }
-    tid_ok = act_cli_json_id(jtid, &tid);
+    if (ph == 'C' || ph == 'M')
+        tid_ok = act_cli_json_id(jtid, &tid);
     size_t thread = pid_ok && tid_ok ? thread_of(c, pid, tid) : SIZE_MAX;
 
     const act__jv *jname = F.name;
@@ -526,13 +609,13 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
             W(i, "dur %s has more than 3 decimals (below a nanosecond)",
               TXT(jdur));
         if (ts_ok && thread != SIZE_MAX)
-            thread_push(c, thread, (item){i, ts, ts + dur, name_id(c, jname), 'X'});
+            slice_add(c, thread, (item){i, ts, ts + dur, name_id(c, jname), 'X', 0, 0});
         break;
     }
     case 'B':
     case 'E':
         if (ts_ok && thread != SIZE_MAX)
-            thread_push(c, thread, (item){i, ts, ts, name_id(c, jname), ph});
+            slice_add(c, thread, (item){i, ts, ts, name_id(c, jname), ph, 0, 0});
         break;
     case 'i':
     case 'I': {
@@ -592,19 +675,421 @@ static const char *q(const char *s)
 #define EAT(it, ...) add_at(c, (it).i, 0, (it).ph, (it).name, __VA_ARGS__)
 #define WAT(it, ...) add_at(c, (it).i, 1, (it).ph, (it).name, __VA_ARGS__)
 
-/* Slices of one thread must nest perfectly (B/E paired first). */
-static void check_nesting(checker *c, thr *t)
+/* The nesting rule's message for slice @p s inside @p p. */
+static void overlap_error(checker *c, const thr *t, const item *s,
+                          const item *p)
 {
     char a[32], b[32], pe[32];
-    item *be = act_cli_xcalloc(t->n, sizeof *be), *sl;
+    EAT(*s,
+        "thread %u/%u: \"%s\" [%s, %s] partially overlaps \"%s\" "
+        "(#%" PRIu64 "), which ends at %s; slices must nest (Perfetto "
+        "moves it to an overflow track)",
+        t->pid, t->tid, q(name_of(c, s->name)), fmt_us(a, sizeof a, s->ts),
+        fmt_us(b, sizeof b, s->end), q(name_of(c, p->name)), p->i,
+        fmt_us(pe, sizeof pe, p->end));
+}
+
+/* Withdraw the online nesting error of event @p ev (its thread turned out
+ * to be out of order: the sort at the end decides again). */
+static void retract(checker *c, uint64_t ev)
+{
+    c->nerr--;
+    for (size_t k = 0; k < c->np; k++)
+        if (c->p[k].ev == ev && !c->p[k].warn &&
+            strstr(c->p[k].msg, "partially overlaps")) {
+            free(c->p[k].msg);
+            c->p[k] = c->p[--c->np];
+            return;
+        }
+}
+
+/* ---- flows: open identities only ---------------------------------------- */
+
+static size_t ident_home(const checker *c, uint64_t h)
+{
+    uint64_t x = h; /* murmur3's finaliser: ids are sequential */
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdu;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53u;
+    x ^= x >> 33;
+    return (size_t)x & (c->idcap - 1);
+}
+
+static ident *ident_find(checker *c, uint64_t h)
+{
+    if (!c->idcap)
+        return NULL;
+    size_t j = ident_home(c, h);
+    while (c->id[j].h && c->id[j].h != h)
+        j = (j + 1) & (c->idcap - 1);
+    return c->id[j].h ? &c->id[j] : NULL;
+}
+
+static ident *ident_put(checker *c, uint64_t h)
+{
+    if (2 * (c->nid + 1) > c->idcap) {
+        ident *old = c->id;
+        size_t oc = c->idcap;
+        c->idcap = oc ? 2 * oc : 64;
+        c->id = act_cli_xcalloc(c->idcap, sizeof *c->id);
+        for (size_t k = 0; k < oc; k++)
+            if (old[k].h) {
+                size_t j = ident_home(c, old[k].h);
+                while (c->id[j].h)
+                    j = (j + 1) & (c->idcap - 1);
+                c->id[j] = old[k];
+            }
+        free(old);
+    }
+    size_t j = ident_home(c, h);
+    while (c->id[j].h && c->id[j].h != h)
+        j = (j + 1) & (c->idcap - 1);
+    if (!c->id[j].h) {
+        c->id[j] = (ident){h, NIL, 0, 0};
+        c->nid++;
+    }
+    return &c->id[j];
+}
+
+/* Linear probing's deletion: shift back the entries that probed past it. */
+static void ident_del(checker *c, ident *e)
+{
+    size_t mask = c->idcap - 1, j = (size_t)(e - c->id), k = j;
+    c->id[j].h = 0;
+    c->nid--;
+    for (;;) {
+        k = (k + 1) & mask;
+        if (!c->id[k].h)
+            return;
+        size_t home = ident_home(c, c->id[k].h);
+        /* Move k to j when home is not cyclically in (j, k]. */
+        if ((j < k) ? (home <= j || home > k) : (home <= j && home > k)) {
+            c->id[j] = c->id[k];
+            c->id[k].h = 0;
+            j = k;
+        }
+    }
+}
+
+/* "cat|name|id" for messages. */
+static const char *flow_desc(const checker *c, const flow *f, char *buf,
+                             size_t len)
+{
+    char id[32];
+    if (f->idtext == NONAME)
+        snprintf(id, sizeof id, "%lld", (long long)f->idnum);
+    snprintf(buf, len, "%s|%s|%s", c->names[f->cat], c->names[f->nametext],
+             f->idtext == NONAME ? id : c->names[f->idtext]);
+    return buf;
+}
+
+/* The flow rules over one identity's records in (ts, index) order, as the
+ * viewers match them; @p final: the input has ended (an s left open was
+ * never finished). Frees the records and the identity. */
+static void ident_run(checker *c, ident *e, int final)
+{
+    char d[640];
+    size_t open = NIL;
+    for (size_t k = e->head; k != NIL; k = c->fl[k].next) {
+        const flow *f = &c->fl[k];
+        if (f->ph == 's') {
+            if (open != NIL)
+                WAT(*f, "flow %s started again before it ended",
+                    flow_desc(c, f, d, sizeof d));
+            open = k;
+            if (!f->encl)
+                EAT(*f, "flow start is not inside a slice on its thread");
+        } else if (open == NIL) {
+            EAT(*f, "flow %c for %s has no earlier s (same cat, name and id)",
+                f->ph, flow_desc(c, f, d, sizeof d));
+        } else {
+            if (f->ph == 'f')
+                open = NIL;
+            if (f->bp_e ? !f->encl : !f->nxt)
+                EAT(*f, "flow %c binds to no slice (%s)", f->ph,
+                    f->bp_e ? "no enclosing slice"
+                            : "no slice starts at/after ts; add \"bp\":\"e\"?");
+        }
+        if (!f->at_start)
+            WAT(*f, "flow %c: DevTools only draws flows whose ts, pid and tid "
+                    "equal a slice start",
+                f->ph);
+    }
+    if (final && open != NIL)
+        WAT(c->fl[open], "flow started but never finished (no f)");
+    for (size_t k = e->head, nx; k != NIL; k = nx) {
+        nx = c->fl[k].next;
+        c->fl[k].next = c->ffree;
+        c->ffree = k;
+    }
+    ident_del(c, e);
+}
+
+/* Run an identity as soon as it holds one whole s (t...) f chain with every
+ * binding known: later flows of the same identity are taken as a new chain
+ * (ids reused only after their f, as tracers do). */
+static void ident_try(checker *c, ident *e)
+{
+    if (c->defer_all || e->nres != e->nrec || e->nrec < 2)
+        return;
+    size_t k = e->head, last = NIL;
+    if (c->fl[k].ph != 's')
+        return;
+    for (k = c->fl[k].next; k != NIL; k = c->fl[k].next) {
+        if (c->fl[k].ph == 's')
+            return;
+        if (c->fl[k].ph == 'f' && c->fl[k].next != NIL)
+            return;
+        last = k;
+    }
+    if (c->fl[last].ph == 'f')
+        ident_run(c, e, 0);
+}
+
+/* A flow at @p ts on @p t was decided with a binding still missing: a
+ * slice that comes later and covers ts could have changed that (bindings
+ * only grow with slices, so decided-true ones cannot change). */
+static void bound(thr *t, int64_t ts)
+{
+    if (t->bound_max == INT64_MIN || ts < t->bound_min)
+        t->bound_min = ts;
+    if (ts > t->bound_max)
+        t->bound_max = ts;
+}
+
+static void flow_resolved(checker *c, size_t k, int encl, int nxt, int at)
+{
+    flow *f = &c->fl[k];
+    if (!(encl && nxt && at) && f->thread != SIZE_MAX)
+        bound(&c->t[f->thread], f->ts);
+    f->encl = (char)encl;
+    f->nxt = (char)nxt;
+    f->at_start = (char)at;
+    f->resolved = 1;
+    ident *e = ident_find(c, f->h);
+    e->nres++;
+    ident_try(c, e);
+}
+
+static void pq_push(thr *t, query x)
+{
+    act_cli_grow(&t->pq, &t->pqcap, t->npq, sizeof *t->pq);
+    size_t k = t->npq++;
+    while (k && t->pq[(k - 1) / 2].ts > x.ts) {
+        t->pq[k] = t->pq[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    t->pq[k] = x;
+}
+
+static query pq_pop(thr *t)
+{
+    query top = t->pq[0], x = t->pq[--t->npq];
+    size_t k = 0, n = t->npq;
+    for (;;) {
+        size_t m = 2 * k + 1;
+        if (m >= n)
+            break;
+        if (m + 1 < n && t->pq[m + 1].ts < t->pq[m].ts)
+            m++;
+        if (t->pq[m].ts >= x.ts)
+            break;
+        t->pq[k] = t->pq[m];
+        k = m;
+    }
+    if (n)
+        t->pq[k] = x;
+    return top;
+}
+
+static const item *ring_at(const thr *t, size_t k)
+{
+    return &t->ring[(t->rhead + k) & (t->rcap - 1)];
+}
+
+/* Decide at once what can be decided of flow @p k on online thread @p t:
+ * a flow at or after the last slice start waits for the next start. */
+static void bind_online(checker *c, thr *t, size_t k)
+{
+    int64_t ts = c->fl[k].ts;
+    if (!t->nslices || ts >= t->last_ts) {
+        pq_push(t, (query){ts, k});
+        return;
+    }
+    /* Late: the last slice that starts at or before ts, from the ring. */
+    size_t lo = 0, hi = t->rn;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ring_at(t, mid)->ts <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) {
+        if (t->dropped) { /* older than the ring: only the ends are known */
+            c->approx++;
+            flow_resolved(c, k, t->dropped_max >= ts, 1, 0);
+        } else {
+            flow_resolved(c, k, 0, 1, 0);
+        }
+        return;
+    }
+    size_t j = (t->rhead + lo - 1) & (t->rcap - 1);
+    flow_resolved(c, k, t->rmax[j] >= ts, 1, t->ring[j].ts == ts);
+}
+
+static void flow_add(checker *c, const flow *rec)
+{
+    size_t k;
+    if (c->ffree != NIL) {
+        k = c->ffree;
+        c->ffree = c->fl[k].next;
+    } else {
+        act_cli_grow(&c->fl, &c->fcap, c->nf, sizeof *c->fl);
+        k = c->nf++;
+    }
+    c->fl[k] = *rec;
+    flow *f = &c->fl[k];
+    ident *e = ident_put(c, f->h);
+    /* Insert by (ts, index): flows of one identity are few. */
+    size_t *pp = &e->head;
+    while (*pp != NIL && (c->fl[*pp].ts < f->ts ||
+                          (c->fl[*pp].ts == f->ts && c->fl[*pp].i < f->i)))
+        pp = &c->fl[*pp].next;
+    f->next = *pp;
+    *pp = k;
+    e->nrec++;
+    if (f->thread == SIZE_MAX) {
+        flow_resolved(c, k, 0, 0, 0);
+        return;
+    }
+    thr *t = &c->t[f->thread];
+    if (t->buffered) {
+        act_cli_grow(&t->bq, &t->bqcap, t->nbq, sizeof *t->bq);
+        t->bq[t->nbq++] = k;
+    } else {
+        bind_online(c, t, k);
+    }
+}
+
+/* ---- slices ------------------------------------------------------------- */
+
+static void buf_push(checker *c, thr *t, item it)
+{
+    if (it.ph == 'X' && t->dropped && it.ts < t->seed_min &&
+        t->dropped_max > it.ts)
+        c->approx++; /* may overlap a slice no longer kept */
+    else if (it.ph != 'E' && it.ts <= t->bound_max &&
+             (it.ph == 'B' || it.end >= t->bound_min))
+        c->approx++; /* may cover a flow decided as unbound */
+    act_cli_grow(&t->v, &t->cap, t->n, sizeof *t->v);
+    t->v[t->n++] = it;
+}
+
+/* Online -> buffered: keep the ring and the open stack as seeds, and move
+ * the waiting flows to the end-of-input decision. */
+static void go_buffered(checker *c, thr *t)
+{
+    uint64_t oldest = t->rn ? ring_at(t, 0)->i : UINT64_MAX;
+    t->buffered = 1;
+    t->seed_min = INT64_MIN;
+    for (size_t k = 0; k < t->depth; k++)
+        if (t->stk[k].i < oldest) {
+            t->stk[k].seeded = 1;
+            buf_push(c, t, t->stk[k]);
+        }
+    for (size_t k = 0; k < t->rn; k++) {
+        item it = *ring_at(t, k);
+        it.seeded = 1;
+        buf_push(c, t, it);
+    }
+    if (t->rn)
+        t->seed_min = ring_at(t, 0)->ts;
+    for (size_t k = 0; k < t->depth; k++)
+        if (t->stk[k].ts < t->seed_min)
+            t->seed_min = t->stk[k].ts;
+    for (size_t k = 0; k < t->npq; k++) {
+        act_cli_grow(&t->bq, &t->bqcap, t->nbq, sizeof *t->bq);
+        t->bq[t->nbq++] = t->pq[k].flow;
+    }
+    free(t->stk);
+    free(t->ring);
+    free(t->rmax);
+    free(t->pq);
+    t->stk = t->ring = NULL;
+    t->rmax = NULL;
+    t->pq = NULL;
+    t->depth = t->stkcap = t->rcap = t->rn = t->npq = t->pqcap = 0;
+}
+
+static void slice_add(checker *c, size_t ti, item s)
+{
+    thr *t = &c->t[ti];
+    if (!t->buffered &&
+        (c->defer_all || s.ph != 'X' ||
+         (t->nslices && (s.ts < t->last_ts ||
+                         (s.ts == t->last_ts && s.end > t->last_end)))))
+        go_buffered(c, t);
+    if (t->buffered) {
+        buf_push(c, t, s);
+        return;
+    }
+    /* Flows waiting for a start after theirs: every slice so far starts at
+     * or before them. */
+    while (t->npq && t->pq[0].ts < s.ts) {
+        query x = pq_pop(t);
+        flow_resolved(c, x.flow, t->nslices && t->maxend >= x.ts, 1,
+                      t->nslices && t->last_ts == x.ts);
+        t = &c->t[ti];
+    }
+    /* The nesting rule: the sort's loop, with the events already sorted. */
+    while (t->depth && t->stk[t->depth - 1].end <= s.ts)
+        t->depth--;
+    if (t->depth && s.end > t->stk[t->depth - 1].end) {
+        overlap_error(c, t, &s, &t->stk[t->depth - 1]);
+        s.onl_err = 1;
+    }
+    act_cli_grow(&t->stk, &t->stkcap, t->depth, sizeof *t->stk);
+    t->stk[t->depth++] = s;
+    if (!t->nslices || s.end > t->maxend)
+        t->maxend = s.end;
+    t->last_ts = s.ts;
+    t->last_end = s.end;
+    t->nslices++;
+    /* The ring: grows to RING_MAX, then the oldest slice leaves. */
+    if (t->rn == t->rcap && t->rcap < RING_MAX) {
+        size_t nc = t->rcap ? 2 * t->rcap : 16;
+        t->ring = act_cli_xrealloc(t->ring, nc * sizeof *t->ring);
+        t->rmax = act_cli_xrealloc(t->rmax, nc * sizeof *t->rmax);
+        t->rcap = nc; /* never wrapped yet: rhead is 0 */
+    }
+    size_t j;
+    if (t->rn == t->rcap) {
+        j = t->rhead;
+        if (!t->dropped || t->rmax[j] > t->dropped_max)
+            t->dropped_max = t->rmax[j];
+        t->dropped++;
+        t->rhead = (t->rhead + 1) & (t->rcap - 1);
+    } else {
+        j = (t->rhead + t->rn++) & (t->rcap - 1);
+    }
+    t->ring[j] = s;
+    t->rmax[j] = t->maxend;
+}
+
+/* Slices of one buffered thread must nest perfectly (B/E paired first). */
+static void check_nesting(checker *c, thr *t)
+{
+    item *be = act_cli_xcalloc(t->n ? t->n : 1, sizeof *be), *sl;
     size_t nbe = 0, nsl = 0;
     for (size_t k = 0; k < t->n; k++)
         if (t->v[k].ph != 'X')
             be[nbe++] = t->v[k];
-    sl = act_cli_xcalloc(t->n, sizeof *sl);
+    sl = act_cli_xcalloc(t->n ? t->n : 1, sizeof *sl);
     if (nbe > 1)
         sort_if_needed(be, nbe, sizeof *be, cmp_be);
-    item *stack = act_cli_xcalloc(nbe, sizeof *stack);
+    item *stack = act_cli_xcalloc(nbe ? nbe : 1, sizeof *stack);
     size_t depth = 0;
     for (size_t k = 0; k < nbe; k++) {
         if (be[k].ph == 'B') {
@@ -620,7 +1105,7 @@ static void check_nesting(checker *c, thr *t)
             EAT(be[k], "thread %u/%u: E \"%s\" closes B \"%s\" (#%" PRIu64 ")",
                 t->pid, t->tid, name_of(c, be[k].name), name_of(c, top.name),
                 top.i);
-        sl[nsl++] = (item){top.i, top.ts, be[k].ts, top.name, 'B'};
+        sl[nsl++] = (item){top.i, top.ts, be[k].ts, top.name, 'B', 0, 0};
     }
     for (size_t k = 0; k < depth; k++)
         WAT(stack[k],
@@ -638,17 +1123,12 @@ static void check_nesting(checker *c, thr *t)
     stack = act_cli_xrealloc(stack, (nsl ? nsl : 1) * sizeof *stack);
     for (size_t k = 0; k < nsl; k++) {
         const item *s = &sl[k];
+        if (s->onl_err)
+            retract(c, s->i); /* decided again here */
         while (depth && stack[depth - 1].end <= s->ts)
             depth--;
         if (depth && s->end > stack[depth - 1].end) {
-            const item *p = &stack[depth - 1];
-            EAT(*s,
-                "thread %u/%u: \"%s\" [%s, %s] partially overlaps \"%s\" "
-                "(#%" PRIu64 "), which ends at %s; slices must nest (Perfetto "
-                "moves it to an overflow track)",
-                t->pid, t->tid, q(name_of(c, s->name)),
-                fmt_us(a, sizeof a, s->ts), fmt_us(b, sizeof b, s->end),
-                q(name_of(c, p->name)), p->i, fmt_us(pe, sizeof pe, p->end));
+            overlap_error(c, t, s, &stack[depth - 1]);
         } else if (depth && stack[depth - 1].ts == s->ts &&
                    stack[depth - 1].i > s->i) {
             WAT(*s,
@@ -664,10 +1144,11 @@ static void check_nesting(checker *c, thr *t)
     free(be);
     t->sl = sl;
     t->nsl = nsl;
-    t->maxend = act_cli_xcalloc(nsl, sizeof *t->maxend);
+    t->maxend_arr = act_cli_xcalloc(nsl ? nsl : 1, sizeof *t->maxend_arr);
     for (size_t k = 0; k < nsl; k++)
-        t->maxend[k] = k && t->maxend[k - 1] > sl[k].end ? t->maxend[k - 1]
-                                                        : sl[k].end;
+        t->maxend_arr[k] = k && t->maxend_arr[k - 1] > sl[k].end
+                               ? t->maxend_arr[k - 1]
+                               : sl[k].end;
 }
 
 /* Number of slices of @p t that start at or before @p ts. */
@@ -684,92 +1165,59 @@ static size_t starts_upto(const thr *t, int64_t ts)
     return lo;
 }
 
-static int cmp_flow(const void *a, const void *b)
+static int cmp_ident(const void *a, const void *b)
 {
-    const flow *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
+    const ident *x = a, *y = b;
+    const uint64_t fx = x->head, fy = y->head; /* first record's index */
+    return fx < fy ? -1 : fx > fy;
 }
 
-/* "cat|name|id" for messages. */
-static const char *flow_desc(const checker *c, const flow *f, char *buf,
-                             size_t len)
+/* End of input: every thread's slices are known; decide the flows still
+ * waiting and run every identity still open. */
+static void finish(checker *c)
 {
-    char id[32];
-    if (f->idtext == NONAME)
-        snprintf(id, sizeof id, "%lld", (long long)f->idnum);
-    snprintf(buf, len, "%s|%s|%s", c->names[f->cat], c->names[f->nametext],
-             f->idtext == NONAME ? id : c->names[f->idtext]);
-    return buf;
-}
-
-/* Open flow starts by identity: h -> 1 + index in fl (0: none open). */
-typedef struct open_flows {
-    struct { uint64_t h, v; } *t;
-    size_t mask;
-} open_flows;
-
-static uint64_t *open_slot(open_flows *o, uint64_t h)
-{
-    uint64_t x = h; /* murmur3's finaliser: ids are sequential */
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdu;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53u;
-    x ^= x >> 33;
-    size_t j = (size_t)x & o->mask;
-    while (o->t[j].h && o->t[j].h != h)
-        j = (j + 1) & o->mask;
-    o->t[j].h = h;
-    return &o->t[j].v;
-}
-
-static void check_flows(checker *c)
-{
-    char d[640];
-    open_flows o;
-    size_t cap = 16;
-    while (cap < 2 * c->nf)
-        cap *= 2;
-    o.t = act_cli_xcalloc(cap, sizeof *o.t);
-    o.mask = cap - 1;
-    sort_if_needed(c->fl, c->nf, sizeof *c->fl, cmp_flow);
-    for (size_t k = 0; k < c->nf; k++) {
-        const flow *f = &c->fl[k];
-        const thr *t = f->thread == SIZE_MAX ? NULL : &c->t[f->thread];
-        size_t upto = t ? starts_upto(t, f->ts) : 0;
-        int encl = upto && t->maxend[upto - 1] >= f->ts;
-        int next = t && t->nsl && t->sl[t->nsl - 1].ts >= f->ts;
-        int at_start = upto && t->sl[upto - 1].ts == f->ts;
-        uint64_t *slot = open_slot(&o, f->h);
-        if (f->ph == 's') {
-            if (*slot)
-                WAT(*f, "flow %s started again before it ended",
-                    flow_desc(c, f, d, sizeof d));
-            *slot = k + 1;
-            if (!encl)
-                EAT(*f, "flow start is not inside a slice on its thread");
-        } else if (!*slot) {
-            EAT(*f, "flow %c for %s has no earlier s (same cat, name and id)",
-                f->ph, flow_desc(c, f, d, sizeof d));
-        } else {
-            if (f->ph == 'f')
-                *slot = 0;
-            if (f->bp_e ? !encl : !next)
-                EAT(*f, "flow %c binds to no slice (%s)", f->ph,
-                    f->bp_e ? "no enclosing slice"
-                            : "no slice starts at/after ts; add \"bp\":\"e\"?");
+    for (size_t ti = 0; ti < c->nt; ti++) {
+        thr *t = &c->t[ti];
+        if (!t->buffered) {
+            while (t->npq) {
+                query x = pq_pop(t);
+                flow_resolved(c, x.flow, t->nslices && t->maxend >= x.ts,
+                              t->nslices && t->last_ts >= x.ts,
+                              t->nslices && t->last_ts == x.ts);
+                t = &c->t[ti];
+            }
+            continue;
         }
-        if (!at_start)
-            WAT(*f, "flow %c: DevTools only draws flows whose ts, pid and tid "
-                    "equal a slice start",
-                f->ph);
+        check_nesting(c, t);
+        t = &c->t[ti];
+        for (size_t k = 0; k < t->nbq; k++) {
+            size_t fk = t->bq[k];
+            int64_t ts = c->fl[fk].ts;
+            size_t upto = starts_upto(t, ts);
+            int encl = upto && t->maxend_arr[upto - 1] >= ts;
+            if (t->dropped && ts < t->seed_min) {
+                c->approx++;
+                encl |= t->dropped_max >= ts;
+            }
+            int next = (t->nsl && t->sl[t->nsl - 1].ts >= ts) ||
+                       (t->dropped && ts < t->seed_min);
+            int at = upto && t->sl[upto - 1].ts == ts;
+            flow_resolved(c, fk, encl, next, at);
+            t = &c->t[ti];
+        }
     }
-    for (size_t k = 0; k < cap; k++)
-        if (o.t[k].h && o.t[k].v)
-            WAT(c->fl[o.t[k].v - 1], "flow started but never finished (no f)");
-    free(o.t);
+    /* What is left: identities not closed by an f, or reused. Take them
+     * out of the table (runs delete), in a stable order. */
+    ident *left = act_cli_xcalloc(c->nid ? c->nid : 1, sizeof *left);
+    size_t nl = 0;
+    for (size_t k = 0; k < c->idcap; k++)
+        if (c->id[k].h)
+            left[nl++] = c->id[k];
+    qsort(left, nl, sizeof *left, cmp_ident);
+    c->defer_all = 1; /* no more early runs */
+    for (size_t k = 0; k < nl; k++)
+        ident_run(c, ident_find(c, left[k].h), 1);
+    free(left);
 }
 
 static void checker_free(checker *c)
@@ -780,7 +1228,12 @@ static void checker_free(checker *c)
     for (size_t k = 0; k < c->nt; k++) {
         free(c->t[k].v);
         free(c->t[k].sl);
-        free(c->t[k].maxend);
+        free(c->t[k].maxend_arr);
+        free(c->t[k].stk);
+        free(c->t[k].ring);
+        free(c->t[k].rmax);
+        free(c->t[k].pq);
+        free(c->t[k].bq);
     }
     free(c->t);
     act_cli_map_free(&c->thread_map);
@@ -789,6 +1242,7 @@ static void checker_free(checker *c)
     free(c->ckeys);
     act_cli_map_free(&c->counter_map);
     free(c->fl);
+    free(c->id);
     act_cli_map_free(&c->name_map);
     free(c->names);
 }
@@ -818,6 +1272,9 @@ int act_cmd_check(int argc, char **argv)
     checker cc, *c = &cc;
     memset(c, 0, sizeof *c);
     c->strict = strict;
+    c->ffree = NIL;
+    const char *all = getenv("ACT_CHECK_BUFFER_ALL");
+    c->defer_all = all && *all && strcmp(all, "0") != 0;
     act__rd_item it;
     int k;
     while ((k = act__rd_next(tr.rd, &it)) > 0) {
@@ -846,10 +1303,15 @@ int act_cmd_check(int argc, char **argv)
                       "\"traceEvents\" array");
     else if (nev == 0)
         W(UINT64_MAX, "no events (speedscope and DevTools show nothing)");
-    for (size_t t = 0; t < c->nt; t++)
-        check_nesting(c, &c->t[t]);
-    check_flows(c);
+    finish(c);
     trim(c);
+    if (c->approx)
+        fprintf(stderr,
+                "%s: note: %" PRIu64 " slices or flows came out of order "
+                "after the checks they affect had run (more than %zu slices "
+                "late on their thread, or after flows found unbound there); "
+                "the nesting and flow rules may miss a problem there\n",
+                file, c->approx, (size_t)RING_MAX);
 
     uint64_t nerr = c->nerr, nwarn = c->nwarn, np = nerr + nwarn;
     if (!quiet) {
