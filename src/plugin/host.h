@@ -47,9 +47,10 @@ struct act_plugin_ctx {
     _Atomic int stuck;   /* a bounded call did not return: skipped */
     _Atomic int dead;    /* the session is gone: every call is refused */
     /* The first warnings the plugin logged (level >= WARN), kept for the
-     * trace's actraceStats.plugins[].warnings; guarded by lock. */
+     * trace's actraceStats.plugins[].warnings; appended under lock. */
     char *warnings[ACT__PLUGIN_WARN_MAX];
-    uint32_t nwarnings;
+    _Atomic uint32_t nwarnings; /* published with a release store after the
+                                 * slot is filled; read without the lock */
 };
 
 /* Fill c->host with the host functions. */

@@ -139,10 +139,13 @@ static void h_log(act_plugin_ctx *p, int32_t level, const char *msg)
     act_log((act_log_level)level, "plugin '%s': %s", c->name, clean);
     if (level >= ACT_PLUGIN_LOG_WARN) {
         pthread_mutex_lock(&c->lock);
-        if (c->nwarnings < ACT__PLUGIN_WARN_MAX) {
+        uint32_t n = atomic_load_explicit(&c->nwarnings, memory_order_relaxed);
+        if (n < ACT__PLUGIN_WARN_MAX) {
             char *w = strdup(clean);
-            if (w)
-                c->warnings[c->nwarnings++] = w;
+            if (w) {
+                c->warnings[n] = w;
+                atomic_store_explicit(&c->nwarnings, n + 1, memory_order_release);
+            }
         }
         pthread_mutex_unlock(&c->lock);
     }

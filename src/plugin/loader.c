@@ -843,24 +843,23 @@ uint64_t act__plugins_dropped(const act__plugins *p, size_t i)
     return p && i < p->n ? atomic_load(&p->v[i]->dropped) : 0;
 }
 
+/* Read without c->lock: the writer holds the session lock, and a plugin
+ * thread may hold c->lock while it waits for the session lock (lock order:
+ * plugin context, then session). A warning's slot is filled before the
+ * release store of nwarnings that publishes it, and never changes after. */
 size_t act__plugins_warning_count(const act__plugins *p, size_t i)
 {
     if (!p || i >= p->n)
         return 0;
-    pthread_mutex_lock(&p->v[i]->lock);
-    size_t n = p->v[i]->nwarnings;
-    pthread_mutex_unlock(&p->v[i]->lock);
-    return n;
+    return atomic_load_explicit(&p->v[i]->nwarnings, memory_order_acquire);
 }
 
 const char *act__plugins_warning(const act__plugins *p, size_t i, size_t k)
 {
     if (!p || i >= p->n)
         return "";
-    pthread_mutex_lock(&p->v[i]->lock);
-    const char *w = k < p->v[i]->nwarnings ? p->v[i]->warnings[k] : "";
-    pthread_mutex_unlock(&p->v[i]->lock);
-    return w;
+    uint32_t n = atomic_load_explicit(&p->v[i]->nwarnings, memory_order_acquire);
+    return k < n ? p->v[i]->warnings[k] : "";
 }
 
 size_t act__plugins_reason_count(void)
