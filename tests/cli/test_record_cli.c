@@ -118,9 +118,12 @@ int main(void)
     err = tu_slurp(tmp("err2.txt"), NULL);
     CHECK(err && strstr(err, "wrote ") && strstr(err, "/kineto_"));
     if (err) {
-        /* "actrace record: wrote DIR/kineto_PID.json" */
+        /* "actrace record: wrote DIR/kineto_PID.json (... MB, ...)" */
         char *w = strstr(err, "wrote ");
         char *nl = w ? strchr(w, '\n') : NULL;
+        if (nl)
+            *nl = '\0';
+        nl = w ? strstr(w, " (") : NULL;
         if (nl)
             *nl = '\0';
         CHECK(w && !strstr(w, "%pid%"));
