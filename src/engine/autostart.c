@@ -55,10 +55,22 @@ static const int auto_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
  * the merged trace when the program named none. */
 static void auto_name_process(void)
 {
-    char cur[8];
-    if (act__process_name(cur, sizeof cur))
+    /* act__process_name falls back to /proc/self/comm: a name equal to it
+     * was not given by the program. */
+    char cur[64], comm[64] = "";
+    const char *set = act__process_name(cur, sizeof cur);
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, comm, sizeof comm - 1);
+        close(fd);
+        comm[n > 0 ? n : 0] = '\0';
+        char *nl = strchr(comm, '\n');
+        if (nl)
+            *nl = '\0';
+    }
+    if (set && strcmp(set, comm) != 0)
         return;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
     char buf[256];

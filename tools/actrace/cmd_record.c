@@ -415,6 +415,9 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
             remove_dir(spool);
             return rc ? rc : 1;
         }
+        mode_t um = umask(0);
+        umask(um);
+        fchmod(fd, 0666 & ~um); /* mkstemp made it 0600 */
         close(fd);
     }
     size_t fl = strlen(final_out);
