@@ -9,13 +9,14 @@
  *                             child execs "leaf exec-DEPTH"; then the parent
  *                             records "after fork DEPTH" and waits for both
  *   mp_prog alloc READY       4 threads allocate forever (recording 20000
- *                             spans each first);
+ *                             spans in all first);
  *                             READY gets the pid once they run
  *   mp_prog daemon PIDFILE    a double-forked child that outlives the program
  *                             (writes its pid to PIDFILE, sleeps 30 s)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,7 @@ static void tree(int depth)
 }
 
 static volatile int running;
+static atomic_int budget;
 
 static void *alloc_loop(void *arg)
 {
@@ -77,10 +79,11 @@ static void *alloc_loop(void *arg)
     for (unsigned i = 0;; i++) {
         void *p = malloc(64 + (i % 4096));
         /* Enough to make the write take a while, small enough to be quick. */
-        if (i < 20000)
+        int rec = atomic_fetch_add(&budget, 1) < 20000;
+        if (rec)
             act_span_begin(ACT_CPU_OP, "alloc span");
         free(p);
-        if (i < 20000)
+        if (rec)
             act_span_end();
     }
     return NULL;
