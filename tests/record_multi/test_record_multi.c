@@ -323,6 +323,32 @@ static void daemon_outlives(void)
     check_clean("daemon");
 }
 
+/* A program built with AddressSanitizer: its runtime is preloaded first.
+ * Skipped when no compiler here can build one. */
+static void sanitized(void)
+{
+    char cmd[4096];
+    FILE *f = fopen(tmp("asan.c"), "w");
+    CHECK_FATAL(f != NULL);
+    fprintf(f, "int main(void) { return 0; }\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cc -fsanitize=address -o %s %s 2>/dev/null", tmp("asan"),
+             tmp("asan.c"));
+    if (run(cmd) != 0) {
+        fprintf(stderr, "RecordMulti: no AddressSanitizer compiler: sanitized case skipped\n");
+        return;
+    }
+    const char *out = tu_trace_path("multi_asan.json");
+    remove(out);
+    snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- %s 2>%s", tmpdir, ACTRACE, out,
+             tmp("asan"), tmp("asan_err.txt"));
+    CHECK_EQ_INT(run(cmd), 0);
+    json_t *root = tu_load(out);
+    CHECK(root != NULL);
+    json_decref(root);
+    check_clean("asan");
+}
+
 int main(void)
 {
     CHECK_FATAL(mkdtemp(tmpdir) != NULL);
@@ -331,6 +357,7 @@ int main(void)
     fork_tree();
     signals();
     daemon_outlives();
+    sanitized();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     run(cmd);

@@ -417,7 +417,15 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
         }
         mode_t um = umask(0);
         umask(um);
-        fchmod(fd, 0666 & ~um); /* mkstemp made it 0600 */
+        /* mkstemp made it 0600; a replaced file keeps its mode and owner. */
+        if (before && S_ISREG(before->st_mode)) {
+            fchmod(fd, before->st_mode & 07777);
+            if (fchown(fd, before->st_uid, before->st_gid) != 0) {
+                /* not ours to give: the file stays ours */
+            }
+        } else {
+            fchmod(fd, 0666 & ~um);
+        }
         close(fd);
     }
     size_t fl = strlen(final_out);
@@ -438,7 +446,6 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
         return rc ? rc : 1;
     }
     remove_dir(spool);
-    (void)before;
     struct stat after;
     double mb = stat(final_out, &after) == 0 && S_ISREG(after.st_mode) ? after.st_size / 1e6 : 0;
     char ev[40], dr[40];
