@@ -349,6 +349,66 @@ static void sanitized(void)
     check_clean("asan");
 }
 
+/* Two processes with a device each (the example plugin): distinct device
+ * pids and deviceProperties ids; every flow joins one process's host
+ * thread to that process's device. */
+static void devices_and_flows(void)
+{
+    char cmd[4096];
+    const char *out = tu_trace_path("multi_devices.json");
+    remove(out);
+    snprintf(cmd, sizeof cmd,
+             "TMPDIR=%s %s record --plugin example -o %s -- sh -c '%s/bin/actrace-demo & "
+             "%s/bin/actrace-demo; wait' >/dev/null 2>&1",
+             tmpdir, ACTRACE, out, ACT_BINARY_DIR, ACT_BINARY_DIR);
+    CHECK_EQ_INT(run(cmd), 0);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    json_t *devs = json_object_get(root, "deviceProperties");
+    CHECK_EQ_INT(json_array_size(devs), 2);
+    CHECK(tu_int(json_array_get(devs, 0), "id") != tu_int(json_array_get(devs, 1), "id"));
+    /* flow id -> pids of its s and f ends; device pid -> the host pid. */
+    enum { MAXF = 4096 };
+    static long long fid[MAXF], spid[MAXF], fpid[MAXF];
+    long long dev_host[2][2] = {{0, 0}, {0, 0}};
+    size_t nf = 0, i;
+    json_t *e;
+    json_array_foreach(tu_events(root), i, e)
+    {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        if (!ph || (strcmp(ph, "s") != 0 && strcmp(ph, "f") != 0))
+            continue;
+        long long id = tu_int(e, "id"), pid = tu_int(e, "pid");
+        size_t k = 0;
+        while (k < nf && fid[k] != id)
+            k++;
+        if (k == nf && nf < MAXF) {
+            fid[nf] = id;
+            spid[nf] = fpid[nf] = 0;
+            nf++;
+        }
+        if (k < nf)
+            (*ph == 's' ? spid : fpid)[k] = pid;
+    }
+    CHECK(nf >= 2);
+    int bad = 0;
+    for (size_t k = 0; k < nf; k++) {
+        if (!spid[k] || fpid[k] < 0x40000000LL || fpid[k] > 0x40000001LL) {
+            bad++;
+            continue;
+        }
+        long long *slot = dev_host[fpid[k] - 0x40000000LL];
+        if (!slot[0])
+            slot[0] = spid[k];
+        else if (slot[0] != spid[k])
+            bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(dev_host[0][0] && dev_host[1][0] && dev_host[0][0] != dev_host[1][0]);
+    json_decref(root);
+    check_clean("devices");
+}
+
 int main(void)
 {
     CHECK_FATAL(mkdtemp(tmpdir) != NULL);
@@ -358,6 +418,7 @@ int main(void)
     signals();
     daemon_outlives();
     sanitized();
+    devices_and_flows();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     run(cmd);
