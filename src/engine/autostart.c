@@ -1,32 +1,105 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The auto-started session behind `actrace record`: the command runs the
- * program with libactrace preloaded and ACTRACE_RECORD_OUTPUT naming the
- * trace file. At load, the library starts a session with the environment's
- * config (ACTRACE_CONFIG, ACTRACE_PLUGINS); at exit, or on SIGINT, SIGTERM
- * or SIGHUP, it writes the trace. The variable is removed at once so that
- * the program's own child processes do not record over the same file.
+ * The auto-started session behind `actrace record`: how a process that
+ * loads libactrace through LD_PRELOAD decides where and when it writes.
+ *
+ * Where. Under `actrace record`, ACTRACE_RECORD_DIR names a private
+ * directory (0700) that record created. Every process that loads the
+ * library records on its own and writes DIR/<pid>-<ns>.json (the clock
+ * part keeps a reused pid from replacing an earlier file): the program,
+ * its forked children (with or without exec), exec'd images and
+ * grandchildren. The variables are never removed, so wrappers (env, nice,
+ * sh -c, launcher scripts) pass them on. record merges the files.
+ * Without the directory, ACTRACE_RECORD_OUTPUT names one trace file (a
+ * "%pid%" in it is replaced by the pid); that variable is removed at once
+ * so that the program's children do not write over the same file.
+ *
+ * Fork. A forked child's copy of the parent's session holds the parent's
+ * events: the child abandons it (it is the parent's to write) and, in the
+ * directory mode, starts a session of its own from the fork on, writing
+ * its own file. In the single-file mode the child records nothing.
+ *
+ * When. At exit (atexit), or on SIGINT, SIGTERM, SIGHUP or SIGPIPE when the
+ * program left that signal's default action. The handler is
+ * async-signal-safe: it only notes the first signal and wakes a watcher
+ * thread (a pipe); the watcher writes the trace, then restores the default
+ * action and raises the signal again, so the program ends as it would have.
+ * Further signals during the write are noted and ignored; a write in
+ * progress (from exit or the watcher) is waited for, never cut short.
+ * _exit, abort, a crash or SIGKILL still lose that process's events.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
 
 static act_session *auto_session;
 static char *auto_path;
-static volatile sig_atomic_t auto_written;
+static char *auto_dir; /* ACTRACE_RECORD_DIR, or NULL in single-file mode */
+static int auto_written;
+static pthread_mutex_t auto_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int auto_pending_sig;
+static int auto_wake[2] = {-1, -1};
+
+static const int auto_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+
+/* The process's command line, arguments joined by spaces, as its name in
+ * the merged trace when the program named none. */
+static void auto_name_process(void)
+{
+    /* act__process_name falls back to /proc/self/comm: a name equal to it
+     * was not given by the program. */
+    char cur[64], comm[64] = "";
+    const char *set = act__process_name(cur, sizeof cur);
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, comm, sizeof comm - 1);
+        close(fd);
+        comm[n > 0 ? n : 0] = '\0';
+        char *nl = strchr(comm, '\n');
+        if (nl)
+            *nl = '\0';
+    }
+    if (set && strcmp(set, comm) != 0)
+        return;
+    fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[256];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    while (n > 0 && buf[n - 1] == '\0')
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    act_process_name(buf);
+}
 
 static void auto_write(void)
 {
-    if (!auto_session || auto_written)
-        return;
-    auto_written = 1;
-    int rc = act_session_write(auto_session, auto_path);
-    if (rc != 0)
-        act_log(ACT_LOG_ERROR, "cannot write the trace: %s", act_session_errmsg(auto_session));
+    pthread_mutex_lock(&auto_lock);
+    if (auto_session && !auto_written) {
+        auto_written = 1;
+        if (auto_dir)
+            auto_name_process();
+        int rc = act_session_write(auto_session, auto_path);
+        if (rc != 0)
+            act_log(ACT_LOG_ERROR, "cannot write the trace: %s",
+                    act_session_errmsg(auto_session));
+    }
+    pthread_mutex_unlock(&auto_lock);
 }
 
 static void auto_at_exit(void)
@@ -36,40 +109,84 @@ static void auto_at_exit(void)
      * or threads may still call into the library. */
 }
 
-/* Writing from a signal handler is not async-signal-safe; it is the best a
- * tracer can do for a program stopped with Ctrl-C, and the handler then
- * re-raises the signal with its default action so the exit status is the
- * one the program would have had. */
+/* Async-signal-safe: an atomic exchange and a write(2). */
 static void auto_on_signal(int sig)
 {
-    auto_write();
-    signal(sig, SIG_DFL);
-    raise(sig);
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&auto_pending_sig, &none, sig))
+        return; /* a write is already on its way */
+    int e = errno;
+    char c = (char)sig;
+    ssize_t w = write(auto_wake[1], &c, 1);
+    (void)w;
+    errno = e;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((constructor))
-#endif
-static void auto_start(void)
+static void *auto_watch(void *arg)
 {
-    const char *out = secure_getenv("ACTRACE_RECORD_OUTPUT");
-    if (!out || !*out)
-        return;
-    /* Kineto's placeholder: ACTIVITIES_LOG_FILE = /tmp/trace_%pid%.json. */
-    const char *at = strstr(out, "%pid%");
-    if (at) {
-        char pid[24];
-        snprintf(pid, sizeof pid, "%d", (int)getpid());
-        size_t n = strlen(out) - 5 + strlen(pid) + 1;
-        auto_path = malloc(n);
-        if (auto_path)
-            snprintf(auto_path, n, "%.*s%s%s", (int)(at - out), out, pid, at + 5);
-    } else {
-        auto_path = strdup(out);
+    int fd = (int)(intptr_t)arg;
+    char c;
+    for (;;) {
+        ssize_t n = read(fd, &c, 1);
+        if (n == 1)
+            break;
+        if (n < 0 && errno == EINTR)
+            continue;
+        return NULL;
     }
-    unsetenv("ACTRACE_RECORD_OUTPUT");
-    if (!auto_path)
-        return;
+    int sig = atomic_load(&auto_pending_sig);
+    auto_write();
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    kill(getpid(), sig);
+    /* Not reached for the default action of these signals. */
+    return NULL;
+}
+
+/* The wake pipe and the watcher thread (with every signal blocked, so the
+ * program's threads take them). */
+static int auto_start_watcher(void)
+{
+    if (pipe2(auto_wake, O_CLOEXEC) != 0)
+        return -1;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    int rc = pthread_create(&t, &a, auto_watch, (void *)(intptr_t)auto_wake[0]);
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        close(auto_wake[0]);
+        close(auto_wake[1]);
+        auto_wake[0] = auto_wake[1] = -1;
+        return -1;
+    }
+    return 0;
+}
+
+/* DIR/<pid>-<ns>.json */
+static char *auto_dir_path(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    size_t n = strlen(auto_dir) + 64;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%d-%lld%09ld.json", auto_dir, (int)getpid(), (long long)ts.tv_sec,
+                 ts.tv_nsec);
+    return p;
+}
+
+static int auto_session_start(void)
+{
     act_session_opts o;
     act_session_opts_init(&o);
     const char *name = secure_getenv("ACTRACE_RECORD_NAME");
@@ -81,18 +198,87 @@ static void auto_start(void)
         act_log(ACT_LOG_ERROR, "cannot start recording: %s", act_strerror(rc));
         act_session_destroy(auto_session);
         auto_session = NULL;
+        return rc;
+    }
+    return 0;
+}
+
+/* Runs in the child after the engine's own fork handler (registered
+ * earlier) cleared the recording state. */
+static void auto_atfork_child(void)
+{
+    /* The inherited session is the parent's: leave it alone (its memory is
+     * only this process's copy and is released at exit). */
+    auto_session = NULL;
+    free(auto_path);
+    auto_path = NULL;
+    auto_written = 0;
+    pthread_mutex_init(&auto_lock, NULL);
+    atomic_store(&auto_pending_sig, 0);
+    if (auto_wake[0] >= 0) {
+        close(auto_wake[0]);
+        close(auto_wake[1]);
+        auto_wake[0] = auto_wake[1] = -1;
+    }
+    if (!auto_dir)
+        return; /* single-file mode: the child records nothing */
+    auto_path = auto_dir_path();
+    if (!auto_path)
+        return;
+    if (auto_session_start() == 0)
+        auto_start_watcher();
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((constructor))
+#endif
+static void auto_start(void)
+{
+    const char *dir = secure_getenv("ACTRACE_RECORD_DIR");
+    const char *out = secure_getenv("ACTRACE_RECORD_OUTPUT");
+    if (dir && *dir) {
+        auto_dir = strdup(dir);
+        if (!auto_dir)
+            return;
+        auto_path = auto_dir_path();
+    } else if (out && *out) {
+        /* Kineto's placeholder: ACTIVITIES_LOG_FILE = /tmp/trace_%pid%.json. */
+        const char *at = strstr(out, "%pid%");
+        if (at) {
+            char pid[24];
+            snprintf(pid, sizeof pid, "%d", (int)getpid());
+            size_t n = strlen(out) - 5 + strlen(pid) + 1;
+            auto_path = malloc(n);
+            if (auto_path)
+                snprintf(auto_path, n, "%.*s%s%s", (int)(at - out), out, pid, at + 5);
+        } else {
+            auto_path = strdup(out);
+        }
+        unsetenv("ACTRACE_RECORD_OUTPUT");
+    } else {
         return;
     }
+    if (!auto_path)
+        return;
+    if (auto_session_start() != 0)
+        return;
+    act__atfork_install(); /* the engine's fork handler runs first */
+    pthread_atfork(NULL, NULL, auto_atfork_child);
     atexit(auto_at_exit);
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(sigs); i++) {
+    if (auto_start_watcher() != 0) {
+        act_log(ACT_LOG_WARN, "no signal watcher: a signal will not write the trace");
+        return;
+    }
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(auto_sigs); i++) {
         struct sigaction old;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+        if (sigaction(auto_sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+            old.sa_handler == SIG_DFL) {
             struct sigaction sa;
             memset(&sa, 0, sizeof sa);
             sa.sa_handler = auto_on_signal;
             sigemptyset(&sa.sa_mask);
-            sigaction(sigs[i], &sa, NULL);
+            sa.sa_flags = SA_RESTART;
+            sigaction(auto_sigs[i], &sa, NULL);
         }
     }
 }

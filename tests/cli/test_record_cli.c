@@ -118,16 +118,15 @@ int main(void)
     err = tu_slurp(tmp("err2.txt"), NULL);
     CHECK(err && strstr(err, "wrote ") && strstr(err, "/kineto_"));
     if (err) {
-        /* "actrace record: wrote DIR/kineto_PID.json (0.1 MB, 3 events,
-         * 0 dropped); open it in ..." */
+        /* "actrace record: wrote DIR/kineto_PID.json (... MB, ...)" */
         char *w = strstr(err, "wrote ");
         char *nl = w ? strchr(w, '\n') : NULL;
         if (nl)
             *nl = '\0';
         CHECK(w && strstr(w, " events, 0 dropped") && strstr(w, "actrace summary "));
-        char *paren = w ? strstr(w, " (") : NULL;
-        if (paren)
-            *paren = '\0';
+        nl = w ? strstr(w, " (") : NULL;
+        if (nl)
+            *nl = '\0';
         CHECK(w && !strstr(w, "%pid%"));
         if (w) {
             json_t *kr = tu_load(w + 6);

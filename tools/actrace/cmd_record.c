@@ -18,12 +18,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "actrace/actrace.h"
 #include "cli.h"
+#include "record_merge.h"
 
 static void record_usage(FILE *f)
 {
@@ -141,45 +146,316 @@ static int append_env(const char *name, const char *value, char sep)
     return rc;
 }
 
-/* The closing line: the file, its size, its events and drops (read from
- * the actraceStats object the writer puts after the events, in the file's
- * last 256 KiB; a gzip file shows its size only) and how to open it. */
-static void report_written(const char *path, const char *shown)
+/* Removes @p dir and the files in it (no subdirectories are made there). */
+static void remove_dir(const char *dir)
 {
-    struct stat st;
-    double mb = stat(path, &st) == 0 ? (double)st.st_size / 1e6 : 0;
-    char counts[160] = "";
-    FILE *f = fopen(path, "rb");
-    if (f && S_ISREG(st.st_mode)) {
-        static char buf[256 * 1024 + 1];
-        long off = st.st_size > 256 * 1024 ? (long)(st.st_size - 256 * 1024) : 0;
-        size_t n = 0;
-        if (fseek(f, off, SEEK_SET) == 0)
-            n = fread(buf, 1, sizeof buf - 1, f);
-        buf[n] = '\0';
-        const char *key = "\"actraceStats\":{\"recorded\":";
-        char *p = NULL;
-        for (char *q = buf; (q = strstr(q, key)) != NULL; q++)
-            p = q;
-        char *d = p ? strstr(p, ",\"dropped\":") : NULL;
-        if (p && d) {
-            unsigned long long rec = strtoull(p + strlen(key), NULL, 10);
-            unsigned long long drop = strtoull(d + 11, NULL, 10);
-            char *ad = strstr(p, "\"args_dropped\":");
-            unsigned long long adrop = ad ? strtoull(ad + 15, NULL, 10) : 0;
-            if (adrop)
-                snprintf(counts, sizeof counts, ", %llu events, %llu dropped, %llu args dropped", rec,
-                         drop, adrop);
-            else
-                snprintf(counts, sizeof counts, ", %llu events, %llu dropped", rec, drop);
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            char p[PATH_MAX + 300];
+            snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* A sanitizer runtime must come first in LD_PRELOAD. When the program
+ * (looked up on PATH) names libasan/libtsan/... in its dynamic section,
+ * its soname goes before libactrace. Found by scanning the file's bytes
+ * for the soname (the dynamic string table holds it), no readelf. */
+static void sanitizer_first(const char *prog, const char *lib)
+{
+    char path[PATH_MAX];
+    if (strchr(prog, '/')) {
+        snprintf(path, sizeof path, "%s", prog);
+    } else {
+        const char *pathenv = getenv("PATH");
+        path[0] = '\0';
+        while (pathenv && *pathenv) {
+            const char *c = strchr(pathenv, ':');
+            size_t l = c ? (size_t)(c - pathenv) : strlen(pathenv);
+            snprintf(path, sizeof path, "%.*s/%s", (int)l, pathenv, prog);
+            if (access(path, X_OK) == 0)
+                break;
+            path[0] = '\0';
+            pathenv = c ? c + 1 : NULL;
         }
     }
-    if (f)
-        fclose(f);
+    int fd = path[0] ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return;
+    static const char *const rts[] = {"libasan.so.", "libtsan.so.", "libhwasan.so.", "libubsan.so.",
+                                      NULL};
+    char buf[65536 + 32];
+    size_t keep = 0;
+    char found[64] = "";
+    ssize_t n;
+    unsigned char magic[4] = {0};
+    int first = 1;
+    while (!found[0] && (n = read(fd, buf + keep, sizeof buf - 32 - keep)) > 0) {
+        if (first) {
+            memcpy(magic, buf, n >= 4 ? 4 : (size_t)n);
+            if (memcmp(magic, "\177ELF", 4) != 0)
+                break; /* a script: its interpreter is not sanitized */
+            first = 0;
+        }
+        size_t len = keep + (size_t)n;
+        for (size_t r = 0; rts[r] && !found[0]; r++) {
+            size_t rl = strlen(rts[r]);
+            for (size_t k = 0; k + rl + 2 <= len; k++) {
+                if (memcmp(buf + k, rts[r], rl) != 0)
+                    continue;
+                size_t e = k + rl;
+                while (e < len && e - k < sizeof found - 1 && buf[e] >= '0' && buf[e] <= '9')
+                    e++;
+                if (e > k + rl && e < len && buf[e] == '\0') {
+                    memcpy(found, buf + k, e - k);
+                    found[e - k] = '\0';
+                    break;
+                }
+            }
+        }
+        keep = len > 32 ? 32 : len;
+        memmove(buf, buf + len - keep, keep);
+    }
+    close(fd);
+    if (!found[0])
+        return;
+    const char *pre = getenv("LD_PRELOAD");
+    if (pre && strstr(pre, found) == pre)
+        return;
+    /* LD_PRELOAD is "lib[:old]": rebuild it as "runtime:lib[:old]". */
+    size_t nl = strlen(found) + (pre ? strlen(pre) : 0) + 2;
+    char *v = malloc(nl);
+    if (!v)
+        return;
+    snprintf(v, nl, "%s:%s", found, pre ? pre : lib);
+    setenv("LD_PRELOAD", v, 1);
+    free(v);
+    if (getenv("ACTRACE_LOG"))
+        fprintf(stderr, "actrace record: %s uses %s: preloading it first\n", prog, found);
+}
+
+static volatile sig_atomic_t rec_signals, rec_forward_sig;
+static volatile pid_t rec_child;
+
+/* record's own SIGINT/SIGTERM/SIGHUP: a signal sent to record alone (kill,
+ * timeout) is passed to the program; a terminal's Ctrl-C already reached
+ * the whole group. record itself keeps going and merges what is there. */
+static void rec_on_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    rec_signals++;
+    if (si && (si->si_code == SI_USER || si->si_code == SI_QUEUE) && rec_child > 0 &&
+        si->si_pid != rec_child) {
+        int e = errno;
+        kill(rec_child, sig);
+        errno = e;
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static size_t count_json(const char *dir)
+{
+    size_t n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l > 5 && strcmp(de->d_name + l - 5, ".json") == 0)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Pids of our children still running (orphans reparented to us). */
+static void report_running(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    struct dirent *de;
+    char list[1024] = "";
+    size_t used = 0;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        char p[300], b[512];
+        snprintf(p, sizeof p, "/proc/%s/stat", de->d_name);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, b, sizeof b - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        b[n] = '\0';
+        const char *rp = strrchr(b, ')');
+        char state;
+        int ppid;
+        if (!rp || sscanf(rp + 1, " %c %d", &state, &ppid) != 2 || ppid != (int)getpid() ||
+            state == 'Z')
+            continue;
+        if (used + strlen(de->d_name) + 3 < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                                     de->d_name);
+    }
+    closedir(d);
+    if (used)
+        fprintf(stderr,
+                "actrace record: still running after the program ended (not in the trace): "
+                "pid %s\n",
+                list);
+}
+
+static void fmt_count(char *out, size_t cap, uint64_t v)
+{
+    char raw[32];
+    int n = snprintf(raw, sizeof raw, "%llu", (unsigned long long)v);
+    size_t o = 0;
+    for (int k = 0; k < n && o + 2 < cap; k++) {
+        if (k && (n - k) % 3 == 0)
+            out[o++] = ',';
+        out[o++] = raw[k];
+    }
+    out[o] = '\0';
+}
+
+/* Waits for the program and its descendants (up to the grace period after
+ * the program's end), merges the per-process traces into @p final_out,
+ * removes @p spool and prints the result. Returns record's exit status. */
+static int record_wait(pid_t pid, const char *prog, const char *spool, const char *final_out,
+                       const char *shown, int special, const struct stat *before)
+{
+    rec_child = pid;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = rec_on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    double grace = 2.0;
+    const char *g = getenv("ACTRACE_RECORD_GRACE_MS");
+    if (g && *g)
+        grace = strtod(g, NULL) / 1000.0;
+    int tty = isatty(2);
+    double t0 = now_s(), last_status = 0, deadline = 0;
+    int status = 0, main_done = 0, shown_status = 0;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(-1, &st, WNOHANG);
+        if (w == pid) {
+            status = st;
+            main_done = 1;
+            rec_child = 0;
+            deadline = now_s() + grace;
+            continue;
+        }
+        if (w > 0)
+            continue;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) /* ECHILD: no descendant left */
+            break;
+        if (main_done && now_s() >= deadline)
+            break;
+        double t = now_s();
+        if (tty && t - last_status >= 0.5) {
+            fprintf(stderr, "\ractrace record: %.1f s, %zu process trace(s) written\033[K",
+                    t - t0, count_json(spool));
+            shown_status = 1;
+            last_status = t;
+        }
+        struct timespec nap = {0, 20 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    if (shown_status)
+        fprintf(stderr, "\r\033[K");
+    if (main_done)
+        report_running();
+    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (main_done && WIFEXITED(status) && WEXITSTATUS(status) == 127 && !count_json(spool)) {
+        remove_dir(spool);
+        return 127;
+    }
+    if (!count_json(spool)) {
+        remove_dir(spool);
+        if (main_done && WIFSIGNALED(status))
+            fprintf(stderr, "actrace record: no trace written: '%s' was killed by signal %d\n",
+                    prog, WTERMSIG(status));
+        else
+            fprintf(stderr, "actrace record: no trace written to %s\n", shown);
+        return rc ? rc : 1;
+    }
+    /* A regular file is written next to the output and renamed over it. */
+    char tmp[PATH_MAX * 2 + 64];
+    if (special) {
+        snprintf(tmp, sizeof tmp, "%s", final_out);
+    } else {
+        snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", final_out);
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            fprintf(stderr, "actrace record: cannot write %s: %s\n", shown, strerror(errno));
+            remove_dir(spool);
+            return rc ? rc : 1;
+        }
+        mode_t um = umask(0);
+        umask(um);
+        /* mkstemp made it 0600; a replaced file keeps its mode and owner. */
+        if (before && S_ISREG(before->st_mode)) {
+            fchmod(fd, before->st_mode & 07777);
+            if (fchown(fd, before->st_uid, before->st_gid) != 0) {
+                /* not ours to give: the file stays ours */
+            }
+        } else {
+            fchmod(fd, 0666 & ~um);
+        }
+        close(fd);
+    }
+    size_t fl = strlen(final_out);
+    int gz = fl > 3 && strcmp(final_out + fl - 3, ".gz") == 0;
+    const char *base = strrchr(shown, '/');
+    act__merge_result res;
+    char err[PATH_MAX * 3];
+    int mrc = act__record_merge(spool, tmp, gz, base ? base + 1 : shown, &res, err, sizeof err);
+    if (mrc == 0 && !special && rename(tmp, final_out) != 0) {
+        snprintf(err, sizeof err, "%s: %s", shown, strerror(errno));
+        mrc = -1;
+    }
+    if (mrc != 0) {
+        if (!special)
+            unlink(tmp);
+        fprintf(stderr, "actrace record: cannot write the trace: %s\n", err);
+        remove_dir(spool);
+        return rc ? rc : 1;
+    }
+    remove_dir(spool);
+    struct stat after;
+    double mb = stat(final_out, &after) == 0 && S_ISREG(after.st_mode) ? after.st_size / 1e6 : 0;
+    char ev[40], dr[40];
+    fmt_count(ev, sizeof ev, res.events);
+    fmt_count(dr, sizeof dr, res.dropped);
     fprintf(stderr,
-            "actrace record: wrote %s (%.1f MB%s); open it in https://ui.perfetto.dev or "
-            "chrome://tracing, or run: actrace summary %s\n",
-            shown, mb, counts, shown);
+            "actrace record: wrote %s (%.1f MB, %s events, %s dropped, %zu process%s); open it in "
+            "https://ui.perfetto.dev or `actrace summary %s`\n",
+            shown, mb, ev, dr, res.files, res.files == 1 ? "" : "es", shown);
+    return rc;
 }
 
 int act_cmd_record(int argc, char **argv)
@@ -286,16 +562,35 @@ int act_cmd_record(int argc, char **argv)
     } else {
         snprintf(abs_out, sizeof abs_out, "%s", out);
     }
-    setenv("ACTRACE_RECORD_OUTPUT", abs_out, 1);
     const char *slash = strrchr(out, '/');
     if (!strstr(out, "%pid%"))
         setenv("ACTRACE_RECORD_NAME", slash ? slash + 1 : out, 1);
+    unsetenv("ACTRACE_RECORD_OUTPUT");
+    /* Every recorded process writes its own trace into this private
+     * directory (0700); they are merged into the output at the end. */
+    const char *tmpd = getenv("TMPDIR");
+    char spool[PATH_MAX];
+    snprintf(spool, sizeof spool, "%s/actrace-record-XXXXXX", tmpd && *tmpd ? tmpd : "/tmp");
+    if (!mkdtemp(spool)) {
+        snprintf(spool, sizeof spool, "/tmp/actrace-record-XXXXXX");
+        if (!mkdtemp(spool)) {
+            fprintf(stderr, "actrace record: cannot create a directory in /tmp: %s\n",
+                    strerror(errno));
+            return 1;
+        }
+    }
+    setenv("ACTRACE_RECORD_DIR", spool, 1);
+    sanitizer_first(argv[i], lib);
+    /* Orphaned grandchildren (daemons) come back to us, so waitpid(-1)
+     * sees every descendant. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     /* The child's pid names the file when the path holds %pid%: stat
      * before and after needs the same name, so block the child until the
      * parent has looked. */
     int gate[2];
     if (pipe(gate) != 0) {
         fprintf(stderr, "actrace record: pipe: %s\n", strerror(errno));
+        remove_dir(spool);
         return 1;
     }
     pid_t pid = fork();
@@ -326,6 +621,7 @@ int act_cmd_record(int argc, char **argv)
         close(gate[1]);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
         }
+        remove_dir(spool);
         return orc;
     }
     struct stat before;
@@ -333,35 +629,5 @@ int act_cmd_record(int argc, char **argv)
     /* A device or FIFO is written in place and may show no change. */
     int special = existed && !S_ISREG(before.st_mode);
     close(gate[1]); /* let the child run */
-    /* Ctrl-C reaches the whole foreground group: let the program handle it
-     * (its trace is written by its own handler) and report its status. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            fprintf(stderr, "actrace record: waitpid: %s\n", strerror(errno));
-            return 1;
-        }
-    }
-    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        return 127;
-    struct stat after;
-    if (special) {
-        fprintf(stderr, "actrace record: wrote %s\n", shown);
-        return rc;
-    }
-    if (stat(final_out, &after) != 0 ||
-        (existed && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
-         after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_ino == before.st_ino)) {
-        if (WIFSIGNALED(status))
-            fprintf(stderr, "actrace record: no trace written: '%s' was killed by signal %d\n",
-                    argv[i], WTERMSIG(status));
-        else
-            fprintf(stderr, "actrace record: no trace written to %s\n", shown);
-        return rc ? rc : 1;
-    }
-    report_written(final_out, shown);
-    return rc;
+    return record_wait(pid, argv[i], spool, final_out, shown, special, existed ? &before : NULL);
 }

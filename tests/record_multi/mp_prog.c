@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test helper for RecordMulti: a program of many processes and threads,
+ * recorded through the API under `actrace record`.
+ *   mp_prog leaf NAME         one span NAME, then exit
+ *   mp_prog exec NAME         exec "mp_prog leaf NAME"
+ *   mp_prog tree DEPTH        a span "level DEPTH" and one on a thread; a forked
+ *                             child (no exec) runs tree DEPTH-1, another forked
+ *                             child execs "leaf exec-DEPTH"; then the parent
+ *                             records "after fork DEPTH" and waits for both
+ *   mp_prog alloc READY       4 threads allocate forever (recording 20000
+ *                             spans in all first);
+ *                             READY gets the pid once they run
+ *   mp_prog daemon PIDFILE    a double-forked child that outlives the program
+ *                             (writes its pid to PIDFILE, sleeps 30 s)
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "actrace/actrace.h"
+
+static const char *self;
+
+static void span(const char *name)
+{
+    act_span_begin(ACT_CPU_OP, name);
+    act_span_end();
+}
+
+static void *thread_span(void *arg)
+{
+    act_thread_name("worker");
+    span((const char *)arg);
+    return NULL;
+}
+
+static void tree(int depth)
+{
+    char name[64], tname[64];
+    snprintf(name, sizeof name, "level %d", depth);
+    snprintf(tname, sizeof tname, "thread %d", depth);
+    span(name);
+    pthread_t t;
+    pthread_create(&t, NULL, thread_span, tname);
+    pthread_join(t, NULL);
+    if (depth == 0)
+        return;
+    pid_t a = fork();
+    if (a == 0) {
+        tree(depth - 1);
+        exit(0);
+    }
+    pid_t b = fork();
+    if (b == 0) {
+        char leaf[64];
+        snprintf(leaf, sizeof leaf, "exec-%d", depth);
+        execl(self, self, "leaf", leaf, (char *)NULL);
+        _exit(127);
+    }
+    snprintf(name, sizeof name, "after fork %d", depth);
+    span(name);
+    waitpid(a, NULL, 0);
+    waitpid(b, NULL, 0);
+}
+
+static volatile int running;
+static atomic_int budget;
+
+static void *alloc_loop(void *arg)
+{
+    (void)arg;
+    running++;
+    for (unsigned i = 0;; i++) {
+        void *p = malloc(64 + (i % 4096));
+        /* Enough to make the write take a while, small enough to be quick. */
+        int rec = atomic_fetch_add(&budget, 1) < 20000;
+        if (rec)
+            act_span_begin(ACT_CPU_OP, "alloc span");
+        free(p);
+        if (rec)
+            act_span_end();
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    self = argv[0];
+    if (argc < 3)
+        return 2;
+    if (strcmp(argv[1], "leaf") == 0) {
+        span(argv[2]);
+        return 0;
+    }
+    if (strcmp(argv[1], "exec") == 0) {
+        span("before exec");
+        execl(self, self, "leaf", argv[2], (char *)NULL);
+        return 127;
+    }
+    if (strcmp(argv[1], "tree") == 0) {
+        tree(atoi(argv[2]));
+        return 0;
+    }
+    if (strcmp(argv[1], "alloc") == 0) {
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            pthread_create(&t[i], NULL, alloc_loop, NULL);
+        while (running < 4)
+            usleep(1000);
+        usleep(20000);
+        FILE *f = fopen(argv[2], "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+        for (;;)
+            pause();
+    }
+    if (strcmp(argv[1], "daemon") == 0) {
+        span("daemon parent");
+        pid_t a = fork();
+        if (a == 0) {
+            if (fork() == 0) {
+                setsid();
+                FILE *f = fopen(argv[2], "w");
+                if (f) {
+                    fprintf(f, "%d\n", (int)getpid());
+                    fclose(f);
+                }
+                sleep(30);
+                _exit(0);
+            }
+            _exit(0);
+        }
+        waitpid(a, NULL, 0);
+        return 0;
+    }
+    return 2;
+}

@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: MIT
+# `actrace record` of many processes (fork, exec, wrappers, daemons) and
+# signals: `ctest -R RecordMulti`.
+add_executable(act_mp_prog ${PROJECT_SOURCE_DIR}/tests/record_multi/mp_prog.c)
+target_link_libraries(act_mp_prog PRIVATE actrace Threads::Threads)
+act_warnings(act_mp_prog)
+set_target_properties(act_mp_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+if(ACT_HAVE_JANSSON)
+  act_add_test(RecordMulti SOURCES ${PROJECT_SOURCE_DIR}/tests/record_multi/test_record_multi.c
+               LIBS PkgConfig::JANSSON LABELS cli nosan TIMEOUT 300)
+  add_dependencies(test_RecordMulti actrace_cli act_mp_prog)
+endif()
+if(TARGET test_RecordMulti)
+  add_dependencies(test_RecordMulti actrace_demo)
+  if(TARGET actrace_plugin_example)
+    add_dependencies(test_RecordMulti actrace_plugin_example)
+  endif()
+endif()

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The merge step of `actrace record`: the per-process traces that the
+ * recorded processes wrote into record's private directory become one
+ * trace, read with the streaming reader (src/reader), one pass per file
+ * plus a look at each file's head (its deviceProperties and
+ * baseTimeNanoseconds come before its events).
+ *
+ * What changes on the way: every file's "ts" is relative to its own
+ * baseTimeNanoseconds; the output's base is the smallest, and each ts is
+ * moved by the difference exactly (integer nanoseconds from the decimal
+ * text, never a double). Devices get pids of their own per file (the
+ * writer numbers a process's devices from 0x40000000 up; files after the
+ * first are shifted past the earlier ones, "device" args and
+ * deviceProperties ids with them). Flow ids ("id" of s/f/t events) are
+ * renumbered per file so that flows stay within their process. A host pid
+ * already used by an earlier file (pid reuse) moves to a fresh pid above
+ * 0x20000000. actraceStats: integer fields summed across files, objects
+ * merged the same way, anything else taken from the first file, and
+ * "processes" lists each file's own stats with its pid.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef ACT_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+#include "reader/reader.h"
+#include "record_merge.h"
+
+#define DEVICE_PID_BASE 0x40000000LL
+#define REUSED_PID_BASE 0x20000000LL
+
+typedef struct mout {
+    FILE *f;
+#ifdef ACT_HAVE_ZLIB
+    gzFile gz;
+#endif
+    int err;
+} mout;
+
+static void put(mout *o, const char *s, size_t n)
+{
+    if (!n)
+        return;
+#ifdef ACT_HAVE_ZLIB
+    if (o->gz) {
+        if (gzwrite(o->gz, s, (unsigned)n) != (int)n)
+            o->err = 1;
+        return;
+    }
+#endif
+    if (fwrite(s, 1, n, o->f) != n)
+        o->err = 1;
+}
+static void puts0(mout *o, const char *s) { put(o, s, strlen(s)); }
+
+static void put_i64(mout *o, int64_t v)
+{
+    char b[32];
+    int n = snprintf(b, sizeof b, "%" PRId64, v);
+    put(o, b, (size_t)n);
+}
+
+static void put_jstr(mout *o, const char *s, size_t n)
+{
+    put(o, "\"", 1);
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put(o, s + start, i - start);
+        char e[8];
+        if (c == '"' || c == '\\')
+            snprintf(e, sizeof e, "\\%c", c);
+        else
+            snprintf(e, sizeof e, "\\u%04x", c);
+        puts0(o, e);
+        start = i + 1;
+    }
+    put(o, s + start, n - start);
+    put(o, "\"", 1);
+}
+
+static void put_value(mout *o, const act__jv *v)
+{
+    switch (v->type) {
+    case ACT__J_NULL: puts0(o, "null"); break;
+    case ACT__J_FALSE: puts0(o, "false"); break;
+    case ACT__J_TRUE: puts0(o, "true"); break;
+    case ACT__J_NUMBER: put(o, v->s, v->len); break;
+    case ACT__J_STRING: put_jstr(o, v->s, v->len); break;
+    case ACT__J_ARRAY:
+    case ACT__J_OBJECT: {
+        put(o, v->type == ACT__J_ARRAY ? "[" : "{", 1);
+        for (const act__jv *c = v->child; c; c = c->next) {
+            if (c != v->child)
+                put(o, ",", 1);
+            if (v->type == ACT__J_OBJECT) {
+                put_jstr(o, c->key, c->klen);
+                put(o, ":", 1);
+            }
+            put_value(o, c);
+        }
+        put(o, v->type == ACT__J_ARRAY ? "]" : "}", 1);
+        break;
+    }
+    default: break;
+    }
+}
+
+/* Microseconds with three decimals, trailing zeros dropped. */
+static void put_us(mout *o, int64_t ns)
+{
+    char b[48];
+    int neg = ns < 0;
+    uint64_t a = neg ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    int n = snprintf(b, sizeof b, "%s%" PRIu64, neg ? "-" : "", a / 1000);
+    unsigned frac = (unsigned)(a % 1000);
+    if (frac) {
+        n += snprintf(b + n, sizeof b - (size_t)n, ".%03u", frac);
+        while (b[n - 1] == '0')
+            n--;
+    }
+    put(o, b, (size_t)n);
+}
+
+/* ---- per-file state -------------------------------------------------------- */
+
+typedef struct flowmap {
+    uint64_t *k, *v;
+    size_t cap, n;
+} flowmap;
+
+static uint64_t flow_get(flowmap *m, uint64_t key, uint64_t *next)
+{
+    if (m->n * 2 >= m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 64;
+        uint64_t *nk = calloc(ncap, sizeof *nk), *nv = calloc(ncap, sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return key;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->v[i])
+                continue;
+            size_t h = (size_t)(m->k[i] * 0x9e3779b97f4a7c15ull) & (ncap - 1);
+            while (nv[h])
+                h = (h + 1) & (ncap - 1);
+            nk[h] = m->k[i];
+            nv[h] = m->v[i];
+        }
+        free(m->k);
+        free(m->v);
+        m->k = nk;
+        m->v = nv;
+        m->cap = ncap;
+    }
+    size_t h = (size_t)(key * 0x9e3779b97f4a7c15ull) & (m->cap - 1);
+    while (m->v[h]) {
+        if (m->k[h] == key)
+            return m->v[h];
+        h = (h + 1) & (m->cap - 1);
+    }
+    m->k[h] = key;
+    m->v[h] = ++*next;
+    m->n++;
+    return m->v[h];
+}
+
+typedef struct mfile {
+    char *path;
+    int64_t pid;      /* from the name <pid>-<ns>.json */
+    int64_t new_pid;  /* pid in the output */
+    int64_t base_ns;
+    int has_base;
+    int64_t ndev;     /* devices of this file (max id + 1) */
+    int64_t dev_off;  /* added to its device numbers */
+    act__jv *stats;   /* its actraceStats (a copy), or NULL */
+    act__jv *devs;    /* its deviceProperties (a copy), or NULL */
+    flowmap flows;
+} mfile;
+
+/* ---- actraceStats ------------------------------------------------------------ */
+
+static const act__jv *child_of(const act__jv *o, const char *key, size_t klen)
+{
+    if (!o || o->type != ACT__J_OBJECT)
+        return NULL;
+    const act__jv *hit = NULL;
+    for (const act__jv *c = o->child; c; c = c->next)
+        if (c->klen == klen && memcmp(c->key, key, klen) == 0)
+            hit = c;
+    return hit;
+}
+
+/* Writes the merge of @p n values (some NULL) found under one key. */
+static void put_merged(mout *o, const act__jv **vals, size_t n)
+{
+    const act__jv *first = NULL;
+    int all_int = 1, all_obj = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!vals[i])
+            continue;
+        if (!first)
+            first = vals[i];
+        if (!(vals[i]->type == ACT__J_NUMBER && vals[i]->integer))
+            all_int = 0;
+        if (vals[i]->type != ACT__J_OBJECT)
+            all_obj = 0;
+    }
+    if (!first) {
+        puts0(o, "null");
+        return;
+    }
+    if (all_int) {
+        int64_t sum = 0, x;
+        for (size_t i = 0; i < n; i++)
+            if (vals[i] && act__jv_i64(vals[i], &x))
+                sum += x;
+        put_i64(o, sum);
+        return;
+    }
+    if (!all_obj) {
+        put_value(o, first);
+        return;
+    }
+    const act__jv **sub = calloc(n ? n : 1, sizeof *sub);
+    if (!sub) {
+        put_value(o, first);
+        return;
+    }
+    put(o, "{", 1);
+    int any = 0;
+    /* Keys in order of first appearance across the files. */
+    for (size_t i = 0; i < n; i++) {
+        if (!vals[i])
+            continue;
+        for (const act__jv *c = vals[i]->child; c; c = c->next) {
+            int seen = 0;
+            for (size_t j = 0; j < i && !seen; j++)
+                seen = child_of(vals[j], c->key, c->klen) != NULL;
+            if (seen || child_of(vals[i], c->key, c->klen) != c)
+                continue;
+            for (size_t j = 0; j < n; j++)
+                sub[j] = child_of(vals[j], c->key, c->klen);
+            if (any)
+                put(o, ",", 1);
+            any = 1;
+            put_jstr(o, c->key, c->klen);
+            put(o, ":", 1);
+            put_merged(o, sub, n);
+        }
+    }
+    put(o, "}", 1);
+    free(sub);
+}
+
+/* ---- the passes ---------------------------------------------------------------- */
+
+/* The head of @p f: its deviceProperties and baseTimeNanoseconds. */
+static int read_head(mfile *f, char *err, size_t errcap)
+{
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errcap, "%s: %s", f->path, strerror(errno));
+        return -1;
+    }
+    act__rd *r = NULL;
+    if (act__rd_create(fd, NULL, &r) != 0) {
+        close(fd);
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    act__rd_item it;
+    int k, rc = 0;
+    while ((k = act__rd_next(r, &it)) > 0) {
+        if (k == ACT__RD_EVENT)
+            break;
+        if (strcmp(it.key, "baseTimeNanoseconds") == 0 && act__jv_i64(it.v, &f->base_ns))
+            f->has_base = 1;
+        else if (strcmp(it.key, "deviceProperties") == 0 && it.v->type == ACT__J_ARRAY) {
+            f->devs = act__jv_dup(it.v);
+            for (const act__jv *d = it.v->child; d; d = d->next) {
+                int64_t id;
+                if (act__jv_i64(act__jv_get(d, "id"), &id) && id + 1 > f->ndev)
+                    f->ndev = id + 1;
+            }
+        }
+    }
+    if (k < 0) {
+        snprintf(err, errcap, "%s: %s", f->path, act__rd_errmsg(r));
+        rc = -1;
+    }
+    act__rd_destroy(r);
+    close(fd);
+    return rc;
+}
+
+static void put_event(mout *o, mfile *f, const act__jv *e, int64_t delta_ns, uint64_t *next_flow)
+{
+    const act__jv *ph = act__jv_get(e, "ph");
+    int is_flow = ph && (act__jv_is(ph, "s") || act__jv_is(ph, "f") || act__jv_is(ph, "t"));
+    int64_t pid = 0;
+    int have_pid = act__jv_i64(act__jv_get(e, "pid"), &pid);
+    int device = have_pid && pid >= DEVICE_PID_BASE;
+    put(o, "{", 1);
+    for (const act__jv *c = e->child; c; c = c->next) {
+        if (c != e->child)
+            put(o, ",", 1);
+        put_jstr(o, c->key, c->klen);
+        put(o, ":", 1);
+        int64_t x;
+        uint64_t u;
+        if (strcmp(c->key, "pid") == 0 && have_pid) {
+            put_i64(o, device ? pid + f->dev_off : pid == f->pid ? f->new_pid : pid);
+        } else if (strcmp(c->key, "ts") == 0 && c->type == ACT__J_NUMBER && act__jv_us_ns(c, &x)) {
+            put_us(o, x + delta_ns);
+        } else if (is_flow && strcmp(c->key, "id") == 0 && act__jv_i64(c, &x)) {
+            u = flow_get(&f->flows, (uint64_t)x, next_flow);
+            put_i64(o, (int64_t)u);
+        } else if (device && strcmp(c->key, "args") == 0 && c->type == ACT__J_OBJECT &&
+                   act__jv_get(c, "device")) {
+            put(o, "{", 1);
+            for (const act__jv *a = c->child; a; a = a->next) {
+                if (a != c->child)
+                    put(o, ",", 1);
+                put_jstr(o, a->key, a->klen);
+                put(o, ":", 1);
+                if (strcmp(a->key, "device") == 0 && act__jv_i64(a, &x))
+                    put_i64(o, x + f->dev_off);
+                else
+                    put_value(o, a);
+            }
+            put(o, "}", 1);
+        } else {
+            put_value(o, c);
+        }
+    }
+    put(o, "}", 1);
+}
+
+static int cmp_files(const void *a, const void *b)
+{
+    const mfile *x = a, *y = b;
+    return strcmp(x->path, y->path);
+}
+
+int act__record_merge(const char *dir, const char *out_path, int gz, const char *trace_name,
+                      act__merge_result *res, char *err, size_t errcap)
+{
+    memset(res, 0, sizeof *res);
+    err[0] = '\0';
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errcap, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    mfile *files = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0 || de->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            mfile *nf = realloc(files, cap * sizeof *nf);
+            if (!nf)
+                break;
+            files = nf;
+        }
+        memset(&files[n], 0, sizeof files[n]);
+        size_t pl = strlen(dir) + len + 2;
+        files[n].path = malloc(pl);
+        if (!files[n].path)
+            break;
+        snprintf(files[n].path, pl, "%s/%s", dir, de->d_name);
+        files[n].pid = strtoll(de->d_name, NULL, 10);
+        n++;
+    }
+    closedir(d);
+    qsort(files, n, sizeof *files, cmp_files);
+
+    int rc = 0;
+    int64_t base = INT64_MAX, dev_off = 0, reused = 0;
+    size_t good = 0;
+    for (size_t i = 0; i < n; i++) {
+        char e[512];
+        if (read_head(&files[i], e, sizeof e) != 0) {
+            fprintf(stderr, "actrace record: skipping %s\n", e);
+            free(files[i].path);
+            files[i].path = NULL;
+            continue;
+        }
+        good++;
+        if (files[i].has_base && files[i].base_ns < base)
+            base = files[i].base_ns;
+        files[i].dev_off = dev_off;
+        dev_off += files[i].ndev;
+        files[i].new_pid = files[i].pid;
+        for (size_t j = 0; j < i; j++)
+            if (files[j].path && files[j].pid == files[i].pid)
+                files[i].new_pid = REUSED_PID_BASE + ++reused;
+    }
+    if (base == INT64_MAX)
+        base = 0;
+    res->files = good;
+
+    mout o = {0};
+#ifdef ACT_HAVE_ZLIB
+    if (gz) {
+        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        o.gz = fd >= 0 ? gzdopen(fd, "wb6") : NULL;
+        if (!o.gz) {
+            if (fd >= 0)
+                close(fd);
+            snprintf(err, errcap, "%s: %s", out_path, strerror(errno));
+            rc = -1;
+            goto done;
+        }
+    } else
+#else
+    (void)gz;
+#endif
+    {
+        o.f = fopen(out_path, "w");
+        if (!o.f) {
+            snprintf(err, errcap, "%s: %s", out_path, strerror(errno));
+            rc = -1;
+            goto done;
+        }
+    }
+    puts0(&o, "{\"schemaVersion\":1,\"deviceProperties\":[");
+    int firstdev = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!files[i].path || !files[i].devs)
+            continue;
+        for (const act__jv *dv = files[i].devs->child; dv; dv = dv->next) {
+            puts0(&o, firstdev ? "\n{" : ",\n{");
+            firstdev = 0;
+            for (const act__jv *c = dv->child; c; c = c->next) {
+                int64_t x;
+                if (c != dv->child)
+                    put(&o, ",", 1);
+                put_jstr(&o, c->key, c->klen);
+                put(&o, ":", 1);
+                if (strcmp(c->key, "id") == 0 && act__jv_i64(c, &x))
+                    put_i64(&o, x + files[i].dev_off);
+                else
+                    put_value(&o, c);
+            }
+            put(&o, "}", 1);
+        }
+    }
+    puts0(&o, "],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
+    put_i64(&o, base);
+    puts0(&o, ",\n\"traceEvents\":[\n");
+    int first_ev = 1;
+    uint64_t next_flow = 0;
+    for (size_t i = 0; i < n; i++) {
+        mfile *f = &files[i];
+        if (!f->path)
+            continue;
+        int64_t delta = f->has_base ? f->base_ns - base : 0;
+        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        act__rd *r = NULL;
+        if (fd < 0 || act__rd_create(fd, NULL, &r) != 0) {
+            fprintf(stderr, "actrace record: skipping %s: %s\n", f->path, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        act__rd_item it;
+        int k;
+        while ((k = act__rd_next(r, &it)) > 0) {
+            if (k == ACT__RD_EVENT) {
+                if (it.v->type != ACT__J_OBJECT)
+                    continue;
+                if (!first_ev)
+                    puts0(&o, ",\n");
+                first_ev = 0;
+                put_event(&o, f, it.v, delta, &next_flow);
+                res->events++;
+            } else if (strcmp(it.key, "actraceStats") == 0 && it.v->type == ACT__J_OBJECT) {
+                free(f->stats);
+                f->stats = act__jv_dup(it.v);
+            }
+        }
+        if (k < 0)
+            fprintf(stderr, "actrace record: %s: %s (kept the events before it)\n", f->path,
+                    act__rd_errmsg(r));
+        act__rd_destroy(r);
+        close(fd);
+    }
+    puts0(&o, "\n],\n\"actraceStats\":");
+    {
+        const act__jv **vals = calloc(n ? n : 1, sizeof *vals);
+        size_t nv = 0;
+        for (size_t i = 0; vals && i < n; i++)
+            if (files[i].path && files[i].stats)
+                vals[nv++] = files[i].stats;
+        if (vals && nv) {
+            /* The merge of all, then "processes". */
+            mout *po = &o;
+            put_merged(po, vals, nv);
+            /* put_merged ended with '}' for an object: reopen is not
+             * possible on a stream, so the per-process list is a
+             * sibling member below. */
+        } else {
+            puts0(&o, "{}");
+        }
+        free(vals);
+    }
+    puts0(&o, ",\n\"actraceProcesses\":[");
+    int firstp = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!files[i].path)
+            continue;
+        puts0(&o, firstp ? "\n{\"pid\":" : ",\n{\"pid\":");
+        firstp = 0;
+        put_i64(&o, files[i].new_pid);
+        if (files[i].new_pid != files[i].pid) {
+            puts0(&o, ",\"os_pid\":");
+            put_i64(&o, files[i].pid);
+        }
+        puts0(&o, ",\"actraceStats\":");
+        if (files[i].stats)
+            put_value(&o, files[i].stats);
+        else
+            puts0(&o, "null");
+        put(&o, "}", 1);
+        int64_t x;
+        if (files[i].stats && act__jv_i64(act__jv_get(files[i].stats, "dropped"), &x))
+            res->dropped += (uint64_t)x;
+    }
+    puts0(&o, "],\n\"traceName\":");
+    put_jstr(&o, trace_name, strlen(trace_name));
+    puts0(&o, "}\n");
+#ifdef ACT_HAVE_ZLIB
+    if (o.gz) {
+        if (gzclose(o.gz) != Z_OK)
+            o.err = 1;
+    } else
+#endif
+        if (fclose(o.f) != 0)
+        o.err = 1;
+    if (o.err) {
+        snprintf(err, errcap, "%s: write error: %s", out_path, strerror(errno));
+        rc = -1;
+    }
+done:
+    for (size_t i = 0; i < n; i++) {
+        free(files[i].path);
+        free(files[i].stats);
+        free(files[i].devs);
+        free(files[i].flows.k);
+        free(files[i].flows.v);
+    }
+    free(files);
+    return rc;
+}
