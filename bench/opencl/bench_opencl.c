@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     char plain[4096], traced[4096];
     snprintf(plain, sizeof plain, "'%s' work", argv[0]);
     snprintf(traced, sizeof traced,
-             "'%s/bin/actrace' record --no-default-plugins --plugin opencl "
+             "'%s/bin/actrace' record --force --no-default-plugins --plugin opencl "
              "-o %s/bench_opencl_trace.json -- '%s' work 2>/dev/null",
              ACT_BINARY_DIR, ACT_BINARY_DIR, argv[0]);
     double bp[3] = {1e18, 1e18, 1e18}, bt[3] = {1e18, 1e18, 1e18};
