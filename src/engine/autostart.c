@@ -187,6 +187,12 @@ static char *auto_dir_path(void)
 
 static int auto_session_start(void)
 {
+    /* A process `actrace record` started itself has record as its parent
+     * (ACTRACE_RECORD_PARENT); any other is a descendant: a small
+     * pre-allocation (act__prealloc_small). */
+    const char *parent = secure_getenv("ACTRACE_RECORD_PARENT");
+    if (auto_dir && parent && *parent && atol(parent) != (long)getppid())
+        act__prealloc_small = 1;
     act_session_opts o;
     act_session_opts_init(&o);
     const char *name = secure_getenv("ACTRACE_RECORD_NAME");

@@ -466,6 +466,14 @@ void act__names_atfork_parent(void);
 void act__names_atfork_child(void);
 /* Install the fork handlers (once; also done when the library loads). */
 void act__atfork_install(void);
+/* Set by the auto-start (autostart.c) before it creates the session of a
+ * process that `actrace record` did not start itself (a forked child, or a
+ * program one of them exec'd): such a process pre-faults 1 MB, not
+ * BUFFER_PREALLOC_MB's default of 16, unless the config sets the key. A
+ * build that forks a thousand compilers must not pay 16 MB of page faults
+ * for each; the pre-fault thread still stays ahead of a child that records
+ * a lot. */
+extern int act__prealloc_small;
 
 /* Signal-safety guard of the recording calls (record.c): 1 if the calling
  * thread may record now (and marks it busy), 0 if it interrupted one of

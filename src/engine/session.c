@@ -152,6 +152,16 @@ static int visit_key(void *user, const char *key, const char *value)
     return 0;
 }
 
+int act__prealloc_small;
+
+static int visit_prealloc(void *user, const char *key, const char *value)
+{
+    (void)value;
+    if (strcmp(key, "BUFFER_PREALLOC_MB") == 0)
+        *(int *)user = 1;
+    return 0;
+}
+
 static int64_t cfg_int(const act_config *c, const char *key, int64_t dflt)
 {
     int64_t v;
@@ -265,7 +275,11 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     }
     apply_config(s);
     /* Pre-fault the first buffers so that recording does not page-fault. */
+    int explicit_pre = 0;
+    act_config_foreach(s->config, visit_prealloc, &explicit_pre);
     int64_t pre = cfg_int(s->config, "BUFFER_PREALLOC_MB", 16);
+    if (act__prealloc_small && !explicit_pre && pre > 1)
+        pre = 1;
     if (pre > 0) {
         uint64_t bytes = (uint64_t)pre << 20;
         if (bytes > s->max_bytes)

@@ -580,6 +580,11 @@ int act_cmd_record(int argc, char **argv)
         }
     }
     setenv("ACTRACE_RECORD_DIR", spool, 1);
+    /* The program's parent is this process: its descendants know they are
+     * descendants (a smaller buffer pre-allocation, autostart.c). */
+    char self[24];
+    snprintf(self, sizeof self, "%ld", (long)getpid());
+    setenv("ACTRACE_RECORD_PARENT", self, 1);
     sanitizer_first(argv[i], lib);
     /* Orphaned grandchildren (daemons) come back to us, so waitpid(-1)
      * sees every descendant. */
