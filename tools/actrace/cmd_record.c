@@ -241,7 +241,7 @@ static void sanitizer_first(const char *prog, const char *lib)
         fprintf(stderr, "actrace record: %s uses %s: preloading it first\n", prog, found);
 }
 
-static volatile sig_atomic_t rec_signals, rec_forward_sig;
+static volatile sig_atomic_t rec_signals;
 static volatile pid_t rec_child;
 
 /* record's own SIGINT/SIGTERM/SIGHUP: a signal sent to record alone (kill,
