@@ -22,7 +22,7 @@ echo "trace: $BUILD/traces/demo.json (open it in https://ui.perfetto.dev)"
 # --plugin, so host and every installed backend (opencl here) are loaded.
 if [ -x "$BUILD/bin/actrace-cl-demo" ]; then
   if "$BUILD/bin/actrace-cl-demo" 1 >/dev/null 2>&1; then
-    "$BUILD/bin/actrace" record -o "$BUILD/traces/demo_opencl.json" -- "$BUILD/bin/actrace-cl-demo"
+    "$BUILD/bin/actrace" record --force -o "$BUILD/traces/demo_opencl.json" -- "$BUILD/bin/actrace-cl-demo"
     "$BUILD/bin/actrace" summary "$BUILD/traces/demo_opencl.json" 2>/dev/null | head -40 || :
     echo "trace: $BUILD/traces/demo_opencl.json (OpenCL host calls and device work)"
   else
