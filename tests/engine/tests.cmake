@@ -7,8 +7,13 @@ endif()
 if(ACT_HAVE_JANSSON)
   act_add_test(RecordStress SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_stress.c
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300)
+  # nosan: gcc 12's ASan allocator has no fork handlers. With the session's
+  # pre-fault thread running in the parent, the child's first allocation
+  # hung on an allocator lock inherited locked in 2 of 15 ASan runs (gdb:
+  # __sanitizer::SizeClassAllocator64::GetFromAllocator), never in the
+  # plain or TSan builds (as LifetimeForkLocks).
   act_add_test(RecordFork SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_fork.c
-               LIBS PkgConfig::JANSSON LABELS engine)
+               LIBS PkgConfig::JANSSON LABELS engine nosan)
   act_add_test(WriterFailure SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_write_failure.c
                LIBS PkgConfig::JANSSON LABELS engine writer)
   if(ACT_HAVE_ZLIB)
