@@ -106,6 +106,22 @@ int main(void)
     CHECK(ran());
     CHECK(size_of(at("old.json")) > 3);
 
+    /* A replaced trace keeps its mode; a 250-byte name works (written and
+     * replaced): record's merged trace goes through the writer's sink. */
+    CHECK_OK(chmod(at("old.json"), 0640));
+    snprintf(args, sizeof args, "--force -o %s", at("old.json"));
+    CHECK_EQ_INT(record(args), 0);
+    struct stat om;
+    CHECK(stat(at("old.json"), &om) == 0 && (om.st_mode & 07777) == 0640);
+    char longname[251];
+    memset(longname, 'n', 245);
+    memcpy(longname + 245, ".json", 6);
+    for (int pass = 0; pass < 2; pass++) {
+        snprintf(args, sizeof args, "--force -o %s", at(longname));
+        CHECK_EQ_INT(record(args), 0);
+        CHECK(size_of(at(longname)) > 3);
+    }
+
     /* A %pid% name is checked once the pid is known (it never exists). */
     snprintf(args, sizeof args, "-o %s/p_%%pid%%.json", dir);
     CHECK_EQ_INT(record(args), 0);

@@ -403,44 +403,14 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
             fprintf(stderr, "actrace record: no trace written to %s\n", shown);
         return rc ? rc : 1;
     }
-    /* A regular file is written next to the output and renamed over it. */
-    char tmp[PATH_MAX * 2 + 64];
-    if (special) {
-        snprintf(tmp, sizeof tmp, "%s", final_out);
-    } else {
-        snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", final_out);
-        int fd = mkstemp(tmp);
-        if (fd < 0) {
-            fprintf(stderr, "actrace record: cannot write %s: %s\n", shown, strerror(errno));
-            remove_dir(spool);
-            return rc ? rc : 1;
-        }
-        mode_t um = umask(0);
-        umask(um);
-        /* mkstemp made it 0600; a replaced file keeps its mode and owner. */
-        if (before && S_ISREG(before->st_mode)) {
-            fchmod(fd, before->st_mode & 07777);
-            if (fchown(fd, before->st_uid, before->st_gid) != 0) {
-                /* not ours to give: the file stays ours */
-            }
-        } else {
-            fchmod(fd, 0666 & ~um);
-        }
-        close(fd);
-    }
-    size_t fl = strlen(final_out);
-    int gz = fl > 3 && strcmp(final_out + fl - 3, ".gz") == 0;
+    /* Written as the library writes a trace (src/writer/out_sink.c): a
+     * temporary file renamed over the output, mode and owner kept, devices
+     * and FIFOs in place, gzip for ".gz". */
     const char *base = strrchr(shown, '/');
     act__merge_result res;
     char err[PATH_MAX * 3];
-    int mrc = act__record_merge(spool, tmp, gz, base ? base + 1 : shown, &res, err, sizeof err);
-    if (mrc == 0 && !special && rename(tmp, final_out) != 0) {
-        snprintf(err, sizeof err, "%s: %s", shown, strerror(errno));
-        mrc = -1;
-    }
+    int mrc = act__record_merge(spool, final_out, base ? base + 1 : shown, &res, err, sizeof err);
     if (mrc != 0) {
-        if (!special)
-            unlink(tmp);
         fprintf(stderr, "actrace record: cannot write the trace: %s\n", err);
         remove_dir(spool);
         return rc ? rc : 1;

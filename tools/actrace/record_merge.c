@@ -18,6 +18,11 @@
  * 0x20000000. actraceStats: integer fields summed across files, objects
  * merged the same way, anything else taken from the first file, and
  * "processes" lists each file's own stats with its pid.
+ *
+ * The output goes through the trace writer's own sink (src/writer/out_sink.c,
+ * compiled into the CLI too): the same temporary name and rename, mode and
+ * owner kept, devices and FIFOs written in place, ".gz" compressed, as a
+ * trace the library writes itself.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,37 +33,21 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef ACT_HAVE_ZLIB
-#include <zlib.h>
-#endif
 
 #include "reader/reader.h"
+#include "writer/json_out.h"
 #include "record_merge.h"
 
 #define DEVICE_PID_BASE 0x40000000LL
 #define REUSED_PID_BASE 0x20000000LL
 
 typedef struct mout {
-    FILE *f;
-#ifdef ACT_HAVE_ZLIB
-    gzFile gz;
-#endif
-    int err;
+    act__out out; /* errors are sticky: act__out_finish reports the first */
 } mout;
 
 static void put(mout *o, const char *s, size_t n)
 {
-    if (!n)
-        return;
-#ifdef ACT_HAVE_ZLIB
-    if (o->gz) {
-        if (gzwrite(o->gz, s, (unsigned)n) != (int)n)
-            o->err = 1;
-        return;
-    }
-#endif
-    if (fwrite(s, 1, n, o->f) != n)
-        o->err = 1;
+    act__out_write(&o->out, s, n);
 }
 static void puts0(mout *o, const char *s) { put(o, s, strlen(s)); }
 
@@ -355,7 +344,7 @@ static int cmp_files(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
-int act__record_merge(const char *dir, const char *out_path, int gz, const char *trace_name,
+int act__record_merge(const char *dir, const char *out_path, const char *trace_name,
                       act__merge_result *res, char *err, size_t errcap)
 {
     memset(res, 0, sizeof *res);
@@ -416,29 +405,10 @@ int act__record_merge(const char *dir, const char *out_path, int gz, const char 
         base = 0;
     res->files = good;
 
-    mout o = {0};
-#ifdef ACT_HAVE_ZLIB
-    if (gz) {
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        o.gz = fd >= 0 ? gzdopen(fd, "wb6") : NULL;
-        if (!o.gz) {
-            if (fd >= 0)
-                close(fd);
-            snprintf(err, errcap, "%s: %s", out_path, strerror(errno));
-            rc = -1;
-            goto done;
-        }
-    } else
-#else
-    (void)gz;
-#endif
-    {
-        o.f = fopen(out_path, "w");
-        if (!o.f) {
-            snprintf(err, errcap, "%s: %s", out_path, strerror(errno));
-            rc = -1;
-            goto done;
-        }
+    mout o;
+    if (act__out_open(&o.out, out_path, err, errcap) != 0) {
+        rc = -1;
+        goto done;
     }
     puts0(&o, "{\"schemaVersion\":1,\"deviceProperties\":[");
     int firstdev = 1;
@@ -546,16 +516,8 @@ int act__record_merge(const char *dir, const char *out_path, int gz, const char 
     puts0(&o, "],\n\"traceName\":");
     put_jstr(&o, trace_name, strlen(trace_name));
     puts0(&o, "}\n");
-#ifdef ACT_HAVE_ZLIB
-    if (o.gz) {
-        if (gzclose(o.gz) != Z_OK)
-            o.err = 1;
-    } else
-#endif
-        if (fclose(o.f) != 0)
-        o.err = 1;
-    if (o.err) {
-        snprintf(err, errcap, "%s: write error: %s", out_path, strerror(errno));
+    if (act__out_finish(&o.out) != 0) {
+        snprintf(err, errcap, "%s", act__out_errmsg(&o.out));
         rc = -1;
     }
 done:

@@ -15,9 +15,10 @@ typedef struct act__merge_result {
     uint64_t dropped;  /**< sum of the files' actraceStats.dropped */
 } act__merge_result;
 
-/** Merges every DIR/<pid>-<ns>.json into @p out_path (gzip when @p gz).
- *  Returns 0, or -1 with @p err set. */
-int act__record_merge(const char *dir, const char *out_path, int gz, const char *trace_name,
+/** Merges every DIR/<pid>-<ns>.json into @p out_path, written as the
+ *  library writes a trace (temporary file and rename, gzip for ".gz",
+ *  devices and FIFOs in place). Returns 0, or -1 with @p err set. */
+int act__record_merge(const char *dir, const char *out_path, const char *trace_name,
                       act__merge_result *res, char *err, size_t errcap);
 
 #endif
