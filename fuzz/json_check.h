@@ -157,21 +157,57 @@ static int valid_json(const char *p, size_t n)
 }
 
 
-/* The unsigned number after @p key in @p line; 0 if found (the writer
- * writes one event per line, integers in decimal). */
-static inline int num_after(const char *line, const char *key, unsigned long long *u)
+/* Walk the object at v->p (one member level, values skipped with value())
+ * and note where the value of each key in @p keys begins (NULL when
+ * absent). Keys are compared as written, quotes included: the writer spells
+ * its own keys plainly. 1 if the object is well formed. */
+static int obj_find(jv *v, const char *const *keys, const char **vals, int nkeys)
 {
-    const char *p = strstr(line, key);
-    if (!p)
-        return -1;
-    *u = strtoull(p + strlen(key), NULL, 10);
-    return 0;
+    for (int i = 0; i < nkeys; i++)
+        vals[i] = NULL;
+    ws(v);
+    if (v->p >= v->end || *v->p != '{')
+        return 0;
+    v->p++;
+    ws(v);
+    if (v->p < v->end && *v->p == '}') {
+        v->p++;
+        return 1;
+    }
+    for (;;) {
+        ws(v);
+        const char *k = v->p;
+        if (!string(v))
+            return 0;
+        size_t kl = (size_t)(v->p - k);
+        ws(v);
+        if (v->p >= v->end || *v->p++ != ':')
+            return 0;
+        ws(v);
+        for (int i = 0; i < nkeys; i++)
+            if (strlen(keys[i]) == kl && memcmp(keys[i], k, kl) == 0)
+                vals[i] = v->p;
+        if (!value(v))
+            return 0;
+        ws(v);
+        if (v->p >= v->end)
+            return 0;
+        char c = *v->p++;
+        if (c == '}')
+            return 1;
+        if (c != ',')
+            return 0;
+    }
 }
 
 /* What a trace must hold beyond valid JSON: no negative ts or dur, and no
  * ts a double cannot hold to the nanosecond (timestamps far from the
- * session are refused, so the writer's arithmetic cannot wrap), and on device processes one track per 64-bit stream id: a
- * tid never carries two streams, a stream never two tids. */
+ * session are refused, so the writer's arithmetic cannot wrap), and on
+ * device processes one track per 64-bit stream id: a tid never carries two
+ * streams, a stream never two tids. The writer puts one event on a line;
+ * each line is parsed, so a name or an arg key that spells "ts":- inside a
+ * string is not taken for a field (a substring search once was: fuzz_trace
+ * found it in CI). */
 static inline void check_trace_lines(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -181,20 +217,33 @@ static inline void check_trace_lines(const char *path)
     static unsigned long long pids[MAXS], tids[MAXS], streams[MAXS];
     size_t n = 0;
     static char line[1 << 16];
+    static const char *const top[] = {"\"ts\"", "\"dur\"", "\"pid\"", "\"tid\"", "\"args\""};
+    static const char *const inargs[] = {"\"stream\""};
     while (fgets(line, sizeof line, f)) {
-        if (strstr(line, "\"ts\":-") || strstr(line, "\"dur\":-")) {
+        const char *val[5], *sval[1] = {NULL};
+        jv v = {line, line + strlen(line), 0};
+        if (!obj_find(&v, top, val, 5))
+            continue; /* the header or footer, not an event */
+        const char *ts = val[0], *dur = val[1], *pid_s = val[2], *tid_s = val[3];
+        if ((ts && *ts == '-') || (dur && *dur == '-')) {
             fprintf(stderr, "fuzz: negative ts or dur: %.200s\n", line);
             abort();
         }
         /* Every ts within 2^53 ns of the base: exact to the ns as a double. */
-        const char *ts = strstr(line, "\"ts\":");
-        if (ts && strtod(ts + 5, NULL) * 1000.0 >= 9007199254740992.0) {
+        if (ts && strtod(ts, NULL) * 1000.0 >= 9007199254740992.0) {
             fprintf(stderr, "fuzz: ts beyond double precision: %.200s\n", line);
             abort();
         }
-        unsigned long long pid, tid, stream;
-        if (num_after(line, "\"pid\":", &pid) || pid < 0x40000000u ||
-            num_after(line, "\"tid\":", &tid) || num_after(line, "\"stream\":", &stream))
+        if (val[4] && *val[4] == '{') {
+            jv a = {val[4], line + strlen(line), 0};
+            if (!obj_find(&a, inargs, sval, 1))
+                abort(); /* value() accepted it a moment ago */
+        }
+        if (!pid_s || !tid_s || !sval[0])
+            continue;
+        unsigned long long pid = strtoull(pid_s, NULL, 10), tid = strtoull(tid_s, NULL, 10),
+                           stream = strtoull(sval[0], NULL, 10);
+        if (pid < 0x40000000u)
             continue;
         size_t i = 0;
         for (; i < n; i++) {
