@@ -26,7 +26,12 @@
  * action and raises the signal again, so the program ends as it would have.
  * Further signals during the write are noted and ignored; a write in
  * progress (from exit or the watcher) is waited for, never cut short.
- * _exit, abort, a crash or SIGKILL still lose that process's events.
+ *
+ * Otherwise. In the directory mode each process also spools (spool.h):
+ * its chunk memory is DIR/<pid>-<ns>.spool and the rest is logged in
+ * DIR/<pid>-<ns>.meta. A process that writes its trace removes both; one
+ * that ends by _exit, abort, a crash, SIGKILL or exec leaves them, and
+ * record rebuilds its trace from them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +45,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/spool.h"
 
 static act_session *auto_session;
 static char *auto_path;
@@ -96,8 +102,11 @@ static void auto_write(void)
             auto_name_process();
         int rc = act_session_write(auto_session, auto_path);
         if (rc != 0)
-            act_log(ACT_LOG_ERROR, "cannot write the trace: %s",
-                    act_session_errmsg(auto_session));
+            act_log(ACT_LOG_ERROR, "cannot write the trace: %s%s",
+                    act_session_errmsg(auto_session),
+                    act__spooling ? " (record rebuilds it from the spool)" : "");
+        else
+            act__spool_remove(); /* written: the spool is not needed */
     }
     pthread_mutex_unlock(&auto_lock);
 }
@@ -193,6 +202,18 @@ static int auto_session_start(void)
     const char *parent = secure_getenv("ACTRACE_RECORD_PARENT");
     if (auto_dir && parent && *parent && atol(parent) != (long)getppid())
         act__prealloc_small = 1;
+    if (auto_dir) {
+        /* The spool: BASE = the trace's path without ".json". */
+        size_t n = strlen(auto_path);
+        char *base = n > 5 ? strndup(auto_path, n - 5) : NULL;
+        if (!base || act__spool_open(base) != 0)
+            act_log(ACT_LOG_WARN, "cannot create the spool %s.spool: %s; if this process "
+                    "does not exit normally, its events are lost", base ? base : auto_path,
+                    strerror(errno));
+        free(base);
+        if (act__spooling)
+            auto_name_process(); /* logged: a rebuilt trace has the name too */
+    }
     act_session_opts o;
     act_session_opts_init(&o);
     const char *name = secure_getenv("ACTRACE_RECORD_NAME");
@@ -204,6 +225,7 @@ static int auto_session_start(void)
         act_log(ACT_LOG_ERROR, "cannot start recording: %s", act_strerror(rc));
         act_session_destroy(auto_session);
         auto_session = NULL;
+        act__spool_remove();
         return rc;
     }
     return 0;
@@ -214,7 +236,9 @@ static int auto_session_start(void)
 static void auto_atfork_child(void)
 {
     /* The inherited session is the parent's: leave it alone (its memory is
-     * only this process's copy and is released at exit). */
+     * only this process's copy, or the parent's spool, which this process
+     * never writes, and is released at exit). */
+    act__spool_atfork_child();
     auto_session = NULL;
     free(auto_path);
     auto_path = NULL;

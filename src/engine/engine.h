@@ -338,6 +338,13 @@ struct act_session {
     int64_t time_anchor_ns;
 
     struct act__plugins *plugins;
+    /* Chunk memory lives in this process's spool (spool.h); what the
+     * writer needs besides is logged there too. Set at create. */
+    int spooled;
+    /* A trace rebuilt from a spool by another process: the pid it is
+     * written under (0: getpid()), and "actraceRecovered" in the trace. */
+    int32_t pid;
+    int recovered;
     char errmsg[512];
 };
 
@@ -496,6 +503,16 @@ size_t act__thread_names_by_plugin(int32_t *out, size_t cap);
 /* The calling thread's serial: nonzero, unique per thread in the process
  * (a fork()ed child's thread keeps the one it had). */
 uint64_t act__thread_serial(void);
+/* Name thread (@p tid, @p serial) exactly (the spool's rebuild). */
+int act__thread_name_set_serial(int32_t tid, uint64_t serial, const char *name, size_t len,
+                                int by_plugin);
+/* Interned names: log every one that exists to the spool, and every new
+ * one from now on (under the table's lock, so none is missed). */
+void act__strtab_spool_begin(void);
+/* Resolve interned ids through @p names / @p lens (n entries; NULL
+ * entries are unknown) instead of this process's table: a rebuilt trace's
+ * ids are the dead process's. NULL: back to the table. */
+void act__names_override(const char *const *names, const uint32_t *lens, uint32_t n);
 const char *act__process_name(char *buf, size_t cap);
 
 /* act__emit and act__counter_sample for a caller that holds the

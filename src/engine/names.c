@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/spool.h"
 
 typedef struct tname {
     int32_t tid;
@@ -72,6 +73,10 @@ static int name_set(int32_t tid, uint64_t serial, const char *name, size_t len,
     }
 out:
     pthread_mutex_unlock(&lock);
+    if (rc == 0 && act__spooling) {
+        int64_t v[3] = {tid, (int64_t)serial, by_plugin};
+        act__spool_log(ACT__SP_TNAME, v, 3, &name, &len, 1);
+    }
     return rc;
 }
 
@@ -79,6 +84,12 @@ int act__thread_name_set(int32_t tid, const char *name, size_t len,
                          int by_plugin)
 {
     return name_set(tid, 0, name, len, by_plugin);
+}
+
+int act__thread_name_set_serial(int32_t tid, uint64_t serial, const char *name, size_t len,
+                                int by_plugin)
+{
+    return name_set(tid, serial, name, len, by_plugin);
 }
 
 size_t act__thread_names_by_plugin(int32_t *out, size_t cap)
@@ -114,6 +125,10 @@ void act_process_name(const char *name)
     free(process_name);
     process_name = copy;
     pthread_mutex_unlock(&lock);
+    if (act__spooling) {
+        size_t n = strlen(name);
+        act__spool_log(ACT__SP_PNAME, NULL, 0, &name, &n, 1);
+    }
 }
 
 static const char *read_comm(const char *path, char *buf, size_t cap)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/spool.h"
 
 static char *dupn(const char *s, size_t n)
 {
@@ -44,6 +45,12 @@ int act__source_add(act_session *s, const char *name, const char *backend,
             rc = ACT_ENOMEM;
         } else {
             *out = (uint16_t)s->nsources++;
+            if (s->spooled) {
+                int64_t v[2] = {*out, 0};
+                const char *strs[2] = {src->name, src->backend};
+                size_t lens[2] = {strlen(src->name), strlen(src->backend)};
+                act__spool_log(ACT__SP_SOURCE, v, 2, strs, lens, 2);
+            }
         }
     }
     pthread_mutex_unlock(&s->lock);
@@ -53,8 +60,13 @@ int act__source_add(act_session *s, const char *name, const char *backend,
 void act__source_retire(act_session *s, uint16_t source)
 {
     pthread_mutex_lock(&s->lock);
-    if (source && source < s->nsources)
+    if (source && source < s->nsources) {
         s->sources[source].retired = 1;
+        if (s->spooled) {
+            int64_t v[2] = {source, 1};
+            act__spool_log(ACT__SP_SOURCE, v, 2, NULL, NULL, 0);
+        }
+    }
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -87,6 +99,12 @@ int act__device_add(act_session *s, uint16_t source, const char *name,
             rc = ACT_ENOMEM;
         } else {
             *out = (uint32_t)s->ndevices++;
+            if (s->spooled) {
+                int64_t v[2] = {*out, source};
+                const char *strs[2] = {d->name, d->vendor};
+                size_t lens[2] = {strlen(d->name), strlen(d->vendor)};
+                act__spool_log(ACT__SP_DEVICE, v, 2, strs, lens, 2);
+            }
         }
     }
     pthread_mutex_unlock(&s->lock);
@@ -127,6 +145,8 @@ int act__device_prop(act_session *s, uint32_t device, const act__arg *prop)
         }
     }
     d->props[d->nprops++] = a;
+    if (s->spooled)
+        act__spool_log_prop(device, prop);
 out:
     pthread_mutex_unlock(&s->lock);
     return rc;
@@ -146,6 +166,10 @@ int act__stream_name(act_session *s, uint32_t device, uint64_t stream,
     if (!copy) {
         rc = ACT_ENOMEM;
         goto out;
+    }
+    if (s->spooled) {
+        int64_t v[2] = {device, (int64_t)stream};
+        act__spool_log(ACT__SP_STREAM, v, 2, &name, &len, 1);
     }
     for (size_t i = 0; i < d->nstreams; i++) {
         if (d->streams[i].id == stream) {
@@ -335,6 +359,14 @@ static int series_hash_grow(act_session *s, size_t need)
     return 0;
 }
 
+static void spool_series(uint32_t id, const act__series *e)
+{
+    int64_t v[4] = {id, e->source, e->device, e->unit != NULL};
+    const char *strs[3] = {e->track, e->series, e->unit ? e->unit : ""};
+    size_t lens[3] = {strlen(e->track), strlen(e->series), strlen(strs[2])};
+    act__spool_log(ACT__SP_SERIES, v, 4, strs, lens, 3);
+}
+
 int act__series_find(act_session *s, uint16_t source, uint32_t device,
                      const char *track, const char *series, const char *unit,
                      uint32_t *out, act__series **sp)
@@ -354,8 +386,11 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
         act__series *e = s->series[i];
         if (e->device == device && e->source == source && streq(e->track, track) &&
             streq(e->series, series)) {
-            if (unit && !e->unit)
+            if (unit && !e->unit) {
                 e->unit = dup0(unit);
+                if (s->spooled)
+                    spool_series(i, e);
+            }
             *out = i;
             if (sp)
                 *sp = e;
@@ -391,6 +426,8 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
     s->series[s->nseries] = e;
     s->series_hash[j] = (uint32_t)s->nseries + 1;
     *out = (uint32_t)s->nseries++;
+    if (s->spooled)
+        spool_series(*out, e);
     if (sp)
         *sp = e;
 out:

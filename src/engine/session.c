@@ -14,11 +14,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/spool.h"
 #include "plugin/loader.h"
 
 void act__record_atfork_child(void);
@@ -231,6 +233,24 @@ static int apply_config(act_session *s)
 
 static void sample_clock_offset(act_session *s);
 
+/* The session's clocks, in the spool (each time they change). */
+static void spool_start(const act_session *s)
+{
+    if (!s->spooled)
+        return;
+    int64_t v[5] = {(int64_t)getpid(), s->start_mono_ns, s->mono_to_unix_ns, s->time_anchor_ns,
+                    s->categories_generic};
+    const char *n = s->trace_name ? s->trace_name : "";
+    size_t len = strlen(n);
+    act__spool_log(ACT__SP_START, v, 5, &n, &len, 1);
+}
+
+static void spool_stop(const act_session *s)
+{
+    if (s->spooled)
+        act__spool_log(ACT__SP_STOP, &s->stop_mono_ns, 1, NULL, NULL, 0);
+}
+
 int act_session_create(const act_session_opts *opts_in, act_session **out)
 {
     if (!out)
@@ -274,6 +294,8 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
         return rc == ACT_ENOMEM ? ACT_ENOMEM : ACT_EINVAL;
     }
     apply_config(s);
+    /* Under `actrace record`, chunk memory is the process's spool. */
+    s->spooled = act__spooling;
     /* Pre-fault the first buffers so that recording does not page-fault. */
     int explicit_pre = 0;
     act_config_foreach(s->config, visit_prealloc, &explicit_pre);
@@ -340,6 +362,7 @@ void act__session_open_window(act_session *s)
     int ok = atomic_compare_exchange_strong(&s->state, &expected, ACT__S_COLLECTING);
     if (ok) {
         s->start_mono_ns = act__clock_ns();
+        spool_start(s);
         atomic_store_explicit(&act__recording, s, memory_order_release);
     }
     pthread_mutex_unlock(&s->lock);
@@ -357,6 +380,7 @@ static void close_window_locked(act_session *s)
         act_session *me = s;
         atomic_compare_exchange_strong(&act__recording, &me, NULL);
         s->stop_mono_ns = act__clock_ns();
+        spool_stop(s);
     }
     pthread_mutex_unlock(&s->lock);
     /* The session still accepts the flush's records (DONE is not
@@ -418,6 +442,7 @@ int act_session_start(act_session *s)
     act__prefault_start(s);
     s->start_mono_ns = act__clock_ns();
     s->time_anchor_ns = s->start_mono_ns;
+    spool_start(s);
     if (s->start_iter <= -2) /* warmup iterations counted from now */
         s->start_iter = atomic_load(&s->steps) + (-2 - s->start_iter);
     if (s->profile_start_unix_ns) {
@@ -495,8 +520,10 @@ int act_session_stop(act_session *s)
     pthread_mutex_lock(&s->window_lock);
     close_window_locked(s);
     pthread_mutex_lock(&s->lock);
-    if (st == ACT__S_ARMED || !s->stop_mono_ns)
+    if (st == ACT__S_ARMED || !s->stop_mono_ns) {
         s->stop_mono_ns = act__clock_ns();
+        spool_stop(s);
+    }
     atomic_store(&s->state, ACT__S_STOPPED);
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_unlock(&s->window_lock);
@@ -528,8 +555,10 @@ void act_session_destroy(act_session *s)
         nt = t->next;
         for (act__chunk *c = t->head, *nc; c; c = nc) {
             nc = atomic_load_explicit(&c->next, memory_order_relaxed);
-            if (c->heap)
+            if (c->heap == 1)
                 free(c);
+            else if (c->heap == 2)
+                munmap(c, c->size);
         }
         free(t);
     }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/spool.h"
 
 #define PAGE_BITS 12
 #define PAGE_SIZE (1u << PAGE_BITS)
@@ -105,18 +106,55 @@ act_name_id act_name(const char *name)
     hash[j] = nid;
     count = nid;
     id = nid;
+    if (act__spooling)
+        act__spool_log_name(nid, name, n);
 out:
     pthread_mutex_unlock(&lock);
     return id;
 }
 
+/* The rebuild's table (act__names_override): set in a process that
+ * records nothing. */
+static const char *const *ov_names;
+static const uint32_t *ov_lens;
+static uint32_t ov_n;
+
+void act__names_override(const char *const *names, const uint32_t *lens, uint32_t n)
+{
+    ov_names = names;
+    ov_lens = lens;
+    ov_n = names ? n : 0;
+}
+
+void act__strtab_spool_begin(void)
+{
+    pthread_mutex_lock(&lock);
+    act__spooling = 1;
+    for (uint32_t id = 1; id <= count; id++) {
+        entry *e = get(id);
+        if (e)
+            act__spool_log_name(id, e->s, e->len);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 int act__name_known(act_name_id id)
 {
+    if (ACT_UNLIKELY(ov_names != NULL))
+        return id && id < ov_n && ov_names[id] != NULL;
     return id && get(id) != NULL;
 }
 
 const char *act__name_str(act_name_id id, uint32_t *len)
 {
+    if (ACT_UNLIKELY(ov_names != NULL)) {
+        if (!id || id >= ov_n || !ov_names[id]) {
+            *len = 0;
+            return "";
+        }
+        *len = ov_lens[id];
+        return ov_names[id];
+    }
     entry *e = id ? get(id) : NULL;
     if (!e) {
         *len = 0;

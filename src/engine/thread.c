@@ -5,12 +5,14 @@
  * buffer limit is enforced), and drop accounting.
  */
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/spool.h"
 
 static int32_t os_tid(void)
 {
@@ -20,6 +22,7 @@ static int32_t os_tid(void)
 struct act__slab {
     struct act__slab *next;
     size_t size;
+    uint64_t off; /* offset in the spool file (a spooled session) */
 };
 
 #define SLAB_SIZE ((size_t)4 << 20)
@@ -47,11 +50,21 @@ static void populate_write(void *p, size_t size)
 /* Map a slab of @p size bytes. @p huge: ask for transparent huge pages,
  * which only pays where the slab is faulted in before recording (faulting
  * huge pages on demand stalls in compaction: ../shared/notes). */
-static struct act__slab *slab_map(size_t size, int huge, int populate)
+static struct act__slab *slab_map(const act_session *s, size_t size, int huge, int populate)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
+    uint64_t off = 0;
+    void *p;
+    if (s->spooled) {
+        /* Shared file memory (spool.h); no huge pages for files. */
+        p = act__spool_map(size, &off);
+        if (!p)
+            return NULL;
+        huge = 0;
+    } else {
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+    }
 #if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
     madvise(p, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 #else
@@ -62,6 +75,7 @@ static struct act__slab *slab_map(size_t size, int huge, int populate)
     struct act__slab *sl = p;
     sl->next = NULL;
     sl->size = size;
+    sl->off = off;
     return sl;
 }
 
@@ -79,7 +93,7 @@ int act__slab_prealloc(act_session *s, size_t bytes)
     if (!bytes)
         return 0;
     bytes = (bytes + 4095) & ~(size_t)4095;
-    struct act__slab *sl = slab_map(bytes + SLAB_HDR, 1, 1);
+    struct act__slab *sl = slab_map(s, bytes + SLAB_HDR, 1, 1);
     if (!sl)
         return -1;
     pthread_mutex_lock(&s->lock);
@@ -132,7 +146,7 @@ static void *prefault_main(void *arg)
             continue;
         }
         pthread_mutex_unlock(&s->ready_lock);
-        struct act__slab *sl = slab_map(SLAB_SIZE, 0, 1);
+        struct act__slab *sl = slab_map(s, SLAB_SIZE, 0, 1);
         pthread_mutex_lock(&s->ready_lock);
         if (!sl) {
             /* Out of memory for now: recording threads fall back. */
@@ -234,7 +248,7 @@ static size_t chunk_size_for(uint32_t nth)
 /* A new chunk of at least @p need usable bytes (@p std: the standard size
  * for the thread's chunk number), charged to the session's budget, or NULL
  * if the budget (or the system) refuses it. */
-static act__chunk *chunk_new(act_session *s, size_t need, size_t std)
+static act__chunk *chunk_new(act_session *s, size_t need, size_t std, uint64_t *off)
 {
     size_t size = std;
     int heap = 0;
@@ -259,7 +273,10 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std)
                                                     memory_order_relaxed,
                                                     memory_order_relaxed));
     act__chunk *c = NULL;
-    if (heap) {
+    if (heap && s->spooled) {
+        c = act__spool_map(size, off);
+        heap = 2; /* unmapped, not freed */
+    } else if (heap) {
         c = malloc(size);
     } else {
         pthread_mutex_lock(&s->lock);
@@ -269,7 +286,7 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std)
             if (!sl) {
                 /* The pre-fault thread fell behind (or there is none):
                  * fresh memory, faulted in by this thread as it writes. */
-                sl = slab_map(FALLBACK_SLAB, 0, 0);
+                sl = slab_map(s, FALLBACK_SLAB, 0, 0);
             }
             if (sl)
                 slab_use(s, sl);
@@ -277,6 +294,7 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std)
         if ((size_t)(s->slab_end - s->slab_cur) >= size) {
             c = (act__chunk *)s->slab_cur;
             s->slab_cur += size;
+            *off = s->slabs->off + (uint64_t)((char *)c - (char *)s->slabs);
         }
         pthread_mutex_unlock(&s->lock);
     }
@@ -290,6 +308,15 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std)
     c->heap = (uint32_t)heap;
     c->pad_ = 0;
     return c;
+}
+
+/* Log chunk @p c (at spool offset @p off) as thread @p t's next: before
+ * anything is written to it, so a rebuild never misses a committed
+ * record. */
+static void spool_chunk(const act__thread *t, const act__chunk *c, uint64_t off)
+{
+    int64_t v[3] = {(int64_t)t->serial, (int64_t)off, (int64_t)c->size};
+    act__spool_log(ACT__SP_CHUNK, v, 3, NULL, NULL, 0);
 }
 
 static void set_tail(act__thread *t, act__chunk *c)
@@ -313,8 +340,20 @@ act__thread *act__thread_get(act_session *s)
     t->pid = (int32_t)getpid();
     t->tid = os_tid();
     t->serial = act__thread_serial();
-    act__chunk *c = chunk_new(s, 0, chunk_size_for(0));
+    if (s->spooled) {
+        /* The thread's name now (the rebuild has no /proc of the thread). */
+        char comm[17] = "";
+        prctl(PR_GET_NAME, comm, 0, 0, 0);
+        int64_t v[3] = {(int64_t)t->serial, t->pid, t->tid};
+        const char *cs = comm;
+        size_t cl = strnlen(comm, 16);
+        act__spool_log(ACT__SP_THREAD, v, 3, &cs, &cl, 1);
+    }
+    uint64_t off = 0;
+    act__chunk *c = chunk_new(s, 0, chunk_size_for(0), &off);
     if (c) {
+        if (s->spooled)
+            spool_chunk(t, c, off);
         set_tail(t, c);
         t->nchunks = 1;
     } else {
@@ -343,7 +382,10 @@ int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
             return -1;
         t->full = 0;
     }
-    act__chunk *c = chunk_new(s, need, chunk_size_for(t->nchunks));
+    uint64_t off = 0;
+    act__chunk *c = chunk_new(s, need, chunk_size_for(t->nchunks), &off);
+    if (c && s->spooled)
+        spool_chunk(t, c, off);
     if (!c) {
         /* An oversized chunk (a huge string) may fail alone. */
         if (need + sizeof(act__chunk) <= ACT__CHUNK_SIZE)

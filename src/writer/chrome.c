@@ -1496,6 +1496,11 @@ static void emit_footer(wctx *w, const uint64_t *recorded, const char *path)
         args_orphan += atomic_load_explicit(&t->args_dropped[0], memory_order_relaxed);
         args_with_event += atomic_load_explicit(&t->args_dropped[1], memory_order_relaxed);
     }
+    if (s->recovered) {
+        /* Rebuilt from the spool of a process that could not write its
+         * trace: per-thread drop counts died with it. */
+        lit(o, ",\n\"actraceRecovered\":true");
+    }
     lit(o, ",\n\"actraceStats\":{\"recorded\":");
     put_u64(o, recorded[0]);
     lit(o, ",\"dropped\":");
@@ -1634,7 +1639,7 @@ int act__write_chrome(act_session *s, const char *path)
     memset(&w, 0, sizeof w);
     w.s = s;
     w.o = &out;
-    w.pid = (int32_t)getpid();
+    w.pid = s->pid ? s->pid : (int32_t)getpid();
     w.unnamed.json = "\"(unnamed)\"";
     w.unnamed.len = 11;
 

@@ -13,9 +13,18 @@
  *                             READY gets the pid once they run
  *   mp_prog daemon PIDFILE    a double-forked child that outlives the program
  *                             (writes its pid to PIDFILE, sleeps 30 s)
+ *   mp_prog die HOW N         3 threads ("rec 0".."rec 2") record spans
+ *                             "tick" with args i = 0, 1, ... (and a string
+ *                             arg) without pause; once each has recorded N,
+ *                             the main thread, inside an open span "dying",
+ *                             ends the process by HOW: exit, _exit, abort,
+ *                             segv, kill (SIGKILL to itself), exec (execs
+ *                             "leaf after-exec"), quick_exit
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,11 +98,60 @@ static void *alloc_loop(void *arg)
     return NULL;
 }
 
+static atomic_long ticks[3];
+
+static void *die_loop(void *arg)
+{
+    long k = (long)(intptr_t)arg;
+    char tn[16];
+    snprintf(tn, sizeof tn, "rec %ld", k);
+    act_thread_name(tn);
+    for (long i = 0;; i++) {
+        act_span_begin(ACT_CPU_OP, "tick");
+        act_arg_int("i", i);
+        act_arg_str("thread", tn);
+        act_span_end();
+        atomic_store(&ticks[k], i + 1);
+    }
+    return NULL;
+}
+
+static int die(const char *how, long n)
+{
+    pthread_t t[3];
+    for (long k = 0; k < 3; k++)
+        pthread_create(&t[k], NULL, die_loop, (void *)(intptr_t)k);
+    for (int k = 0; k < 3; k++)
+        while (atomic_load(&ticks[k]) < n)
+            usleep(1000);
+    act_span_begin(ACT_CPU_OP, "dying");
+    fflush(NULL);
+    if (strcmp(how, "exit") == 0)
+        exit(0);
+    if (strcmp(how, "_exit") == 0)
+        _exit(0);
+    if (strcmp(how, "abort") == 0)
+        abort();
+    if (strcmp(how, "segv") == 0) {
+        volatile uintptr_t bad = 8; /* a real fault, not raise() */
+        return *(volatile int *)bad;
+    }
+    if (strcmp(how, "kill") == 0)
+        kill(getpid(), SIGKILL);
+    if (strcmp(how, "exec") == 0)
+        execl(self, self, "leaf", "after-exec", (char *)NULL);
+    if (strcmp(how, "quick_exit") == 0)
+        quick_exit(0);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     self = argv[0];
     if (argc < 3)
         return 2;
+    if (strcmp(argv[1], "die") == 0 && argc >= 4)
+        return die(argv[2], atol(argv[3]));
     if (strcmp(argv[1], "leaf") == 0) {
         span(argv[2]);
         return 0;

@@ -9,6 +9,8 @@
 #       ACT_API (nothing else leaks: no act__ internals, no zlib, no libc
 #       helpers), every ACT_API function or variable is exported, each under
 #       the version node of src/libactrace.map, and data is exported as data.
+#       The ACTRACE_PRIVATE node may hold act__ internals the actrace command
+#       calls, each named in src/libactrace.map (act__spool_rebuild).
 #       PENDING_FILE lists declared symbols not implemented yet (one per
 #       line, '#' comments); they are reported but do not fail the test.
 #   check_symbols.sh soname LIB.so MAJOR READELF
@@ -98,6 +100,10 @@ api)
         NF >= 3 { t = $2; n = $3; v = ""
                   if ((i = index(n, "@")) > 0) { v = substr(n, i); n = substr(n, 1, i - 1) }
                   print t " " n " " (v == "" ? "-" : v) }' >"$tmp/exported"
+    # The private node's names, from the version script beside the library
+    # sources (lines "    act__name;" after "ACTRACE_PRIVATE {").
+    map=$(dirname "$0")/../../src/libactrace.map
+    sed -n '/^ACTRACE_PRIVATE/,/}/s/^[ \t]*\(act__[a-z_0-9]*\);.*/\1/p' "$map" >"$tmp/private"
     if [ -f "$pending" ]; then
         sed -e 's/#.*//' -e 's/[ \t]*$//' -e '/^$/d' "$pending" | sort -u >"$tmp/pending"
     else
@@ -106,9 +112,12 @@ api)
     awk -v tmp="$tmp" '
         FILENAME == tmp "/declared" { kind[$1] = $2; hdr[$1] = $3; next }
         FILENAME == tmp "/pending"  { pend[$1] = 1; next }
+        FILENAME == tmp "/private"  { privok[$1] = 1; next }
         FILENAME == tmp "/exported" {
             t = $1; n = $2; v = $3
             if (t == "A" && n ~ /^ACTRACE_[0-9]+$/) { node = n; next }
+            if (t == "A" && n == "ACTRACE_PRIVATE") next
+            if (n ~ /^act__/ && v ~ /^@@?ACTRACE_PRIVATE$/ && n in privok) { npriv++; next }
             ex[n] = t; ver[n] = v; next
         }
         END {
@@ -146,12 +155,12 @@ api)
                 if (!(n in kind))
                     printf "note: pending.txt lists %s, which no header declares\n", n
             ndecl = 0; for (n in kind) ndecl++
-            printf "%d ACT_API declarations, %d exported symbols (version node %s), %d pending, %d problems\n", \
-                   ndecl, nexp, node, npend, bad
+            printf "%d ACT_API declarations, %d exported symbols (version node %s), %d private, %d pending, %d problems\n", \
+                   ndecl, nexp, node, npriv + 0, npend, bad
             if (npend > 0)
                 printf "pending (declared, not implemented yet): see tests/symbols/pending.txt\n"
             exit (bad > 0 ? 1 : 0)
-        }' "$tmp/declared" "$tmp/pending" "$tmp/exported"
+        }' "$tmp/declared" "$tmp/pending" "$tmp/private" "$tmp/exported"
     ;;
 soname)
     lib=$2 major=$3 readelf=$4

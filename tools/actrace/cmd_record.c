@@ -29,6 +29,7 @@
 #include "actrace/actrace.h"
 #include "cli.h"
 #include "record_merge.h"
+#include "engine/spool.h"
 
 static void record_usage(FILE *f)
 {
@@ -282,6 +283,60 @@ static size_t count_json(const char *dir)
     return n;
 }
 
+/* Rebuild the trace of every process that left a spool and no trace
+ * (_exit, abort, a crash, SIGKILL, exec; spool.h). Each rebuild runs in a
+ * child process of its own: a spool a program scribbled over can crash
+ * it without taking record down, and the dead process's names and thread
+ * names never mix with another's. Returns how many were rebuilt. */
+static size_t rebuild_spools(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len <= 5 || strcmp(de->d_name + len - 5, ".meta") != 0)
+            continue;
+        char base[PATH_MAX], out[PATH_MAX + 8];
+        if (strlen(dir) + len + 2 > sizeof base)
+            continue;
+        memcpy(base, dir, strlen(dir));
+        base[strlen(dir)] = '/';
+        memcpy(base + strlen(dir) + 1, de->d_name, len - 5);
+        base[strlen(dir) + 1 + len - 5] = '\0';
+        snprintf(out, sizeof out, "%s.json", base);
+        struct stat st;
+        if (stat(out, &st) == 0)
+            continue; /* written by the process itself */
+        fflush(stderr);
+        pid_t c = fork();
+        if (c == 0) {
+            /* Nothing of the user's configuration applies to a rebuild. */
+            unsetenv("ACTRACE_PLUGINS");
+            unsetenv("ACTRACE_CONFIG");
+            char err[PATH_MAX * 2];
+            int rc = act__spool_rebuild(base, out, err, sizeof err);
+            if (rc != 0)
+                fprintf(stderr, "actrace record: cannot rebuild the trace of pid %.*s from its "
+                        "spool: %s\n", (int)strcspn(de->d_name, "-"), de->d_name, err);
+            _exit(rc ? 1 : 0);
+        }
+        int st2 = 0;
+        if (c < 0 || waitpid(c, &st2, 0) != c)
+            continue;
+        if (WIFEXITED(st2) && WEXITSTATUS(st2) == 0)
+            n++;
+        else if (WIFSIGNALED(st2))
+            fprintf(stderr, "actrace record: cannot rebuild the trace of pid %.*s from its "
+                    "spool: the rebuild died of signal %d\n", (int)strcspn(de->d_name, "-"),
+                    de->d_name, WTERMSIG(st2));
+    }
+    closedir(d);
+    return n;
+}
+
 /* Pids of our children still running (orphans reparented to us). */
 static void report_running(void)
 {
@@ -390,6 +445,7 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     if (main_done)
         report_running();
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    size_t rebuilt = rebuild_spools(spool);
     if (main_done && WIFEXITED(status) && WEXITSTATUS(status) == 127 && !count_json(spool)) {
         remove_dir(spool);
         return 127;
@@ -421,10 +477,13 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     char ev[40], dr[40];
     fmt_count(ev, sizeof ev, res.events);
     fmt_count(dr, sizeof dr, res.dropped);
+    char rb[64] = "";
+    if (rebuilt)
+        snprintf(rb, sizeof rb, ", %zu rebuilt after an abnormal end", rebuilt);
     fprintf(stderr,
-            "actrace record: wrote %s (%.1f MB, %s events, %s dropped, %zu process%s); open it in "
-            "https://ui.perfetto.dev or `actrace summary %s`\n",
-            shown, mb, ev, dr, res.files, res.files == 1 ? "" : "es", shown);
+            "actrace record: wrote %s (%.1f MB, %s events, %s dropped, %zu process%s%s); open it "
+            "in https://ui.perfetto.dev or `actrace summary %s`\n",
+            shown, mb, ev, dr, res.files, res.files == 1 ? "" : "es", rb, shown);
     return rc;
 }
 

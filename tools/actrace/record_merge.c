@@ -175,6 +175,7 @@ typedef struct mfile {
     int64_t ndev;     /* devices of this file (max id + 1) */
     int64_t dev_off;  /* added to its device numbers */
     act__jv *stats;   /* its actraceStats (a copy), or NULL */
+    int recovered;    /* "actraceRecovered": rebuilt from the spool */
     act__jv *devs;    /* its deviceProperties (a copy), or NULL */
     flowmap flows;
 } mfile;
@@ -464,6 +465,8 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
             } else if (strcmp(it.key, "actraceStats") == 0 && it.v->type == ACT__J_OBJECT) {
                 free(f->stats);
                 f->stats = act__jv_dup(it.v);
+            } else if (strcmp(it.key, "actraceRecovered") == 0 && it.v->type == ACT__J_TRUE) {
+                f->recovered = 1;
             }
         }
         if (k < 0)
@@ -503,6 +506,8 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
             puts0(&o, ",\"os_pid\":");
             put_i64(&o, files[i].pid);
         }
+        if (files[i].recovered)
+            puts0(&o, ",\"recovered\":true");
         puts0(&o, ",\"actraceStats\":");
         if (files[i].stats)
             put_value(&o, files[i].stats);

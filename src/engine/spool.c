@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The spool (spool.h): shared, file-backed chunk memory and the log of
+ * everything else, and the rebuild of a trace from them after the process
+ * is gone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "engine/spool.h"
+
+int act__spooling;
+
+static int sp_fd = -1, sp_meta = -1;
+static uint64_t sp_size;     /* bytes of BASE.spool handed out (under sp_lock) */
+static int sp_full_logged;   /* under sp_lock */
+static _Atomic int sp_meta_broken; /* a short write: the log stops there */
+static char *sp_paths[2];    /* BASE.spool, BASE.meta */
+static pthread_mutex_t sp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- writing ------------------------------------------------------------- */
+
+void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,
+                    const char *const *strs, const size_t *lens, uint32_t nstrs)
+{
+    if (sp_meta < 0 || atomic_load_explicit(&sp_meta_broken, memory_order_relaxed))
+        return;
+    size_t len = 8 + (size_t)nints * 8;
+    for (uint32_t i = 0; i < nstrs; i++)
+        len += 4 + (lens[i] > UINT32_MAX / 2 ? UINT32_MAX / 2 : lens[i]);
+    if (len > UINT32_MAX / 2)
+        return;
+    char stack[1024];
+    char *buf = len + 8 <= sizeof stack ? stack : malloc(len + 8);
+    if (!buf)
+        return;
+    uint32_t hdr[4] = {type, (uint32_t)len, nints, nstrs};
+    memcpy(buf, hdr, 16);
+    char *p = buf + 16;
+    if (nints)
+        memcpy(p, ints, (size_t)nints * 8);
+    p += (size_t)nints * 8;
+    for (uint32_t i = 0; i < nstrs; i++) {
+        uint32_t l = (uint32_t)(lens[i] > UINT32_MAX / 2 ? UINT32_MAX / 2 : lens[i]);
+        memcpy(p, &l, 4);
+        if (l)
+            memcpy(p + 4, strs[i], l);
+        p += 4 + l;
+    }
+    /* One write with O_APPEND: records of concurrent writers never
+     * interleave. A short write (a full disk) ends the log: the rebuild
+     * stops at the torn record, so nothing after it may follow. */
+    size_t total = (size_t)(p - buf);
+    ssize_t w;
+    do
+        w = write(sp_meta, buf, total);
+    while (w < 0 && errno == EINTR);
+    if (w != (ssize_t)total) {
+        atomic_store(&sp_meta_broken, 1);
+        act_log(ACT_LOG_ERROR, "spool: cannot append to %s: %s; a crash from now on loses what "
+                "is recorded after this point", sp_paths[1], w < 0 ? strerror(errno) : "short write");
+    }
+    if (buf != stack)
+        free(buf);
+}
+
+void act__spool_log_name(uint32_t id, const char *s, size_t n)
+{
+    int64_t v = id;
+    act__spool_log(ACT__SP_NAME, &v, 1, &s, &n, 1);
+}
+
+void act__spool_log_prop(uint32_t device, const act__arg *a)
+{
+    int64_t v[3] = {device, a->kind, 0};
+    const char *strs[2] = {a->key, ""};
+    size_t lens[2] = {a->key_len, 0};
+    switch (a->kind) {
+    case ACT__V_INT: v[2] = a->v.i; break;
+    case ACT__V_UINT: v[2] = (int64_t)a->v.u; break;
+    case ACT__V_DOUBLE: memcpy(&v[2], &a->v.d, 8); break;
+    case ACT__V_BOOL: v[2] = a->v.b; break;
+    case ACT__V_STR: strs[1] = a->v.s.p; lens[1] = a->v.s.n; break;
+    }
+    act__spool_log(ACT__SP_PROP, v, 3, strs, lens, 2);
+}
+
+static char *cat(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 1;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s%s", a, b);
+    return p;
+}
+
+int act__spool_open(const char *base)
+{
+    sp_paths[0] = cat(base, ".spool");
+    sp_paths[1] = cat(base, ".meta");
+    if (!sp_paths[0] || !sp_paths[1])
+        goto fail;
+    sp_fd = open(sp_paths[0], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (sp_fd < 0)
+        goto fail;
+    sp_meta = open(sp_paths[1], O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                   0600);
+    if (sp_meta < 0)
+        goto fail;
+    sp_size = 0;
+    sp_full_logged = 0;
+    atomic_store(&sp_meta_broken, 0);
+    /* From here on new names are logged as they are interned; those that
+     * exist are logged now, under the same lock (strtab.c). */
+    act__strtab_spool_begin();
+    return 0;
+fail:;
+    int e = errno;
+    if (sp_fd >= 0) {
+        close(sp_fd);
+        unlink(sp_paths[0]);
+    }
+    sp_fd = -1;
+    free(sp_paths[0]);
+    free(sp_paths[1]);
+    sp_paths[0] = sp_paths[1] = NULL;
+    errno = e;
+    return -1;
+}
+
+void act__spool_remove(void)
+{
+    if (sp_meta < 0)
+        return;
+    act__spooling = 0;
+    /* Mappings stay valid after the unlink: threads still recording (exit
+     * handlers) write to memory that is released at exit. */
+    unlink(sp_paths[1]);
+    unlink(sp_paths[0]);
+    close(sp_meta);
+    close(sp_fd);
+    sp_meta = sp_fd = -1;
+}
+
+void act__spool_atfork_child(void)
+{
+    pthread_mutex_init(&sp_lock, NULL);
+    act__spooling = 0;
+    if (sp_meta >= 0)
+        close(sp_meta);
+    if (sp_fd >= 0)
+        close(sp_fd);
+    sp_meta = sp_fd = -1;
+    free(sp_paths[0]);
+    free(sp_paths[1]);
+    sp_paths[0] = sp_paths[1] = NULL;
+}
+
+void *act__spool_map(size_t size, uint64_t *off)
+{
+    pthread_mutex_lock(&sp_lock);
+    if (sp_fd < 0) {
+        pthread_mutex_unlock(&sp_lock);
+        return NULL;
+    }
+    uint64_t at = sp_size;
+    /* Reserve the blocks now: a full disk refuses the chunk here, where it
+     * is counted, rather than as SIGBUS when a page is first written. */
+    int rc = fallocate(sp_fd, 0, (off_t)at, (off_t)size);
+    if (rc != 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
+        rc = ftruncate(sp_fd, (off_t)(at + size));
+    if (rc != 0) {
+        if (!sp_full_logged) {
+            sp_full_logged = 1;
+            act_log(ACT_LOG_ERROR, "spool: cannot grow %s by %zu bytes: %s; events are dropped "
+                    "(counted) from now on", sp_paths[0], size, strerror(errno));
+        }
+        pthread_mutex_unlock(&sp_lock);
+        return NULL;
+    }
+    sp_size = at + size;
+    pthread_mutex_unlock(&sp_lock);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, sp_fd, (off_t)at);
+    if (p == MAP_FAILED)
+        return NULL;
+    *off = at;
+    return p;
+}
+
+/* ---- rebuilding ---------------------------------------------------------------- */
+
+typedef struct sp_rec {
+    uint32_t type, nints, nstrs;
+    const int64_t *ints; /* unaligned: read with memcpy (ival) */
+    const char *strs[4];
+    uint32_t lens[4];
+} sp_rec;
+
+static int64_t ival(const sp_rec *r, uint32_t i)
+{
+    int64_t v = 0;
+    if (i < r->nints)
+        memcpy(&v, (const char *)r->ints + 8 * (size_t)i, 8);
+    return v;
+}
+
+static const char *sval(const sp_rec *r, uint32_t i, size_t *len)
+{
+    if (i < r->nstrs && i < 4) {
+        *len = r->lens[i];
+        return r->strs[i];
+    }
+    *len = 0;
+    return "";
+}
+
+/* The next record at *@p pos, or 0 at the end or at a torn record. */
+static int next_rec(const char *buf, size_t n, size_t *pos, sp_rec *r)
+{
+    if (n - *pos < 16)
+        return 0;
+    uint32_t hdr[4];
+    memcpy(hdr, buf + *pos, 16);
+    size_t len = hdr[1];
+    if (len < 8 || len + 8 > n - *pos)
+        return 0;
+    const char *p = buf + *pos + 16, *end = buf + *pos + 8 + len;
+    r->type = hdr[0];
+    r->nints = hdr[2];
+    r->nstrs = hdr[3];
+    if (r->nints > 64 || r->nstrs > 64 || (size_t)(end - p) < (size_t)r->nints * 8)
+        return 0;
+    r->ints = (const int64_t *)(const void *)p;
+    p += (size_t)r->nints * 8;
+    for (uint32_t i = 0; i < r->nstrs; i++) {
+        uint32_t l;
+        if (end - p < 4)
+            return 0;
+        memcpy(&l, p, 4);
+        if ((size_t)(end - p - 4) < l)
+            return 0;
+        if (i < 4) {
+            r->strs[i] = p + 4;
+            r->lens[i] = l;
+        }
+        p += 4 + l;
+    }
+    *pos += 8 + len;
+    return 1;
+}
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static char *read_all(const char *path, size_t *n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    char *buf = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < ((uint64_t)1 << 32)) {
+        buf = malloc((size_t)st.st_size + 1);
+        size_t got = 0;
+        while (buf && got < (size_t)st.st_size) {
+            ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        *n = got;
+    }
+    close(fd);
+    return buf;
+}
+
+/* 1 if local ref @p ref lies inside chunk @p c with its bytes. */
+static int ref_ok(const act__chunk *c, uint32_t ref)
+{
+    if (!(ref & ACT__REF_LOCAL))
+        return 1;
+    uint32_t off = ref & ~ACT__REF_LOCAL, len;
+    if (off < sizeof(act__chunk) || off > c->size - 4 || (off & 3))
+        return 0;
+    memcpy(&len, (const char *)c + off, 4);
+    return len <= c->size - off - 4;
+}
+
+/* Check a chunk's committed records against its bounds (a program may
+ * have scribbled over the spool); cut it at the first bad one. Returns the
+ * latest time it holds. */
+static int64_t chunk_check(act__chunk *c, int64_t latest)
+{
+    uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
+    uint32_t cap = (uint32_t)((c->size - sizeof(act__chunk)) / sizeof(act__rec));
+    if (used > cap)
+        used = cap;
+    uint32_t i = 0;
+    for (; i < used; i++) {
+        act__rec *r = &c->recs[i];
+        int64_t t1 = atomic_load_explicit(&r->t1, memory_order_relaxed);
+        int ok = ref_ok(c, r->name);
+        switch (r->kind) {
+        case ACT__R_SPAN:
+        case ACT__R_EMIT_SPAN:
+            if (r->t0 > latest)
+                latest = r->t0;
+            if (t1 != ACT__OPEN && t1 > latest)
+                latest = t1;
+            break;
+        case ACT__R_INSTANT:
+        case ACT__R_EMIT_INSTANT:
+        case ACT__R_COUNTER:
+            if (r->t0 > latest)
+                latest = r->t0;
+            break;
+        case ACT__R_ARG:
+            if (r->flags == ACT__V_STR)
+                ok = ok && ref_ok(c, (uint32_t)r->x | ACT__REF_LOCAL);
+            if (t1 & ACT__ARG2_PRESENT) {
+                ok = ok && ref_ok(c, (uint32_t)t1);
+                if ((uint8_t)(t1 >> 32) == ACT__V_STR)
+                    ok = ok && ref_ok(c, (uint32_t)r->t0 | ACT__REF_LOCAL);
+            }
+            break;
+        case ACT__R_AUX_DEV:
+            break;
+        default:
+            ok = 0;
+        }
+        if (!ok)
+            break;
+    }
+    if (i < used)
+        atomic_store_explicit(&c->used, i, memory_order_relaxed);
+    return latest;
+}
+
+typedef struct sp_tname {
+    int32_t tid;
+    uint64_t serial;
+    const char *name;
+    size_t len;
+    int by_plugin;
+} sp_tname;
+
+int act__spool_rebuild(const char *base, const char *out, char *err, size_t errlen)
+{
+    char *mpath = cat(base, ".meta"), *spath = cat(base, ".spool");
+    size_t mlen = 0;
+    char *meta = mpath ? read_all(mpath, &mlen) : NULL;
+    void *map = NULL;
+    size_t maplen = 0;
+    act_session *s = NULL;
+    act_config *cfg = NULL;
+    const char **names = NULL;
+    uint32_t *nlens = NULL, nnames = 0;
+    sp_tname *tn = NULL;
+    size_t ntn = 0, captn = 0;
+    int rc = -1;
+    if (!meta) {
+        bad(err, errlen, "%s: %s", mpath ? mpath : base, strerror(errno));
+        goto out;
+    }
+    int fd = spath ? open(spath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        bad(err, errlen, "%s: %s", spath ? spath : base, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        goto out;
+    }
+    maplen = (size_t)st.st_size;
+    if (maplen) {
+        /* Private: chunk links and cut counts are fixed up in this copy. */
+        map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            map = NULL;
+            close(fd);
+            bad(err, errlen, "%s: %s", spath, strerror(errno));
+            goto out;
+        }
+    }
+    close(fd);
+
+    /* A session with nothing of its own: no plugin, no pre-allocation. */
+    static const char cfgtext[] = "BUFFER_PREALLOC_MB = 0\n";
+    act_session_opts o;
+    act_session_opts_init(&o);
+    if (act_config_create(&cfg) != 0) {
+        bad(err, errlen, "out of memory");
+        goto out;
+    }
+    o.config = cfg;
+    o.config_text = cfgtext;
+    o.config_text_len = sizeof cfgtext - 1;
+    if (act_session_create(&o, &s) != 0) {
+        bad(err, errlen, "cannot create a session");
+        goto out;
+    }
+
+    int32_t pid = 0;
+    int have_start = 0, have_stop = 0;
+    const char *pname = NULL;
+    size_t pname_len = 0;
+    int64_t latest = INT64_MIN;
+    size_t pos = 0;
+    sp_rec r;
+    uint64_t nchunks = 0, nthreads = 0;
+    while (next_rec(meta, mlen, &pos, &r)) {
+        size_t l0, l1, l2;
+        const char *s0 = sval(&r, 0, &l0), *s1 = sval(&r, 1, &l1), *s2 = sval(&r, 2, &l2);
+        switch (r.type) {
+        case ACT__SP_START:
+            pid = (int32_t)ival(&r, 0);
+            s->start_mono_ns = ival(&r, 1);
+            s->mono_to_unix_ns = ival(&r, 2);
+            s->time_anchor_ns = ival(&r, 3);
+            s->categories_generic = (int)ival(&r, 4);
+            free(s->trace_name);
+            s->trace_name = l0 ? strndup(s0, l0) : NULL;
+            have_start = 1;
+            break;
+        case ACT__SP_NAME: {
+            int64_t id = ival(&r, 0);
+            if (id <= 0 || id >= (int64_t)ACT__REF_LOCAL)
+                break;
+            if ((uint64_t)id >= nnames) {
+                uint32_t ncap = nnames ? nnames : 256;
+                while (ncap <= (uint64_t)id && ncap < ACT__REF_LOCAL)
+                    ncap *= 2;
+                const char **nn = realloc(names, ncap * sizeof *nn);
+                uint32_t *nl = nn ? realloc(nlens, ncap * sizeof *nl) : NULL;
+                if (nn)
+                    names = nn;
+                if (!nn || !nl) {
+                    bad(err, errlen, "out of memory");
+                    goto out;
+                }
+                nlens = nl;
+                memset(names + nnames, 0, (ncap - nnames) * sizeof *names);
+                memset(nlens + nnames, 0, (ncap - nnames) * sizeof *nlens);
+                nnames = ncap;
+            }
+            names[id] = s0;
+            nlens[id] = (uint32_t)l0;
+            break;
+        }
+        case ACT__SP_THREAD: {
+            act__thread *t = calloc(1, sizeof *t);
+            if (!t) {
+                bad(err, errlen, "out of memory");
+                goto out;
+            }
+            t->session = s;
+            t->serial = (uint64_t)ival(&r, 0);
+            t->pid = (int32_t)ival(&r, 1);
+            t->tid = (int32_t)ival(&r, 2);
+            t->next = s->threads;
+            s->threads = t;
+            nthreads++;
+            if (l0) {
+                if (ntn == captn) {
+                    captn = captn ? captn * 2 : 64;
+                    sp_tname *nt = realloc(tn, captn * sizeof *nt);
+                    if (!nt) {
+                        bad(err, errlen, "out of memory");
+                        goto out;
+                    }
+                    tn = nt;
+                }
+                tn[ntn++] = (sp_tname){t->tid, t->serial, s0, l0, -1};
+            }
+            break;
+        }
+        case ACT__SP_CHUNK: {
+            uint64_t serial = (uint64_t)ival(&r, 0), off = (uint64_t)ival(&r, 1),
+                     size = (uint64_t)ival(&r, 2);
+            act__thread *t = s->threads;
+            while (t && t->serial != serial)
+                t = t->next;
+            if (!t || size < sizeof(act__chunk) + sizeof(act__rec) || size > UINT32_MAX / 2 ||
+                off > maplen || size > maplen - off || (off & 15))
+                break; /* not mapped when the process died: nothing in it */
+            act__chunk *c = (act__chunk *)(void *)((char *)map + off);
+            if (c->size != size)
+                break;
+            atomic_init(&c->next, NULL);
+            c->heap = 0;
+            latest = chunk_check(c, latest);
+            if (t->tail)
+                atomic_store_explicit(&t->tail->next, c, memory_order_relaxed);
+            else
+                t->head = c;
+            t->tail = c;
+            nchunks++;
+            break;
+        }
+        case ACT__SP_TNAME:
+            if (ntn == captn) {
+                captn = captn ? captn * 2 : 64;
+                sp_tname *nt = realloc(tn, captn * sizeof *nt);
+                if (!nt) {
+                    bad(err, errlen, "out of memory");
+                    goto out;
+                }
+                tn = nt;
+            }
+            tn[ntn++] = (sp_tname){(int32_t)ival(&r, 0), (uint64_t)ival(&r, 1), s0, l0,
+                                   (int)ival(&r, 2)};
+            break;
+        case ACT__SP_PNAME:
+            pname = s0;
+            pname_len = l0;
+            break;
+        case ACT__SP_SOURCE: {
+            int64_t idx = ival(&r, 0);
+            if (idx > 0 && (size_t)idx == s->nsources) {
+                char *n0 = strndup(s0, l0), *n1 = strndup(s1, l1);
+                uint16_t got;
+                if (n0 && n1)
+                    act__source_add(s, n0, n1, &got);
+                free(n0);
+                free(n1);
+            }
+            if (idx > 0 && (size_t)idx < s->nsources && ival(&r, 1))
+                act__source_retire(s, (uint16_t)idx);
+            break;
+        }
+        case ACT__SP_DEVICE: {
+            char *n0 = strndup(s0, l0), *n1 = strndup(s1, l1);
+            uint32_t got;
+            if (n0 && n1 && (size_t)ival(&r, 0) == s->ndevices &&
+                act__device_add(s, (uint16_t)ival(&r, 1), n0, n1, &got) == 0)
+                s->devices[got].source = (uint16_t)ival(&r, 1);
+            free(n0);
+            free(n1);
+            break;
+        }
+        case ACT__SP_PROP: {
+            act__arg a;
+            memset(&a, 0, sizeof a);
+            a.key = s0;
+            a.key_len = l0;
+            a.kind = (act__vkind)ival(&r, 1);
+            int64_t v = ival(&r, 2);
+            switch (a.kind) {
+            case ACT__V_INT: a.v.i = v; break;
+            case ACT__V_UINT: a.v.u = (uint64_t)v; break;
+            case ACT__V_DOUBLE: memcpy(&a.v.d, &v, 8); break;
+            case ACT__V_BOOL: a.v.b = v != 0; break;
+            case ACT__V_STR: a.v.s.p = s1; a.v.s.n = l1; break;
+            default: continue;
+            }
+            act__device_prop(s, (uint32_t)ival(&r, 0), &a);
+            break;
+        }
+        case ACT__SP_STREAM:
+            act__stream_name(s, (uint32_t)ival(&r, 0), (uint64_t)ival(&r, 1), s0, l0);
+            break;
+        case ACT__SP_SERIES: {
+            char *tr = strndup(s0, l0), *se = strndup(s1, l1),
+                 *un = ival(&r, 3) ? strndup(s2, l2) : NULL;
+            uint32_t id;
+            if (tr && se && act__series_find(s, (uint16_t)ival(&r, 1), (uint32_t)ival(&r, 2), tr,
+                                             se, un, &id, NULL) == 0 &&
+                id != (uint32_t)ival(&r, 0)) {
+                free(tr);
+                free(se);
+                free(un);
+                bad(err, errlen, "%s: counter series out of order", mpath);
+                goto out;
+            }
+            free(tr);
+            free(se);
+            free(un);
+            break;
+        }
+        case ACT__SP_STOP:
+            s->stop_mono_ns = ival(&r, 0);
+            have_stop = 1;
+            break;
+        default:
+            break; /* a newer writer's record */
+        }
+    }
+    if (!have_start) {
+        bad(err, errlen, "%s: the process ended before its session started", mpath);
+        goto out;
+    }
+    /* Where nothing says when recording stopped, open spans end at the
+     * latest time the process recorded. */
+    if (!have_stop)
+        s->stop_mono_ns = latest > s->start_mono_ns ? latest : s->start_mono_ns;
+    for (act__thread *t = s->threads; t; t = t->next)
+        if (!t->head)
+            t->full = 1;
+    /* Names threads had when they attached first (by_plugin -1), then the
+     * names given, in order: a name given before the thread's first event
+     * still wins over its comm. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < ntn; i++)
+            if ((tn[i].by_plugin < 0) == (pass == 0))
+                act__thread_name_set_serial(tn[i].tid, tn[i].serial, tn[i].name, tn[i].len,
+                                            tn[i].by_plugin > 0);
+    char pbuf[32];
+    if (!pname) {
+        snprintf(pbuf, sizeof pbuf, "pid %d", (int)pid);
+        pname = pbuf;
+        pname_len = strlen(pbuf);
+    }
+    char *pn = strndup(pname, pname_len);
+    if (pn)
+        act_process_name(pn);
+    free(pn);
+    act__names_override(names, nlens, nnames);
+    s->pid = pid;
+    s->recovered = 1;
+    atomic_store(&s->state, ACT__S_STOPPED);
+    rc = act__write_chrome(s, out);
+    act__names_override(NULL, NULL, 0);
+    if (rc != 0) {
+        bad(err, errlen, "%s", act_session_errmsg(s));
+        rc = -1;
+    }
+    (void)nchunks;
+    (void)nthreads;
+out:
+    if (s) {
+        /* The chunks are the mapping's: only the thread structs go. */
+        for (act__thread *t = s->threads; t; t = t->next)
+            t->head = t->tail = NULL;
+        act_session_destroy(s);
+    }
+    act_config_destroy(cfg);
+    if (map)
+        munmap(map, maplen);
+    free(names);
+    free(nlens);
+    free(tn);
+    free(meta);
+    free(mpath);
+    free(spath);
+    return rc;
+}

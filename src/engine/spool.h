@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The spool: what `actrace record` rebuilds a process's trace from when the
+ * process could not write it (_exit, abort, a crash, SIGKILL, exec).
+ *
+ * Under record, the auto-started session of each process keeps its chunk
+ * memory in a shared mapping of BASE.spool, a file in record's private
+ * directory, and appends everything else the writer needs to BASE.meta, a
+ * log of small records written with one write(2) each: the session's
+ * clocks, interned names, threads and the chunks each took (file offset,
+ * in order), thread and process names, sources, devices, their properties
+ * and streams, and counter series. Chunk contents (records, their strings,
+ * the committed count) live in the shared mapping, so the kernel keeps
+ * them when the process dies however it dies; the log is written before
+ * the chunk is used. Both are rare events (a chunk is 64 KiB), so the log
+ * costs nothing per event. Blocks are reserved with fallocate before they
+ * are mapped: a full disk refuses a chunk (counted as a buffer-full drop,
+ * one error in the log) instead of raising SIGBUS on a page fault.
+ *
+ * When the process writes its trace itself, it removes both files. When
+ * it did not, record calls act__spool_rebuild (in a child process of its
+ * own) to turn them into the trace the process would have written: open
+ * spans end at the last moment the process is known to have recorded, and
+ * the trace says it was rebuilt ("actraceRecovered").
+ *
+ * One spool per process: the auto-started session's. A forked child
+ * closes its copy of the parent's files and starts its own.
+ */
+#ifndef ACT_ENGINE_SPOOL_H
+#define ACT_ENGINE_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct act__arg;
+
+/* Log record types in BASE.meta. Payload: u32 nints, u32 nstrs, nints
+ * 64-bit integers, then nstrs strings as u32 length + bytes. */
+enum {
+    ACT__SP_START = 1,  /* pid, start_mono, mono_to_unix, anchor, generic; trace name */
+    ACT__SP_NAME = 2,   /* id; name */
+    ACT__SP_THREAD = 3, /* serial, pid, tid; comm */
+    ACT__SP_CHUNK = 4,  /* serial, offset, size */
+    ACT__SP_TNAME = 5,  /* tid, serial, by_plugin; name */
+    ACT__SP_PNAME = 6,  /* ; name */
+    ACT__SP_SOURCE = 7, /* index, retired; name, backend */
+    ACT__SP_DEVICE = 8, /* index, source; name, vendor */
+    ACT__SP_PROP = 9,   /* device, kind, value bits; key, string value */
+    ACT__SP_STREAM = 10, /* device, stream; name */
+    ACT__SP_SERIES = 11, /* id, source, device, has_unit; track, series, unit */
+    ACT__SP_STOP = 12,  /* stop_mono */
+    ACT__SP_WRITTEN = 13 /* the process wrote its own trace */
+};
+
+/* 1 while this process spools (set by act__spool_open). */
+extern int act__spooling;
+
+/* Open BASE.spool and BASE.meta (created, 0600) for this process's
+ * session; names interned so far are logged. 0 or -1 (errno set). */
+int act__spool_open(const char *base);
+/* Remove both files and stop spooling (the trace was written). */
+void act__spool_remove(void);
+/* In a forked child: forget the parent's spool without touching it. */
+void act__spool_atfork_child(void);
+
+/* @p size bytes of chunk memory backed by the spool file (MAP_SHARED) at
+ * file offset *@p off, blocks reserved. NULL on failure (the disk is
+ * full: logged once). */
+void *act__spool_map(size_t size, uint64_t *off);
+
+/* Append one record. Strings may contain any bytes. */
+void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,
+                    const char *const *strs, const size_t *lens, uint32_t nstrs);
+
+/* Shorthands. */
+void act__spool_log_name(uint32_t id, const char *s, size_t n);
+void act__spool_log_prop(uint32_t device, const struct act__arg *a);
+
+/* Build the trace of the process that spooled to BASE.* and write it to
+ * @p out. 0, or -1 with a message in @p err. Exported (private, for the
+ * actrace command only: not part of the API). */
+__attribute__((visibility("default"))) int act__spool_rebuild(const char *base, const char *out,
+                                                              char *err, size_t errlen);
+
+#endif
