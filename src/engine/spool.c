@@ -308,7 +308,7 @@ static int ref_ok(const act__chunk *c, uint32_t ref)
 /* Check a chunk's committed records against its bounds (a program may
  * have scribbled over the spool); cut it at the first bad one. Returns the
  * latest time it holds. */
-static int64_t chunk_check(act__chunk *c, int64_t latest)
+static int64_t chunk_check(act__chunk *c, int64_t latest, uint64_t *events, uint64_t *samples)
 {
     uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
     uint32_t cap = (uint32_t)((c->size - sizeof(act__chunk)) / sizeof(act__rec));
@@ -349,6 +349,10 @@ static int64_t chunk_check(act__chunk *c, int64_t latest)
         }
         if (!ok)
             break;
+        if (r->kind == ACT__R_COUNTER)
+            ++*samples;
+        else if (r->kind != ACT__R_ARG && r->kind != ACT__R_AUX_DEV)
+            ++*events;
     }
     if (i < used)
         atomic_store_explicit(&c->used, i, memory_order_relaxed);
@@ -363,7 +367,8 @@ typedef struct sp_tname {
     int by_plugin;
 } sp_tname;
 
-int act__spool_rebuild(const char *base, const char *out, char *err, size_t errlen)
+int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *err,
+                       size_t errlen)
 {
     char *mpath = cat(base, ".meta"), *spath = cat(base, ".spool");
     size_t mlen = 0;
@@ -403,7 +408,7 @@ int act__spool_rebuild(const char *base, const char *out, char *err, size_t errl
     close(fd);
 
     /* A session with nothing of its own: no plugin, no pre-allocation. */
-    static const char cfgtext[] = "BUFFER_PREALLOC_MB = 0\n";
+    static const char cfgtext[] = "BUFFER_PREALLOC_MB = 0\nDEFAULT_PLUGINS = false\n";
     act_session_opts o;
     act_session_opts_init(&o);
     if (act_config_create(&cfg) != 0) {
@@ -425,7 +430,7 @@ int act__spool_rebuild(const char *base, const char *out, char *err, size_t errl
     int64_t latest = INT64_MIN;
     size_t pos = 0;
     sp_rec r;
-    uint64_t nchunks = 0, nthreads = 0;
+    uint64_t nchunks = 0, nthreads = 0, events = 0, samples = 0;
     while (next_rec(meta, mlen, &pos, &r)) {
         size_t l0, l1, l2;
         const char *s0 = sval(&r, 0, &l0), *s1 = sval(&r, 1, &l1), *s2 = sval(&r, 2, &l2);
@@ -506,7 +511,7 @@ int act__spool_rebuild(const char *base, const char *out, char *err, size_t errl
                 break;
             atomic_init(&c->next, NULL);
             c->heap = 0;
-            latest = chunk_check(c, latest);
+            latest = chunk_check(c, latest, &events, &samples);
             if (t->tail)
                 atomic_store_explicit(&t->tail->next, c, memory_order_relaxed);
             else
@@ -605,6 +610,11 @@ int act__spool_rebuild(const char *base, const char *out, char *err, size_t errl
     }
     if (!have_start) {
         bad(err, errlen, "%s: the process ended before its session started", mpath);
+        goto out;
+    }
+    if (((flags & ACT__SPOOL_SKIP_EMPTY) && events == 0) ||
+        ((flags & ACT__SPOOL_SKIP_IDLE) && events == 0 && samples == 0)) {
+        rc = 1;
         goto out;
     }
     /* Where nothing says when recording stopped, open spans end at the

@@ -76,10 +76,18 @@ void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,
 void act__spool_log_name(uint32_t id, const char *s, size_t n);
 void act__spool_log_prop(uint32_t device, const struct act__arg *a);
 
+/* act__spool_rebuild flags: write nothing, and return 1, when the process
+ * recorded no event (counter samples aside: an image that exec'd before
+ * it did anything), or (IDLE) neither an event nor a counter sample. */
+#define ACT__SPOOL_SKIP_EMPTY 1u
+#define ACT__SPOOL_SKIP_IDLE 2u
+
 /* Build the trace of the process that spooled to BASE.* and write it to
- * @p out. 0, or -1 with a message in @p err. Exported (private, for the
- * actrace command only: not part of the API). */
+ * @p out. 0, 1 (skipped: ACT__SPOOL_SKIP_EMPTY), or -1 with a message in
+ * @p err. Exported (private, for the actrace command only: not part of
+ * the API). */
 __attribute__((visibility("default"))) int act__spool_rebuild(const char *base, const char *out,
-                                                              char *err, size_t errlen);
+                                                              unsigned flags, char *err,
+                                                              size_t errlen);
 
 #endif

@@ -657,7 +657,7 @@ int act__plugins_load(act_session *s, const act_config *cfg,
         act_log(ACT_LOG_WARN, "plugins: more than %zu entries listed; the "
                 "rest are ignored", l.n);
     int quiet = 0;
-    const char *def = getenv("ACTRACE_DEFAULT_PLUGINS");
+    const char *def = secure_getenv("ACTRACE_DEFAULT_PLUGINS");
     int want = 1;
     if (cfg && act_config_get_bool(cfg, "DEFAULT_PLUGINS", &want) != 0)
         want = 1;

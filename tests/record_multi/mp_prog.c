@@ -20,6 +20,10 @@
  *                             ends the process by HOW: exit, _exit, abort,
  *                             segv, kill (SIGKILL to itself), exec (execs
  *                             "leaf after-exec"), quick_exit
+ *   mp_prog fill MB N         the files it writes may not grow past MB
+ *                             (RLIMIT_FSIZE, SIGXFSZ ignored: the calls
+ *                             fail with EFBIG, as on a full disk); records N
+ *                             spans "fill" with arg i = 0, 1, ... and exits
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -29,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,6 +155,19 @@ int main(int argc, char **argv)
     self = argv[0];
     if (argc < 3)
         return 2;
+    if (strcmp(argv[1], "fill") == 0 && argc >= 4) {
+        struct rlimit rl = {(rlim_t)atol(argv[2]) << 20, (rlim_t)atol(argv[2]) << 20};
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            return 3;
+        long n = atol(argv[3]);
+        for (long i = 0; i < n; i++) {
+            act_span_begin(ACT_CPU_OP, "fill");
+            act_arg_int("i", i);
+            act_span_end();
+        }
+        return 0;
+    }
     if (strcmp(argv[1], "die") == 0 && argc >= 4)
         return die(argv[2], atol(argv[3]));
     if (strcmp(argv[1], "leaf") == 0) {

@@ -283,6 +283,26 @@ static size_t count_json(const char *dir)
     return n;
 }
 
+/* 1 if process NAME ("<pid>-<ns>.meta") exec'd: a later image of the
+ * same pid left a trace or a spool of its own. */
+static int exec_d(const char *dir, const char *name)
+{
+    const char *dash = strchr(name, '-');
+    long long pid = strtoll(name, NULL, 10), ns = dash ? strtoll(dash + 1, NULL, 10) : 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int found = 0;
+    while (!found && (de = readdir(d))) {
+        const char *dd = strchr(de->d_name, '-');
+        found = dd && strtoll(de->d_name, NULL, 10) == pid && strtoll(dd + 1, NULL, 10) > ns &&
+                (strstr(de->d_name, ".json") || strstr(de->d_name, ".meta"));
+    }
+    closedir(d);
+    return found;
+}
+
 /* Rebuild the trace of every process that left a spool and no trace
  * (_exit, abort, a crash, SIGKILL, exec; spool.h). Each rebuild runs in a
  * child process of its own: a spool a program scribbled over can crash
@@ -315,9 +335,13 @@ static size_t rebuild_spools(const char *dir)
         if (c == 0) {
             /* Nothing of the user's configuration applies to a rebuild. */
             unsetenv("ACTRACE_PLUGINS");
+            unsetenv("ACTRACE_DEFAULT_PLUGINS");
             unsetenv("ACTRACE_CONFIG");
             char err[PATH_MAX * 2];
-            int rc = act__spool_rebuild(base, out, err, sizeof err);
+            int rc = act__spool_rebuild(base, out, exec_d(dir, de->d_name) ? ACT__SPOOL_SKIP_EMPTY : ACT__SPOOL_SKIP_IDLE,
+                                        err, sizeof err);
+            if (rc == 1)
+                _exit(3); /* nothing to show (an image that exec'd at once) */
             if (rc != 0)
                 fprintf(stderr, "actrace record: cannot rebuild the trace of pid %.*s from its "
                         "spool: %s\n", (int)strcspn(de->d_name, "-"), de->d_name, err);
@@ -477,9 +501,10 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     char ev[40], dr[40];
     fmt_count(ev, sizeof ev, res.events);
     fmt_count(dr, sizeof dr, res.dropped);
-    char rb[64] = "";
+    char rb[96] = "";
     if (rebuilt)
-        snprintf(rb, sizeof rb, ", %zu rebuilt after an abnormal end", rebuilt);
+        snprintf(rb, sizeof rb, ", %zu rebuilt after an abnormal end, their drops not counted",
+                 rebuilt);
     fprintf(stderr,
             "actrace record: wrote %s (%.1f MB, %s events, %s dropped, %zu process%s%s); open it "
             "in https://ui.perfetto.dev or `actrace summary %s`\n",

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `actrace record` keeps what a process recorded however it ends (the
+ * spool, src/engine/spool.h): exit, _exit, abort, a segfault, SIGKILL,
+ * exec and quick_exit, each with three threads recording at that moment.
+ * Every thread's spans are in the trace from the first one on, each with
+ * its args (but for the one a thread was in the middle of), under the
+ * thread's name; the open span the main thread died in is there, marked
+ * unfinished; the process is named after its command line and marked
+ * "recovered" when the trace was rebuilt. Also: `sh -c '...; exit 3'`
+ * (dash leaves with _exit), and a file-size limit reached while recording
+ * (EFBIG, as on a full disk): a clear error, and every event that fit is
+ * kept. No spool is left behind.
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "engine/trace_util.h"
+
+#define ACTRACE ACT_BINARY_DIR "/bin/actrace"
+#define PROG ACT_BINARY_DIR "/tests/act_mp_prog"
+
+static char tmpdir[] = "/tmp/act_die_XXXXXX";
+
+static int run(const char *cmd)
+{
+    int st = system(cmd);
+    if (st == -1 || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+static int count_entries(const char *dir, const char *part)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strstr(de->d_name, part))
+            n++;
+    closedir(d);
+    return n;
+}
+
+static void check_clean(const char *what)
+{
+    int left = count_entries(tmpdir, "actrace-record-");
+    if (left)
+        fprintf(stderr, "%s: %d record directory(ies) left\n", what, left);
+    CHECK_EQ_INT(left, 0);
+}
+
+static const char *arg_str(json_t *e, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(e, "args"), key));
+}
+
+/* Spans @p name of thread (pid, tid): their arg i must be 0..n-1, each
+ * once; at most @p noargs_max without args (a span whose args had not been
+ * recorded yet). Returns n. */
+static long check_seq(json_t *root, const char *name, long long pid, long long tid,
+                      int noargs_max)
+{
+    json_t *evs = tu_events(root), *e;
+    size_t i, cap = 1024, n = 0;
+    long *seen = calloc(cap, sizeof *seen);
+    int noargs = 0;
+    CHECK_FATAL(seen != NULL);
+    json_array_foreach(evs, i, e)
+    {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (!nm || strcmp(nm, name) != 0 || tu_int(e, "pid") != pid || tu_int(e, "tid") != tid)
+            continue;
+        json_t *iv = json_object_get(json_object_get(e, "args"), "i");
+        if (!iv) {
+            noargs++;
+            continue;
+        }
+        long v = (long)json_integer_value(iv);
+        if (v < 0 || v >= 100000000) {
+            CHECK(0);
+            continue;
+        }
+        while ((size_t)v >= cap) {
+            seen = realloc(seen, 2 * cap * sizeof *seen);
+            CHECK_FATAL(seen != NULL);
+            memset(seen + cap, 0, cap * sizeof *seen);
+            cap *= 2;
+        }
+        seen[v]++;
+        n++;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (k >= cap || seen[k] != 1) {
+            fprintf(stderr, "%s on tid %lld: i = %zu seen %ld times\n", name, tid, k,
+                    k < cap ? seen[k] : 0);
+            CHECK(0);
+            break;
+        }
+    CHECK(noargs <= noargs_max);
+    free(seen);
+    return (long)n;
+}
+
+static void die(const char *how, int want_rc)
+{
+    enum { N = 3000 };
+    char name[64], cmd[4096];
+    snprintf(name, sizeof name, "die_%s.json", how);
+    const char *out = tu_trace_path(name);
+    remove(out);
+    snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- %s die %s %d 2>/dev/null", tmpdir,
+             ACTRACE, out, PROG, how, N);
+    int rc = run(cmd);
+    if (rc != want_rc)
+        fprintf(stderr, "%s: record exited %d, expected %d\n", how, rc, want_rc);
+    CHECK_EQ_INT(rc, want_rc);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    json_t *dying = tu_find(root, "X", "dying");
+    CHECK(dying != NULL);
+    if (!dying) {
+        fprintf(stderr, "%s: no \"dying\" span\n", how);
+        json_decref(root);
+        return;
+    }
+    long long pid = tu_int(dying, "pid");
+    CHECK(json_is_true(json_object_get(json_object_get(dying, "args"), "unfinished")));
+    /* Three named threads, each with its spans from the first on. */
+    int threads = 0;
+    json_t *evs = tu_events(root), *e;
+    size_t i;
+    int named_proc = 0;
+    json_array_foreach(evs, i, e)
+    {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (!ph || !nm || strcmp(ph, "M") != 0 || tu_int(e, "pid") != pid)
+            continue;
+        if (strcmp(nm, "process_name") == 0) {
+            const char *pn = arg_str(e, "name");
+            named_proc = pn && strstr(pn, "act_mp_prog die") != NULL;
+        }
+        if (strcmp(nm, "thread_name") != 0)
+            continue;
+        const char *tn = arg_str(e, "name");
+        if (!tn || strncmp(tn, "rec ", 4) != 0)
+            continue;
+        threads++;
+        long n = check_seq(root, "tick", pid, tu_int(e, "tid"), 1);
+        if (n < N)
+            fprintf(stderr, "%s: %s has %ld ticks, at least %d were recorded\n", how, tn, n, N);
+        CHECK(n >= N);
+    }
+    CHECK_EQ_INT(threads, 3);
+    CHECK(named_proc);
+    /* Rebuilt (all but exit), and said so. */
+    json_t *procs = json_object_get(root, "actraceProcesses");
+    int recovered = 0;
+    json_array_foreach(procs, i, e)
+    {
+        if (tu_int(e, "pid") == pid)
+            recovered = json_is_true(json_object_get(e, "recovered"));
+    }
+    CHECK_EQ_INT(recovered, strcmp(how, "exit") != 0);
+    if (strcmp(how, "exec") == 0) {
+        /* The exec'd image records on its own. */
+        CHECK_EQ_INT(tu_count(root, "X", "after-exec"), 1);
+        CHECK_EQ_INT(json_array_size(procs), 2);
+    }
+    json_decref(root);
+    check_clean(how);
+}
+
+/* dash's exit builtin leaves with _exit: what sh's child recorded, and
+ * sh itself, are in the trace, and the status is passed on. */
+static void sh_exit(void)
+{
+    const char *out = tu_trace_path("die_sh_exit.json");
+    remove(out);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- sh -c '%s leaf D-sh; exit 3' 2>/dev/null",
+             tmpdir, ACTRACE, out, PROG);
+    CHECK_EQ_INT(run(cmd), 3);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    CHECK_EQ_INT(tu_count(root, "X", "D-sh"), 1);
+    json_decref(root);
+    check_clean("sh -c exit");
+}
+
+/* Files may not grow past 8 MB in the program: the spool stops growing
+ * (EFBIG, like ENOSPC on a full disk), the library says so, drops the
+ * rest (counted), cannot write its own trace either, and record rebuilds
+ * what fit: spans 0..n-1 with nothing missing. */
+static void fill(void)
+{
+    const char *out = tu_trace_path("die_fill.json");
+    char errpath[600], cmd[4096];
+    snprintf(errpath, sizeof errpath, "%s/fill.err", tmpdir);
+    remove(out);
+    snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- %s fill 8 1000000 2>%s", tmpdir,
+             ACTRACE, out, PROG, errpath);
+    CHECK_EQ_INT(run(cmd), 0);
+    size_t len;
+    char *err = tu_slurp(errpath, &len);
+    CHECK_FATAL(err != NULL);
+    if (!strstr(err, "spool: cannot grow") || !strstr(err, "File too large"))
+        fprintf(stderr, "fill: stderr was:\n%s\n", err);
+    CHECK(strstr(err, "spool: cannot grow") != NULL);
+    CHECK(strstr(err, "File too large") != NULL);
+    CHECK(strstr(err, "rebuilt after an abnormal end") != NULL);
+    free(err);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    json_t *first = tu_find(root, "X", "fill");
+    CHECK_FATAL(first != NULL);
+    long n = check_seq(root, "fill", tu_int(first, "pid"), tu_int(first, "tid"), 0);
+    /* 8 MB at about 64 bytes a span with its arg; well short of all. */
+    CHECK(n > 50000 && n < 1000000);
+    json_decref(root);
+    check_clean("fill");
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char m[] = "RecordDie: timed out\n";
+    ssize_t w = write(2, m, sizeof m - 1);
+    (void)w;
+    _exit(1);
+}
+
+int main(void)
+{
+    CHECK_FATAL(mkdtemp(tmpdir) != NULL);
+    signal(SIGALRM, on_alarm);
+    alarm(240);
+    die("exit", 0);
+    die("_exit", 0);
+    die("quick_exit", 0);
+    die("abort", 128 + SIGABRT);
+    die("segv", 128 + SIGSEGV);
+    die("kill", 128 + SIGKILL);
+    die("exec", 0);
+    sh_exit();
+    fill();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    run(cmd);
+    return check_done();
+}
