@@ -295,7 +295,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     }
     apply_config(s);
     /* Under `actrace record`, chunk memory is the process's spool. */
-    s->spooled = act__spooling;
+    s->spooled = act__spool_take();
     /* Pre-fault the first buffers so that recording does not page-fault. */
     int explicit_pre = 0;
     act_config_foreach(s->config, visit_prealloc, &explicit_pre);

@@ -27,6 +27,7 @@ static uint64_t sp_size;     /* bytes of BASE.spool handed out (under sp_lock) *
 static int sp_full_logged;   /* under sp_lock */
 static _Atomic int sp_meta_broken; /* a short write: the log stops there */
 static char *sp_paths[2];    /* BASE.spool, BASE.meta */
+static atomic_int sp_taken;  /* a session spools already */
 static pthread_mutex_t sp_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- writing ------------------------------------------------------------- */
@@ -120,6 +121,7 @@ int act__spool_open(const char *base)
         goto fail;
     sp_size = 0;
     sp_full_logged = 0;
+    atomic_store(&sp_taken, 0);
     atomic_store(&sp_meta_broken, 0);
     /* From here on new names are logged as they are interned; those that
      * exist are logged now, under the same lock (strtab.c). */
@@ -137,6 +139,12 @@ fail:;
     sp_paths[0] = sp_paths[1] = NULL;
     errno = e;
     return -1;
+}
+
+int act__spool_take(void)
+{
+    int no = 0;
+    return act__spooling && sp_meta >= 0 && atomic_compare_exchange_strong(&sp_taken, &no, 1);
 }
 
 void act__spool_remove(void)
@@ -157,6 +165,7 @@ void act__spool_atfork_child(void)
 {
     pthread_mutex_init(&sp_lock, NULL);
     act__spooling = 0;
+    atomic_store(&sp_taken, 0);
     if (sp_meta >= 0)
         close(sp_meta);
     if (sp_fd >= 0)

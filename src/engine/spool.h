@@ -58,6 +58,10 @@ extern int act__spooling;
 /* Open BASE.spool and BASE.meta (created, 0600) for this process's
  * session; names interned so far are logged. 0 or -1 (errno set). */
 int act__spool_open(const char *base);
+/* 1 for the first session created after act__spool_open (the
+ * auto-started one), 0 for any other: a program's own sessions never
+ * spool. */
+int act__spool_take(void);
 /* Remove both files and stop spooling (the trace was written). */
 void act__spool_remove(void);
 /* In a forked child: forget the parent's spool without touching it. */
