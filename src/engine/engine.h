@@ -177,6 +177,10 @@ typedef enum act__drop_reason {
     ACT__DROP_NREASONS = 8
 } act__drop_reason;
 
+/* The layout of the drop counters in act__thread, as the spool's rebuild
+ * checks it (with the struct's size). */
+#define ACT__THREAD_LAYOUT ((int64_t)ACT__NTYPE_SLOTS << 16 | ACT__DROP_NREASONS << 8 | 1)
+
 typedef struct act__thread {
     struct act__thread *next; /* session's thread list */
     act_session *session;
@@ -189,6 +193,7 @@ typedef struct act__thread {
     uint32_t used; /* records written in the tail chunk */
     uint32_t nchunks; /* chunks taken so far (sizes grow: thread.c) */
     uint8_t args_ok; /* ACT__ARGS_*: may args attach to the last call? */
+    uint8_t in_spool; /* allocated in the spool (not freed: unmapped) */
     uint8_t full;    /* buffer limit reached: drop without trying */
     uint32_t depth;  /* open spans, including ones that were not recorded */
     act__rec *open[ACT__MAX_DEPTH]; /* NULL for a span that was dropped */

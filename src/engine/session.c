@@ -560,7 +560,8 @@ void act_session_destroy(act_session *s)
             else if (c->heap == 2)
                 munmap(c, c->size);
         }
-        free(t);
+        if (!t->in_spool)
+            free(t);
     }
     for (size_t i = 0; i < s->nseries; i++) {
         free(s->series[i]->track);

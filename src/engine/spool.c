@@ -28,6 +28,10 @@ static int sp_full_logged;   /* under sp_lock */
 static _Atomic int sp_meta_broken; /* a short write: the log stops there */
 static char *sp_paths[2];    /* BASE.spool, BASE.meta */
 static atomic_int sp_taken;  /* a session spools already */
+/* Small objects in the spool (act__spool_alloc): the region being carved. */
+static char *sp_small_cur, *sp_small_end;
+static uint64_t sp_small_off; /* file offset of sp_small_cur */
+static pthread_mutex_t sp_small_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t sp_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- writing ------------------------------------------------------------- */
@@ -121,8 +125,17 @@ int act__spool_open(const char *base)
         goto fail;
     sp_size = 0;
     sp_full_logged = 0;
+    sp_small_cur = sp_small_end = NULL;
     atomic_store(&sp_taken, 0);
     atomic_store(&sp_meta_broken, 0);
+    /* The first threads' state, reserved now: a thread that starts when
+     * the disk is already full still has its drop counts spooled. */
+    uint64_t o;
+    void *first = act__spool_alloc(64, &o);
+    if (first) {
+        sp_small_cur -= 64;
+        sp_small_off -= 64;
+    }
     /* From here on new names are logged as they are interned; those that
      * exist are logged now, under the same lock (strtab.c). */
     act__strtab_spool_begin();
@@ -164,6 +177,8 @@ void act__spool_remove(void)
 void act__spool_atfork_child(void)
 {
     pthread_mutex_init(&sp_lock, NULL);
+    pthread_mutex_init(&sp_small_lock, NULL);
+    sp_small_cur = sp_small_end = NULL;
     act__spooling = 0;
     atomic_store(&sp_taken, 0);
     if (sp_meta >= 0)
@@ -205,6 +220,30 @@ void *act__spool_map(size_t size, uint64_t *off)
         return NULL;
     *off = at;
     return p;
+}
+
+void *act__spool_alloc(size_t size, uint64_t *off)
+{
+    size = (size + 63) & ~(size_t)63;
+    pthread_mutex_lock(&sp_small_lock);
+    if ((size_t)(sp_small_end - sp_small_cur) < size) {
+        size_t region = size > ((size_t)256 << 10) ? (size + 4095) & ~(size_t)4095 : (size_t)256 << 10;
+        uint64_t o;
+        char *p = act__spool_map(region, &o);
+        if (!p) {
+            pthread_mutex_unlock(&sp_small_lock);
+            return NULL;
+        }
+        sp_small_cur = p;
+        sp_small_end = p + region;
+        sp_small_off = o;
+    }
+    void *r = sp_small_cur;
+    *off = sp_small_off;
+    sp_small_cur += size;
+    sp_small_off += size;
+    pthread_mutex_unlock(&sp_small_lock);
+    return r; /* fresh file blocks: zero */
 }
 
 /* ---- rebuilding ---------------------------------------------------------------- */
@@ -489,6 +528,21 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             t->serial = (uint64_t)ival(&r, 0);
             t->pid = (int32_t)ival(&r, 1);
             t->tid = (int32_t)ival(&r, 2);
+            /* The thread's own state, drop counts included, in the spool
+             * (written by the same library: same layout, checked). */
+            uint64_t toff = (uint64_t)ival(&r, 3);
+            if (r.nints >= 6 && (uint64_t)ival(&r, 4) == sizeof(act__thread) &&
+                ival(&r, 5) == ACT__THREAD_LAYOUT && toff < maplen &&
+                maplen - toff >= sizeof(act__thread) && !(toff & 63)) {
+                act__thread *dt = (act__thread *)(void *)((char *)map + toff);
+                for (size_t k = 0; k < ACT__NTYPE_SLOTS; k++)
+                    atomic_init(&t->dropped_type[k], atomic_load(&dt->dropped_type[k]));
+                for (size_t k = 0; k < ACT__DROP_NREASONS; k++)
+                    atomic_init(&t->dropped_reason[k], atomic_load(&dt->dropped_reason[k]));
+                atomic_init(&t->dropped_other, atomic_load(&dt->dropped_other));
+                for (size_t k = 0; k < 2; k++)
+                    atomic_init(&t->args_dropped[k], atomic_load(&dt->args_dropped[k]));
+            }
             t->next = s->threads;
             s->threads = t;
             nthreads++;

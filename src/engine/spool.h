@@ -39,7 +39,7 @@ struct act__arg;
 enum {
     ACT__SP_START = 1,  /* pid, start_mono, mono_to_unix, anchor, generic; trace name */
     ACT__SP_NAME = 2,   /* id; name */
-    ACT__SP_THREAD = 3, /* serial, pid, tid; comm */
+    ACT__SP_THREAD = 3, /* serial, pid, tid, state offset, its size, layout; comm */
     ACT__SP_CHUNK = 4,  /* serial, offset, size */
     ACT__SP_TNAME = 5,  /* tid, serial, by_plugin; name */
     ACT__SP_PNAME = 6,  /* ; name */
@@ -71,6 +71,11 @@ void act__spool_atfork_child(void);
  * file offset *@p off, blocks reserved. NULL on failure (the disk is
  * full: logged once). */
 void *act__spool_map(size_t size, uint64_t *off);
+
+/* @p size bytes (zero) of spool memory for a small object the rebuild
+ * reads (a thread's state: its drop counts), at file offset *@p off; NULL
+ * if the spool cannot grow. */
+void *act__spool_alloc(size_t size, uint64_t *off);
 
 /* Append one record. Strings may contain any bytes. */
 void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,

@@ -333,7 +333,14 @@ static void set_tail(act__thread *t, act__chunk *c)
 
 act__thread *act__thread_get(act_session *s)
 {
-    act__thread *t = calloc(1, sizeof *t);
+    /* Spooled: the thread's state lives in the spool, so that its drop
+     * counts outlive the process. */
+    uint64_t toff = UINT64_MAX;
+    act__thread *t = s->spooled ? act__spool_alloc(sizeof *t, &toff) : NULL;
+    if (t)
+        t->in_spool = 1;
+    else
+        t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
     t->session = s;
@@ -344,10 +351,11 @@ act__thread *act__thread_get(act_session *s)
         /* The thread's name now (the rebuild has no /proc of the thread). */
         char comm[17] = "";
         prctl(PR_GET_NAME, comm, 0, 0, 0);
-        int64_t v[3] = {(int64_t)t->serial, t->pid, t->tid};
+        int64_t v[6] = {(int64_t)t->serial, t->pid, t->tid, (int64_t)toff,
+                        (int64_t)sizeof *t, ACT__THREAD_LAYOUT};
         const char *cs = comm;
         size_t cl = strnlen(comm, 16);
-        act__spool_log(ACT__SP_THREAD, v, 3, &cs, &cl, 1);
+        act__spool_log(ACT__SP_THREAD, v, 6, &cs, &cl, 1);
     }
     uint64_t off = 0;
     act__chunk *c = chunk_new(s, 0, chunk_size_for(0), &off);

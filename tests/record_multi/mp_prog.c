@@ -15,7 +15,8 @@
  *                             (writes its pid to PIDFILE, sleeps 30 s)
  *   mp_prog die HOW N         3 threads ("rec 0".."rec 2") record spans
  *                             "tick" with args i = 0, 1, ... (and a string
- *                             arg) without pause; once each has recorded N,
+ *                             arg), without pause for the first 4000, then
+ *                             every 200 us; once each has recorded N,
  *                             the main thread, inside an open span "dying",
  *                             ends the process by HOW: exit, _exit, abort,
  *                             segv, kill (SIGKILL to itself), exec (execs
@@ -118,7 +119,7 @@ static void *die_loop(void *arg)
         act_arg_str("thread", tn);
         act_span_end();
         atomic_store(&ticks[k], i + 1);
-        if (i >= 20000) {
+        if (i >= 4000) {
             /* Still recording when the process ends, but a trace of a
              * size the viewers' checks in CI read quickly. */
             struct timespec ts = {0, 200 * 1000};

@@ -396,8 +396,8 @@ static void report_running(void)
     closedir(d);
     if (used)
         fprintf(stderr,
-                "actrace record: still running after the program ended (not in the trace): "
-                "pid %s\n",
+                "actrace record: still running after the program ended: pid %s (what it had "
+                "recorded by now is in the trace)\n",
                 list);
 }
 
@@ -503,8 +503,7 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     fmt_count(dr, sizeof dr, res.dropped);
     char rb[96] = "";
     if (rebuilt)
-        snprintf(rb, sizeof rb, ", %zu rebuilt after an abnormal end, their drops not counted",
-                 rebuilt);
+        snprintf(rb, sizeof rb, ", %zu rebuilt after an abnormal end", rebuilt);
     fprintf(stderr,
             "actrace record: wrote %s (%.1f MB, %s events, %s dropped, %zu process%s%s); open it "
             "in https://ui.perfetto.dev or `actrace summary %s`\n",
