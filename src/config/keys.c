@@ -65,6 +65,7 @@ const act__key_def act__config_keys[] = {
     INT("HOST_COUNTER_INTERVAL_MSECS", 1, "100"),
     INT("MAX_BUFFER_SIZE_MB", 1, "256"),
     INT("BUFFER_PREALLOC_MB", 0, "16"),
+    INT("SPOOL_MAX_MB", 1, "8192"),
     INT("PLUGIN_TIMEOUT_MSECS", 0, "5000"),
     BOOL("DEFAULT_PLUGINS", "true"),
 };

@@ -346,6 +346,15 @@ struct act_session {
     /* Chunk memory lives in this process's spool (spool.h); what the
      * writer needs besides is logged there too. Set at create. */
     int spooled;
+    /* Spooled: MAX_BUFFER_SIZE_MB bounds the chunk memory in RAM (s->bytes)
+     * and SPOOL_MAX_MB the spool (s->bytes + spilled). Slabs no longer
+     * carved are spilled, oldest first: written to the spool file and
+     * dropped from memory (thread.c, spill_one), by the pre-fault thread
+     * ahead of need or by a recording thread that finds RAM full.
+     * spill_lock serialises spillers; taken before s->lock. */
+    uint64_t spool_max_bytes;
+    _Atomic uint64_t spilled;
+    pthread_mutex_t spill_lock;
     /* A trace rebuilt from a spool by another process: the pid it is
      * written under (0: getpid()), and "actraceRecovered" in the trace. */
     int32_t pid;

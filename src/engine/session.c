@@ -181,6 +181,8 @@ static int apply_config(act_session *s)
     if (mb < 1)
         mb = 1;
     s->max_bytes = (uint64_t)mb << 20;
+    int64_t smb = cfg_int(s->config, "SPOOL_MAX_MB", 8192);
+    s->spool_max_bytes = (uint64_t)(smb < 1 ? 1 : smb) << 20;
     const char *cat = act_config_get_str(s->config, "TRACE_CATEGORIES");
     s->categories_generic = cat && strcmp(cat, "generic") == 0;
 
@@ -269,6 +271,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->window_lock, NULL);
     pthread_mutex_init(&s->ready_lock, NULL);
+    pthread_mutex_init(&s->spill_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

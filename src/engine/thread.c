@@ -23,6 +23,8 @@ struct act__slab {
     struct act__slab *next;
     size_t size;
     uint64_t off; /* offset in the spool file (a spooled session) */
+    size_t charged; /* bytes of chunks carved from it (under s->lock) */
+    int spilled;    /* written to the spool and dropped from memory */
 };
 
 #define SLAB_SIZE ((size_t)4 << 20)
@@ -76,6 +78,8 @@ static struct act__slab *slab_map(const act_session *s, size_t size, int huge, i
     sl->next = NULL;
     sl->size = size;
     sl->off = off;
+    sl->charged = 0;
+    sl->spilled = 0;
     return sl;
 }
 
@@ -117,6 +121,41 @@ void act__slabs_free(act_session *s)
     s->ready_bytes = 0;
 }
 
+/* ---- spilling (a spooled session) ------------------------------------------ */
+
+/* Spill the oldest slab that is no longer carved (never the current one):
+ * its chunks are written to the spool file and dropped from memory, and
+ * uncharged from the RAM budget. A thread whose tail chunk lies in it
+ * faults its pages back in as it writes (the budget is approximate by
+ * that much). Returns the bytes uncharged (0: nothing to spill). */
+static size_t spill_one(act_session *s)
+{
+    pthread_mutex_lock(&s->spill_lock);
+    pthread_mutex_lock(&s->lock);
+    struct act__slab *victim = NULL;
+    for (struct act__slab *sl = s->slabs ? s->slabs->next : NULL; sl; sl = sl->next)
+        if (!sl->spilled && sl->charged)
+            victim = sl; /* the list is newest first: the last is oldest */
+    size_t charged = 0;
+    if (victim) {
+        victim->spilled = 1;
+        charged = victim->charged;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (victim) {
+        /* The header page stays: the slab list is walked. */
+        if (act__spool_spill((char *)victim + SLAB_HDR, victim->off + SLAB_HDR,
+                             victim->size - SLAB_HDR) == 0) {
+            atomic_fetch_add_explicit(&s->spilled, charged, memory_order_relaxed);
+            atomic_fetch_sub_explicit(&s->bytes, charged, memory_order_relaxed);
+        } else {
+            charged = 0; /* left charged, and never tried again */
+        }
+    }
+    pthread_mutex_unlock(&s->spill_lock);
+    return charged;
+}
+
 /* ---- the pre-fault thread --------------------------------------------------- */
 
 #define PREFAULT_AHEAD ((size_t)16 << 20)
@@ -141,8 +180,30 @@ static void *prefault_main(void *arg)
     act_session *s = arg;
     pthread_mutex_lock(&s->ready_lock);
     while (!s->prefault_stop) {
+        /* Spooled: keep half the RAM budget free by spilling ahead of
+         * need, so recording threads rarely spill themselves. */
+        if (s->spooled &&
+            atomic_load_explicit(&s->bytes, memory_order_relaxed) > s->max_bytes / 2) {
+            pthread_mutex_unlock(&s->ready_lock);
+            size_t got = spill_one(s);
+            pthread_mutex_lock(&s->ready_lock);
+            if (got)
+                continue;
+        }
         if (!prefault_wanted(s)) {
-            pthread_cond_wait(&s->prefault_cond, &s->ready_lock);
+            if (s->spooled) {
+                /* Woken by ready_take, or every 10 ms to spill. */
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 10 * 1000 * 1000;
+                if (ts.tv_nsec >= 1000000000) {
+                    ts.tv_sec++;
+                    ts.tv_nsec -= 1000000000;
+                }
+                pthread_cond_timedwait(&s->prefault_cond, &s->ready_lock, &ts);
+            } else {
+                pthread_cond_wait(&s->prefault_cond, &s->ready_lock);
+            }
             continue;
         }
         pthread_mutex_unlock(&s->ready_lock);
@@ -266,12 +327,26 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std, uint64_t *
      * thread cannot make another thread's ordinary chunk look over the
      * limit. */
     uint64_t cur = atomic_load_explicit(&s->bytes, memory_order_relaxed);
-    do {
+    for (;;) {
+        if (s->spooled) {
+            /* The spool's bound: what is in memory and what was spilled. */
+            uint64_t sp = atomic_load_explicit(&s->spilled, memory_order_relaxed);
+            if (size > s->spool_max_bytes || cur + sp > s->spool_max_bytes - size)
+                return NULL;
+            if (size <= s->max_bytes && cur > s->max_bytes - size) {
+                /* RAM is full: spill the oldest slab and try again. */
+                if (!spill_one(s))
+                    return NULL;
+                cur = atomic_load_explicit(&s->bytes, memory_order_relaxed);
+                continue;
+            }
+        }
         if (size > s->max_bytes || cur > s->max_bytes - size)
             return NULL;
-    } while (!atomic_compare_exchange_weak_explicit(&s->bytes, &cur, cur + size,
-                                                    memory_order_relaxed,
-                                                    memory_order_relaxed));
+        if (atomic_compare_exchange_weak_explicit(&s->bytes, &cur, cur + size,
+                                                  memory_order_relaxed, memory_order_relaxed))
+            break;
+    }
     act__chunk *c = NULL;
     if (heap && s->spooled) {
         c = act__spool_map(size, off);
@@ -295,6 +370,7 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std, uint64_t *
             c = (act__chunk *)s->slab_cur;
             s->slab_cur += size;
             *off = s->slabs->off + (uint64_t)((char *)c - (char *)s->slabs);
+            s->slabs->charged += size;
         }
         pthread_mutex_unlock(&s->lock);
     }
@@ -386,7 +462,9 @@ int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
      * system out of memory, a slab that could not be mapped) does not stop
      * the thread for good. */
     if (t->full) {
-        if (atomic_load_explicit(&s->bytes, memory_order_relaxed) + ACT__CHUNK_SIZE > s->max_bytes)
+        /* Spooled, a full RAM budget is spilled, not final: try. */
+        if (!s->spooled &&
+            atomic_load_explicit(&s->bytes, memory_order_relaxed) + ACT__CHUNK_SIZE > s->max_bytes)
             return -1;
         t->full = 0;
     }

@@ -24,7 +24,8 @@
  *   mp_prog fill MB N         the files it writes may not grow past MB
  *                             (RLIMIT_FSIZE, SIGXFSZ ignored: the calls
  *                             fail with EFBIG, as on a full disk); records N
- *                             spans "fill" with arg i = 0, 1, ... and exits
+ *                             spans "fill" with arg i = 0, 1, ... and leaves
+ *                             with _exit (the trace is rebuilt from the spool)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -174,7 +175,7 @@ int main(int argc, char **argv)
             act_arg_int("i", i);
             act_span_end();
         }
-        return 0;
+        _exit(0);
     }
     if (strcmp(argv[1], "die") == 0 && argc >= 4)
         return die(argv[2], atol(argv[3]));

@@ -204,9 +204,9 @@ static void sh_exit(void)
 
 /* Files may not grow past 2 MB in the program: the spool stops growing
  * (EFBIG, like ENOSPC on a full disk), the library says so, drops what does
- * not fit (counted), cannot write its own trace either, and record
- * rebuilds what fit: every span is either in the trace, once, or counted
- * as dropped (the thread's counts are in the spool too). */
+ * not fit (counted), and the process leaves with _exit: in the trace record
+ * rebuilds, every span is there once or counted as dropped (a thread's
+ * counts are in the spool too). */
 static void fill(void)
 {
     const char *out = tu_trace_path("die_fill.json");
