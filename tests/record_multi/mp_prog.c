@@ -26,6 +26,9 @@
  *                             fail with EFBIG, as on a full disk); records N
  *                             spans "fill" with arg i = 0, 1, ... and leaves
  *                             with _exit (the trace is rebuilt from the spool)
+ *   mp_prog spans N           records N spans "s", then prints
+ *                             "maxrss_kb=K" (its peak resident memory so far)
+ *                             on stderr and exits
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -176,6 +179,17 @@ int main(int argc, char **argv)
             act_span_end();
         }
         _exit(0);
+    }
+    if (strcmp(argv[1], "spans") == 0) {
+        long n = atol(argv[2]);
+        for (long i = 0; i < n; i++) {
+            act_span_begin(ACT_CPU_OP, "s");
+            act_span_end();
+        }
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        fprintf(stderr, "maxrss_kb=%ld\n", ru.ru_maxrss);
+        return 0;
     }
     if (strcmp(argv[1], "die") == 0 && argc >= 4)
         return die(argv[2], atol(argv[3]));

@@ -10,7 +10,8 @@
  * "recovered" when the trace was rebuilt. Also: `sh -c '...; exit 3'`
  * (dash leaves with _exit), and a file-size limit reached while recording
  * (EFBIG, as on a full disk): a clear error, and every event that fit is
- * kept. No spool is left behind.
+ * kept. 10M spans under a 64 MB RAM budget are all recorded (spilled). No
+ * spool is left behind.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -247,6 +248,46 @@ static void fill(void)
     check_clean("fill");
 }
 
+/* 10M spans (320 MB of buffers) under a 64 MB RAM budget: all recorded,
+ * none dropped (spilled to the spool), and the program's peak resident
+ * memory stays near the budget. The trace goes to /dev/null: its 700 MB
+ * of JSON are not the point. */
+static void spill(void)
+{
+    char cfg[600], errpath[600], cmd[4096];
+    snprintf(cfg, sizeof cfg, "%s/spill.conf", tmpdir);
+    snprintf(errpath, sizeof errpath, "%s/spill.err", tmpdir);
+    FILE *f = fopen(cfg, "w");
+    CHECK_FATAL(f != NULL);
+    fputs("MAX_BUFFER_SIZE_MB = 64\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "TMPDIR=%s %s record --no-default-plugins -c %s -o /dev/null -- %s spans 10000000 2>%s",
+             tmpdir, ACTRACE, cfg, PROG, errpath);
+    CHECK_EQ_INT(run(cmd), 0);
+    char *err = tu_slurp(errpath, NULL);
+    CHECK_FATAL(err != NULL);
+    const char *m = strstr(err, "maxrss_kb=");
+    long rss_kb = m ? atol(m + 10) : -1;
+    const char *w = strstr(err, "MB, ");
+    char events[32] = "", dropped[32] = "";
+    if (w)
+        sscanf(w + 4, "%31[0-9,] events, %31[0-9,] dropped", events, dropped);
+    /* 10M spans and the library's own few events. */
+    long ev = 0;
+    for (const char *p = events; *p; p++)
+        if (*p != ',')
+            ev = ev * 10 + (*p - '0');
+    if (ev < 10000000 || strcmp(dropped, "0") != 0 || rss_kb <= 0 || rss_kb > 96 * 1024)
+        fprintf(stderr, "spill: events %s, dropped %s, peak RSS %ld kB; stderr:\n%s\n", events,
+                dropped, rss_kb, err);
+    CHECK(ev >= 10000000 && ev < 10000100);
+    CHECK(strcmp(dropped, "0") == 0);
+    CHECK(rss_kb > 0 && rss_kb <= 96 * 1024);
+    free(err);
+    check_clean("spill");
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -270,6 +311,7 @@ int main(void)
     die("exec", 0);
     sh_exit();
     fill();
+    spill();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     run(cmd);
