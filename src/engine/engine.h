@@ -520,6 +520,9 @@ uint64_t act__thread_serial(void);
 /* Name thread (@p tid, @p serial) exactly (the spool's rebuild). */
 int act__thread_name_set_serial(int32_t tid, uint64_t serial, const char *name, size_t len,
                                 int by_plugin);
+/* Forget every thread name and the process name (the spool's rebuild,
+ * in a process of its own). */
+void act__names_reset(void);
 /* Interned names: log every one that exists to the spool, and every new
  * one from now on (under the table's lock, so none is missed). */
 void act__strtab_spool_begin(void);

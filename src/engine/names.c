@@ -171,6 +171,19 @@ const char *act__thread_name_lookup(int32_t tid, uint64_t serial, char *buf, siz
     return read_comm(path, buf, cap);
 }
 
+void act__names_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nnames; i++)
+        free(names[i].name);
+    free(names);
+    names = NULL;
+    nnames = capnames = 0;
+    free(process_name);
+    process_name = NULL;
+    pthread_mutex_unlock(&lock);
+}
+
 const char *act__process_name(char *buf, size_t cap)
 {
     const char *found = NULL;

@@ -340,6 +340,9 @@ static int next_rec(const char *buf, size_t n, size_t *pos, sp_rec *r)
     return 1;
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static int bad(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
@@ -388,7 +391,8 @@ static int ref_ok(const act__chunk *c, uint32_t ref)
 /* Check a chunk's committed records against its bounds (a program may
  * have scribbled over the spool); cut it at the first bad one. Returns the
  * latest time it holds. */
-static int64_t chunk_check(act__chunk *c, int64_t latest, uint64_t *events, uint64_t *samples)
+static int64_t chunk_check(act__chunk *c, int64_t anchor, int64_t latest, uint64_t *events,
+                           uint64_t *samples)
 {
     uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
     uint32_t cap = (uint32_t)((c->size - sizeof(act__chunk)) / sizeof(act__rec));
@@ -402,6 +406,10 @@ static int64_t chunk_check(act__chunk *c, int64_t latest, uint64_t *events, uint
         switch (r->kind) {
         case ACT__R_SPAN:
         case ACT__R_EMIT_SPAN:
+            /* Times as the recording calls check them: within the window
+             * of the session's anchor, and no end before the start. */
+            ok = ok && act__time_near(r->t0, anchor) &&
+                 (t1 == ACT__OPEN || (act__time_near(t1, anchor) && t1 >= r->t0));
             if (r->t0 > latest)
                 latest = r->t0;
             if (t1 != ACT__OPEN && t1 > latest)
@@ -410,6 +418,7 @@ static int64_t chunk_check(act__chunk *c, int64_t latest, uint64_t *events, uint
         case ACT__R_INSTANT:
         case ACT__R_EMIT_INSTANT:
         case ACT__R_COUNTER:
+            ok = ok && act__time_near(r->t0, anchor);
             if (r->t0 > latest)
                 latest = r->t0;
             break;
@@ -438,6 +447,9 @@ static int64_t chunk_check(act__chunk *c, int64_t latest, uint64_t *events, uint
         atomic_store_explicit(&c->used, i, memory_order_relaxed);
     return latest;
 }
+
+/* act__chunk.heap of a chunk the rebuild linked (real ones: 0, 1, 2). */
+#define LINKED 0x6c696e6bu
 
 typedef struct sp_tname {
     int32_t tid;
@@ -487,6 +499,9 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     }
     close(fd);
 
+    /* This process's thread and process names are the dead process's
+     * from here on. */
+    act__names_reset();
     /* A session with nothing of its own: no plugin, no pre-allocation. */
     static const char cfgtext[] = "BUFFER_PREALLOC_MB = 0\nDEFAULT_PLUGINS = false\n";
     act_session_opts o;
@@ -526,8 +541,10 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             have_start = 1;
             break;
         case ACT__SP_NAME: {
+            /* Ids are dense (1, 2, ...), one record each: an id beyond the
+             * records the log can hold is not a name. */
             int64_t id = ival(&r, 0);
-            if (id <= 0 || id >= (int64_t)ACT__REF_LOCAL)
+            if (id <= 0 || id >= (int64_t)ACT__REF_LOCAL || (uint64_t)id > mlen / 16 + 1)
                 break;
             if ((uint64_t)id >= nnames) {
                 uint32_t ncap = nnames ? nnames : 256;
@@ -598,15 +615,17 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             act__thread *t = s->threads;
             while (t && t->serial != serial)
                 t = t->next;
-            if (!t || size < sizeof(act__chunk) + sizeof(act__rec) || size > UINT32_MAX / 2 ||
-                off > maplen || size > maplen - off || (off & 15))
+            /* Chunks are whole pages at page offsets, so two headers never
+             * share a byte; a chunk linked once already (a log that names
+             * it twice) is not linked again: no cycle. */
+            if (!t || size < 4096 || size > UINT32_MAX / 2 || (size & 4095) || (off & 4095) ||
+                off > maplen || size > maplen - off)
                 break; /* not mapped when the process died: nothing in it */
             act__chunk *c = (act__chunk *)(void *)((char *)map + off);
-            if (c->size != size)
+            if (c->size != size || c->heap == LINKED)
                 break;
             atomic_init(&c->next, NULL);
-            c->heap = 0;
-            latest = chunk_check(c, latest, &events, &samples);
+            c->heap = LINKED;
             if (t->tail)
                 atomic_store_explicit(&t->tail->next, c, memory_order_relaxed);
             else
@@ -707,6 +726,20 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
         bad(err, errlen, "%s: the process ended before its session started", mpath);
         goto out;
     }
+    /* The clocks as a live session has them (a spool may be scribbled
+     * over): the writer's arithmetic then cannot overflow. */
+    if (s->start_mono_ns < 0 || s->start_mono_ns > ACT__TIME_MAX / 4 ||
+        !act__time_near(s->time_anchor_ns, s->start_mono_ns) ||
+        s->mono_to_unix_ns < -(ACT__TIME_MAX / 4) || s->mono_to_unix_ns > ACT__TIME_MAX / 4) {
+        bad(err, errlen, "%s: the session's clocks are out of range", mpath);
+        goto out;
+    }
+    if (have_stop && (!act__time_near(s->stop_mono_ns, s->time_anchor_ns) ||
+                      s->stop_mono_ns < s->start_mono_ns))
+        have_stop = 0;
+    for (act__thread *t = s->threads; t; t = t->next)
+        for (act__chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_relaxed))
+            latest = chunk_check(c, s->time_anchor_ns, latest, &events, &samples);
     if (((flags & ACT__SPOOL_SKIP_EMPTY) && events == 0) ||
         ((flags & ACT__SPOOL_SKIP_IDLE) && events == 0 && samples == 0)) {
         rc = 1;
@@ -751,7 +784,8 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     (void)nthreads;
 out:
     if (s) {
-        /* The chunks are the mapping's: only the thread structs go. */
+        /* The chunks are the mapping's (heap LINKED: not freed, not
+         * unmapped by the session): only the thread structs go. */
         for (act__thread *t = s->threads; t; t = t->next)
             t->head = t->tail = NULL;
         act_session_destroy(s);

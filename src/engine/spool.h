@@ -97,7 +97,8 @@ void act__spool_log_prop(uint32_t device, const struct act__arg *a);
 #define ACT__SPOOL_SKIP_IDLE 2u
 
 /* Build the trace of the process that spooled to BASE.* and write it to
- * @p out. 0, 1 (skipped: ACT__SPOOL_SKIP_EMPTY), or -1 with a message in
+ * @p out, in a process that records nothing (its thread and process names
+ * are replaced by the dead process's). 0, 1 (skipped: ACT__SPOOL_SKIP_EMPTY), or -1 with a message in
  * @p err. Exported (private, for the actrace command only: not part of
  * the API). */
 __attribute__((visibility("default"))) int act__spool_rebuild(const char *base, const char *out,

@@ -147,6 +147,9 @@ static long total_samples(void)
 }
 
 /* Threads of this process named @p name. */
+/* Threads of this process named @p name now. A thread that was joined
+ * can stay in /proc/self/task for a moment (the kernel wakes the joiner
+ * before it removes the task): threads_gone waits for that. */
 static int threads_named(const char *name)
 {
     int n = 0;
@@ -167,6 +170,19 @@ static int threads_named(const char *name)
     }
     if (d)
         closedir(d);
+    return n;
+}
+
+/* 0 once no thread is named @p name, waiting up to 2 s for joined ones
+ * to leave /proc; else how many are left. */
+static int threads_gone(const char *name)
+{
+    int n = threads_named(name);
+    for (int i = 0; n && i < 200; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        n = threads_named(name);
+    }
     return n;
 }
 
@@ -249,7 +265,7 @@ int main(void)
     CHECK(mid > 0);
     plug->stop(st);
     plug->stop(st);
-    CHECK_EQ_INT(threads_named("actrace-host"), 0);
+    CHECK_EQ_INT(threads_gone("actrace-host"), 0);
     plug->flush(st);
     long first = total_samples();
     CHECK(first > mid); /* at least the last sample at stop */
@@ -285,7 +301,7 @@ int main(void)
     plug->start(st);
     sleep_ms(20);
     finalize(st);
-    CHECK_EQ_INT(threads_named("actrace-host"), 0);
+    CHECK_EQ_INT(threads_gone("actrace-host"), 0);
     sleep_ms(10);
     CHECK_EQ_INT(after_final, 0);
     CHECK_EQ_INT(bad_calls, 0);
