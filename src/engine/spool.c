@@ -728,9 +728,9 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     }
     /* The clocks as a live session has them (a spool may be scribbled
      * over): the writer's arithmetic then cannot overflow. */
-    if (s->start_mono_ns < 0 || s->start_mono_ns > ACT__TIME_MAX / 4 ||
+    if (s->start_mono_ns < 0 || s->start_mono_ns > ACT__TIME_MAX ||
         !act__time_near(s->time_anchor_ns, s->start_mono_ns) ||
-        s->mono_to_unix_ns < -(ACT__TIME_MAX / 4) || s->mono_to_unix_ns > ACT__TIME_MAX / 4) {
+        s->mono_to_unix_ns < -ACT__TIME_MAX || s->mono_to_unix_ns > ACT__TIME_MAX) {
         bad(err, errlen, "%s: the session's clocks are out of range", mpath);
         goto out;
     }

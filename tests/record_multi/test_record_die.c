@@ -8,7 +8,7 @@
  * thread's name; the open span the main thread died in is there, marked
  * unfinished; the process is named after its command line and marked
  * "recovered" when the trace was rebuilt. Also: `sh -c '...; exit 3'`
- * (dash leaves with _exit), and a file-size limit reached while recording
+ * (dash leaves with _exit), and a file-size limit reached while spilling
  * (EFBIG, as on a full disk): a clear error, and every event that fit is
  * kept. 10M spans under a 64 MB RAM budget are all recorded (spilled). No
  * spool is left behind.
@@ -203,7 +203,8 @@ static void sh_exit(void)
     check_clean("sh -c exit");
 }
 
-/* Files may not grow past 2 MB in the program: the spool stops growing
+/* A RAM budget of 2 MB (older buffers spill to the spool), and files that
+ * may not grow past 4 MB in the program: the spool stops growing
  * (EFBIG, like ENOSPC on a full disk), the library says so, drops what does
  * not fit (counted), and the process leaves with _exit: in the trace record
  * rebuilds, every span is there once or counted as dropped (a thread's
@@ -214,14 +215,14 @@ static void fill(void)
     char errpath[600], cmd[4096];
     snprintf(errpath, sizeof errpath, "%s/fill.err", tmpdir);
     remove(out);
-    /* 1 MB pre-allocated (at load, before the limit is set), then 2 MB. */
+    /* 1 MB pre-allocated (at load, before the limit is set), 2 MB in RAM. */
     char cfg[600];
     snprintf(cfg, sizeof cfg, "%s/fill.conf", tmpdir);
     FILE *f = fopen(cfg, "w");
     CHECK_FATAL(f != NULL);
-    fputs("BUFFER_PREALLOC_MB = 1\n", f);
+    fputs("BUFFER_PREALLOC_MB = 1\nMAX_BUFFER_SIZE_MB = 2\n", f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -c %s -o %s -- %s fill 2 1000000 2>%s", tmpdir,
+    snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -c %s -o %s -- %s fill 4 1000000 2>%s", tmpdir,
              ACTRACE, cfg, out, PROG, errpath);
     CHECK_EQ_INT(run(cmd), 0);
     size_t len;
@@ -238,7 +239,7 @@ static void fill(void)
     json_t *first = tu_find(root, "X", "fill");
     CHECK_FATAL(first != NULL);
     long n = check_seq(root, "fill", tu_int(first, "pid"), tu_int(first, "tid"), 0, 1);
-    /* 2 MB at about 64 bytes a span with its arg; well short of all. */
+    /* 4 MB at about 64 bytes a span with its arg; well short of all. */
     CHECK(n > 10000 && n < 1000000);
     long long dropped = tu_int(json_object_get(tu_stats(root), "dropped_by_type"), "cpu_op");
     if (n + dropped != 1000000)
