@@ -307,6 +307,10 @@ struct act_session {
     size_t ready_bytes;
     pthread_t prefault;
     int prefault_running, prefault_stop; /* under ready_lock */
+    /* Bytes of chunks a session takes before the pre-fault thread starts
+     * (0: at once). A process `actrace record` did not start itself (a
+     * forked child, a compiler a build runs) is lazy: 512 KB. */
+    uint64_t prefault_after;
     int32_t prefault_pid;
     pthread_cond_t prefault_cond;
 

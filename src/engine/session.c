@@ -305,6 +305,8 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     int64_t pre = cfg_int(s->config, "BUFFER_PREALLOC_MB", 16);
     if (act__prealloc_small && !explicit_pre && pre > 1)
         pre = 1;
+    if (act__prealloc_small && !explicit_pre)
+        s->prefault_after = (uint64_t)512 << 10;
     if (pre > 0) {
         uint64_t bytes = (uint64_t)pre << 20;
         if (bytes > s->max_bytes)

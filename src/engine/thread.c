@@ -172,6 +172,10 @@ static int prefault_wanted(const act_session *s)
     if (s->ready_bytes >= PREFAULT_AHEAD)
         return 0;
     uint64_t used = atomic_load_explicit(&s->bytes, memory_order_relaxed);
+    /* A lazy session (prefault_after) pre-faults nothing until it has
+     * used that much: most short-lived processes record a few events. */
+    if (used + atomic_load_explicit(&s->spilled, memory_order_relaxed) < s->prefault_after)
+        return 0;
     return used + s->ready_bytes + SLAB_SIZE <= s->max_bytes;
 }
 
@@ -191,8 +195,9 @@ static void *prefault_main(void *arg)
                 continue;
         }
         if (!prefault_wanted(s)) {
-            if (s->spooled) {
-                /* Woken by ready_take, or every 10 ms to spill. */
+            if (s->spooled || s->prefault_after) {
+                /* Woken by ready_take, or every 10 ms to spill or to see
+                 * whether a lazy session got going. */
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
                 ts.tv_nsec += 10 * 1000 * 1000;
