@@ -359,6 +359,7 @@ struct act_session {
     uint64_t spool_max_bytes;
     _Atomic uint64_t spilled;
     pthread_mutex_t spill_lock;
+    struct act__slab *spill_next; /* writeback started, not dropped yet */
     /* A trace rebuilt from a spool by another process: the pid it is
      * written under (0: getpid()), and "actraceRecovered" in the trace. */
     int32_t pid;

@@ -236,6 +236,12 @@ void *act__spool_map(size_t size, uint64_t *off)
     return p;
 }
 
+void act__spool_writeback(uint64_t off, size_t size)
+{
+    if (sp_fd >= 0)
+        sync_file_range(sp_fd, (off_t)off, (off_t)size, SYNC_FILE_RANGE_WRITE);
+}
+
 int act__spool_spill(void *p, uint64_t off, size_t size)
 {
     if (sp_fd < 0)

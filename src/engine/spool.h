@@ -72,9 +72,12 @@ void act__spool_atfork_child(void);
  * full: logged once). */
 void *act__spool_map(size_t size, uint64_t *off);
 
+/* Start writing spool memory at file offset @p off (@p size bytes) to the
+ * file, without waiting (the first half of a spill). */
+void act__spool_writeback(uint64_t off, size_t size);
 /* Write [@p p, @p p + @p size), spool memory at file offset @p off, to the
- * file and drop it from memory; it reads back from the file when touched.
- * 0, or -1 (left in memory). */
+ * file (waiting for a writeback already started) and drop it from memory;
+ * it reads back from the file when touched. 0, or -1 (left in memory). */
 int act__spool_spill(void *p, uint64_t off, size_t size);
 
 /* @p size bytes (zero) of spool memory for a small object the rebuild

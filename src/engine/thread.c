@@ -123,37 +123,55 @@ void act__slabs_free(act_session *s)
 
 /* ---- spilling (a spooled session) ------------------------------------------ */
 
-/* Spill the oldest slab that is no longer carved (never the current one):
- * its chunks are written to the spool file and dropped from memory, and
- * uncharged from the RAM budget. A thread whose tail chunk lies in it
- * faults its pages back in as it writes (the budget is approximate by
- * that much). Returns the bytes uncharged (0: nothing to spill). */
-static size_t spill_one(act_session *s)
+/* Drop slab @p sl (its writeback started) from memory and uncharge it.
+ * Under spill_lock. Returns the bytes uncharged. */
+static size_t spill_finish(act_session *s, struct act__slab *sl)
+{
+    /* The header page stays: the slab list is walked. */
+    if (act__spool_spill((char *)sl + SLAB_HDR, sl->off + SLAB_HDR, sl->size - SLAB_HDR) != 0)
+        return 0; /* left charged, and never tried again */
+    pthread_mutex_lock(&s->lock);
+    size_t charged = sl->charged;
+    pthread_mutex_unlock(&s->lock);
+    atomic_fetch_add_explicit(&s->spilled, charged, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&s->bytes, charged, memory_order_relaxed);
+    return charged;
+}
+
+/* Spill slabs no longer carved (never the current one), oldest first: a
+ * slab's chunks are written to the spool file and dropped from memory,
+ * and uncharged from the RAM budget. Pipelined: each call drops the slab
+ * whose writeback the previous call started (done by now, as a rule) and
+ * starts the next one's, so the pre-fault thread does not wait for the
+ * disk. @p urgent (a recording thread with no room): when nothing was in
+ * flight, the new victim is finished at once. A thread whose tail chunk
+ * lies in a spilled slab faults its pages back in as it writes (the
+ * budget is approximate by that much). Returns the bytes uncharged. */
+static size_t spill_one(act_session *s, int urgent)
 {
     pthread_mutex_lock(&s->spill_lock);
+    size_t got = 0;
+    if (s->spill_next) {
+        got = spill_finish(s, s->spill_next);
+        s->spill_next = NULL;
+    }
     pthread_mutex_lock(&s->lock);
     struct act__slab *victim = NULL;
     for (struct act__slab *sl = s->slabs ? s->slabs->next : NULL; sl; sl = sl->next)
         if (!sl->spilled && sl->charged)
             victim = sl; /* the list is newest first: the last is oldest */
-    size_t charged = 0;
-    if (victim) {
-        victim->spilled = 1;
-        charged = victim->charged;
-    }
+    if (victim)
+        victim->spilled = 1; /* chosen: carved no more, spilled below */
     pthread_mutex_unlock(&s->lock);
     if (victim) {
-        /* The header page stays: the slab list is walked. */
-        if (act__spool_spill((char *)victim + SLAB_HDR, victim->off + SLAB_HDR,
-                             victim->size - SLAB_HDR) == 0) {
-            atomic_fetch_add_explicit(&s->spilled, charged, memory_order_relaxed);
-            atomic_fetch_sub_explicit(&s->bytes, charged, memory_order_relaxed);
-        } else {
-            charged = 0; /* left charged, and never tried again */
-        }
+        act__spool_writeback(victim->off + SLAB_HDR, victim->size - SLAB_HDR);
+        if (urgent && !got)
+            got = spill_finish(s, victim);
+        else
+            s->spill_next = victim;
     }
     pthread_mutex_unlock(&s->spill_lock);
-    return charged;
+    return got;
 }
 
 /* ---- the pre-fault thread --------------------------------------------------- */
@@ -184,12 +202,16 @@ static void *prefault_main(void *arg)
     act_session *s = arg;
     pthread_mutex_lock(&s->ready_lock);
     while (!s->prefault_stop) {
-        /* Spooled: keep half the RAM budget free by spilling ahead of
-         * need, so recording threads rarely spill themselves. */
-        if (s->spooled &&
-            atomic_load_explicit(&s->bytes, memory_order_relaxed) > s->max_bytes / 2) {
+        /* Spooled: keep room in the RAM budget (a quarter of it, at most
+         * 32 MB: what the pre-fault thread keeps ready and some) by
+         * spilling ahead of need, so recording threads rarely spill
+         * themselves; a run that fits in the budget never spills. */
+        if (s->spooled && atomic_load_explicit(&s->bytes, memory_order_relaxed) >
+                              s->max_bytes - (s->max_bytes / 4 < ((uint64_t)32 << 20)
+                                                  ? s->max_bytes / 4
+                                                  : ((uint64_t)32 << 20))) {
             pthread_mutex_unlock(&s->ready_lock);
-            size_t got = spill_one(s);
+            size_t got = spill_one(s, 0);
             pthread_mutex_lock(&s->ready_lock);
             if (got)
                 continue;
@@ -340,7 +362,7 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std, uint64_t *
                 return NULL;
             if (size <= s->max_bytes && cur > s->max_bytes - size) {
                 /* RAM is full: spill the oldest slab and try again. */
-                if (!spill_one(s))
+                if (!spill_one(s, 1))
                     return NULL;
                 cur = atomic_load_explicit(&s->bytes, memory_order_relaxed);
                 continue;
