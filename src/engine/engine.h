@@ -58,6 +58,13 @@
  * Chunk memory past BUFFER_PREALLOC_MB is faulted in ahead of need by the
  * session's pre-fault thread (thread.c); recording threads never wait for
  * it.
+ *
+ * Spool. The session `actrace record` starts in each process keeps its
+ * chunk memory (and each thread's act__thread) in a shared file mapping,
+ * and logs what else the writer needs, so that record can rebuild the
+ * trace of a process that died (spool.h). Such a session also spills:
+ * slabs no longer carved are written to the file and dropped from memory
+ * when RAM runs short (thread.c). Lock order: spill_lock, then lock.
  */
 #ifndef ACT_ENGINE_H
 #define ACT_ENGINE_H
