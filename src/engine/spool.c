@@ -465,6 +465,21 @@ typedef struct sp_tname {
     int by_plugin;
 } sp_tname;
 
+/* Append @p e to the array *@p v; 0, or -1 out of memory. */
+static int tn_push(sp_tname **v, size_t *n, size_t *cap, sp_tname e)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        sp_tname *nv = realloc(*v, ncap * sizeof *nv);
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = e;
+    return 0;
+}
+
 int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *err,
                        size_t errlen)
 {
@@ -601,17 +616,9 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             t->next = s->threads;
             s->threads = t;
             nthreads++;
-            if (l0) {
-                if (ntn == captn) {
-                    captn = captn ? captn * 2 : 64;
-                    sp_tname *nt = realloc(tn, captn * sizeof *nt);
-                    if (!nt) {
-                        bad(err, errlen, "out of memory");
-                        goto out;
-                    }
-                    tn = nt;
-                }
-                tn[ntn++] = (sp_tname){t->tid, t->serial, s0, l0, -1};
+            if (l0 && tn_push(&tn, &ntn, &captn, (sp_tname){t->tid, t->serial, s0, l0, -1})) {
+                bad(err, errlen, "out of memory");
+                goto out;
             }
             break;
         }
@@ -641,17 +648,12 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             break;
         }
         case ACT__SP_TNAME:
-            if (ntn == captn) {
-                captn = captn ? captn * 2 : 64;
-                sp_tname *nt = realloc(tn, captn * sizeof *nt);
-                if (!nt) {
-                    bad(err, errlen, "out of memory");
-                    goto out;
-                }
-                tn = nt;
+            if (tn_push(&tn, &ntn, &captn,
+                        (sp_tname){(int32_t)ival(&r, 0), (uint64_t)ival(&r, 1), s0, l0,
+                                   ival(&r, 2) != 0})) {
+                bad(err, errlen, "out of memory");
+                goto out;
             }
-            tn[ntn++] = (sp_tname){(int32_t)ival(&r, 0), (uint64_t)ival(&r, 1), s0, l0,
-                                   (int)ival(&r, 2)};
             break;
         case ACT__SP_PNAME:
             pname = s0;

@@ -197,6 +197,19 @@ static int prefault_wanted(const act_session *s)
     return used + s->ready_bytes + SLAB_SIZE <= s->max_bytes;
 }
 
+/* Wait on prefault_cond (ready_lock held) for at most @p ms. */
+static void wait_ms(act_session *s, long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += ms * 1000 * 1000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&s->prefault_cond, &s->ready_lock, &ts);
+}
+
 static void *prefault_main(void *arg)
 {
     act_session *s = arg;
@@ -220,14 +233,7 @@ static void *prefault_main(void *arg)
             if (s->spooled || s->prefault_after) {
                 /* Woken by ready_take, or every 10 ms to spill or to see
                  * whether a lazy session got going. */
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += 10 * 1000 * 1000;
-                if (ts.tv_nsec >= 1000000000) {
-                    ts.tv_sec++;
-                    ts.tv_nsec -= 1000000000;
-                }
-                pthread_cond_timedwait(&s->prefault_cond, &s->ready_lock, &ts);
+                wait_ms(s, 10);
             } else {
                 pthread_cond_wait(&s->prefault_cond, &s->ready_lock);
             }
@@ -238,15 +244,8 @@ static void *prefault_main(void *arg)
         pthread_mutex_lock(&s->ready_lock);
         if (!sl) {
             /* Out of memory for now: recording threads fall back. */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 50 * 1000 * 1000;
-            if (ts.tv_nsec >= 1000000000) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000;
-            }
             if (!s->prefault_stop)
-                pthread_cond_timedwait(&s->prefault_cond, &s->ready_lock, &ts);
+                wait_ms(s, 50);
             continue;
         }
         if (s->ready_tail)
