@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +55,10 @@ static int auto_written;
 static pthread_mutex_t auto_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int auto_pending_sig;
 static int auto_wake[2] = {-1, -1};
+/* The wake pipe's identity: a program that closes every descriptor and
+ * opens files of its own may get its number (checked by the handler). */
+static dev_t auto_wake_dev;
+static ino_t auto_wake_ino;
 
 static const int auto_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 
@@ -118,13 +123,27 @@ static void auto_at_exit(void)
      * or threads may still call into the library. */
 }
 
-/* Async-signal-safe: an atomic exchange and a write(2). */
+/* Async-signal-safe: an atomic exchange, fstat(2) and write(2). */
 static void auto_on_signal(int sig)
 {
     int none = 0;
     if (!atomic_compare_exchange_strong(&auto_pending_sig, &none, sig))
         return; /* a write is already on its way */
     int e = errno;
+    struct stat st;
+    if (fstat(auto_wake[1], &st) != 0 || st.st_dev != auto_wake_dev ||
+        st.st_ino != auto_wake_ino) {
+        /* The program closed the pipe (and the number may be one of its
+         * own files now): no watcher to wake. End as the signal would;
+         * under record the spool keeps what was recorded. */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigaction(sig, &sa, NULL);
+        raise(sig);
+        errno = e;
+        return;
+    }
     char c = (char)sig;
     ssize_t w = write(auto_wake[1], &c, 1);
     (void)w;
@@ -161,6 +180,11 @@ static int auto_start_watcher(void)
 {
     if (pipe2(auto_wake, O_CLOEXEC) != 0)
         return -1;
+    struct stat st;
+    if (fstat(auto_wake[1], &st) == 0) {
+        auto_wake_dev = st.st_dev;
+        auto_wake_ino = st.st_ino;
+    }
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

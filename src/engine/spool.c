@@ -22,7 +22,12 @@
 
 int act__spooling;
 
-static int sp_fd = -1, sp_meta = -1;
+/* The files are opened by path for each use, never held: a program that
+ * closes every descriptor (daemons do) and opens files of its own could
+ * otherwise be handed our descriptor numbers, and we would write into its
+ * files. The path is absolute (act__spool_open), in record's 0700
+ * directory. sp_open: the files exist and are ours to write. */
+static _Atomic int sp_open;
 static uint64_t sp_size;     /* bytes of BASE.spool handed out (under sp_lock) */
 static int sp_full_logged;   /* under sp_lock */
 static _Atomic int sp_meta_broken; /* a short write: the log stops there */
@@ -40,7 +45,8 @@ static pthread_mutex_t sp_lock = PTHREAD_MUTEX_INITIALIZER;
 void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,
                     const char *const *strs, const size_t *lens, uint32_t nstrs)
 {
-    if (sp_meta < 0 || atomic_load_explicit(&sp_meta_broken, memory_order_relaxed))
+    if (!atomic_load_explicit(&sp_open, memory_order_acquire) ||
+        atomic_load_explicit(&sp_meta_broken, memory_order_relaxed))
         return;
     size_t len = 8 + (size_t)nints * 8;
     for (uint32_t i = 0; i < nstrs; i++)
@@ -68,11 +74,15 @@ void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,
      * interleave. A short write (a full disk) ends the log: the rebuild
      * stops at the torn record, so nothing after it may follow. */
     size_t total = (size_t)(p - buf);
-    ssize_t w;
-    do
-        w = write(sp_meta, buf, total);
-    while (w < 0 && errno == EINTR);
-    if (w != (ssize_t)total) {
+    ssize_t w = -1;
+    int fd = open(sp_paths[1], O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+        do
+            w = write(fd, buf, total);
+        while (w < 0 && errno == EINTR);
+        close(fd);
+    }
+    if (w != (ssize_t)total && atomic_load(&sp_open)) {
         atomic_store(&sp_meta_broken, 1);
         act_log(ACT_LOG_ERROR, "spool: cannot append to %s: %s; a crash from now on loses what "
                 "is recorded after this point", sp_paths[1], w < 0 ? strerror(errno) : "short write");
@@ -113,23 +123,38 @@ static char *cat(const char *a, const char *b)
 
 int act__spool_open(const char *base)
 {
-    sp_paths[0] = cat(base, ".spool");
-    sp_paths[1] = cat(base, ".meta");
+    char *abs = base[0] == '/' ? strdup(base) : NULL;
+    if (!abs) {
+        /* Relative: anchored now, before the program can chdir. */
+        char cwd[4096];
+        if (getcwd(cwd, sizeof cwd))
+            abs = cat(cwd, "/");
+        char *full = abs ? cat(abs, base) : NULL;
+        free(abs);
+        abs = full;
+    }
+    int fd0 = -1, fd1 = -1;
+    sp_paths[0] = abs ? cat(abs, ".spool") : NULL;
+    sp_paths[1] = abs ? cat(abs, ".meta") : NULL;
+    free(abs);
     if (!sp_paths[0] || !sp_paths[1])
         goto fail;
-    sp_fd = open(sp_paths[0], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (sp_fd < 0)
+    fd0 = open(sp_paths[0], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd0 < 0)
         goto fail;
-    sp_meta = open(sp_paths[1], O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                   0600);
-    if (sp_meta < 0)
+    fd1 = open(sp_paths[1], O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+               0600);
+    if (fd1 < 0)
         goto fail;
+    close(fd0);
+    close(fd1);
     sp_size = 0;
     sp_full_logged = 0;
     sp_removed = 0;
     sp_small_cur = sp_small_end = NULL;
     atomic_store(&sp_taken, 0);
     atomic_store(&sp_meta_broken, 0);
+    atomic_store_explicit(&sp_open, 1, memory_order_release);
     /* The first threads' state, reserved now: a thread that starts when
      * the disk is already full still has its drop counts spooled. */
     uint64_t o;
@@ -144,11 +169,10 @@ int act__spool_open(const char *base)
     return 0;
 fail:;
     int e = errno;
-    if (sp_fd >= 0) {
-        close(sp_fd);
+    if (fd0 >= 0) {
+        close(fd0);
         unlink(sp_paths[0]);
     }
-    sp_fd = -1;
     free(sp_paths[0]);
     free(sp_paths[1]);
     sp_paths[0] = sp_paths[1] = NULL;
@@ -159,19 +183,19 @@ fail:;
 int act__spool_take(void)
 {
     int no = 0;
-    return act__spooling && sp_meta >= 0 && atomic_compare_exchange_strong(&sp_taken, &no, 1);
+    return act__spooling && atomic_load(&sp_open) &&
+           atomic_compare_exchange_strong(&sp_taken, &no, 1);
 }
 
 void act__spool_remove(void)
 {
-    if (sp_meta < 0 || sp_removed)
+    if (!atomic_load(&sp_open) || sp_removed)
         return;
     sp_removed = 1;
     act__spooling = 0;
-    /* The files go; their descriptors and mappings stay until the process
-     * ends: threads still recording (exit handlers) write to memory that
-     * is released then, and no descriptor number a concurrent
-     * act__spool_map or act__spool_log holds is ever reused. */
+    atomic_store(&sp_open, 0);
+    /* The files go; their mappings stay until the process ends: threads
+     * still recording (exit handlers) write to memory released then. */
     unlink(sp_paths[1]);
     unlink(sp_paths[0]);
 }
@@ -184,11 +208,7 @@ void act__spool_atfork_child(void)
     sp_small_cur = sp_small_end = NULL;
     act__spooling = 0;
     atomic_store(&sp_taken, 0);
-    if (sp_meta >= 0)
-        close(sp_meta);
-    if (sp_fd >= 0)
-        close(sp_fd);
-    sp_meta = sp_fd = -1;
+    atomic_store(&sp_open, 0);
     free(sp_paths[0]);
     free(sp_paths[1]);
     sp_paths[0] = sp_paths[1] = NULL;
@@ -196,11 +216,13 @@ void act__spool_atfork_child(void)
 
 void *act__spool_map(size_t size, uint64_t *off)
 {
+    if (!atomic_load_explicit(&sp_open, memory_order_acquire))
+        return NULL;
     pthread_mutex_lock(&sp_lock);
-    int fd = sp_fd;
     uint64_t at = sp_size;
     sp_size = at + size; /* reserved: filled below, outside the lock */
     pthread_mutex_unlock(&sp_lock);
+    int fd = open(sp_paths[0], O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return NULL;
     /* Reserve the blocks now by writing zeros: a full disk refuses the
@@ -218,6 +240,7 @@ void *act__spool_map(size_t size, uint64_t *off)
             continue;
         if (w <= 0) {
             int e = w == 0 ? ENOSPC : errno;
+            close(fd);
             pthread_mutex_lock(&sp_lock);
             int first = !sp_full_logged;
             sp_full_logged = 1;
@@ -230,6 +253,7 @@ void *act__spool_map(size_t size, uint64_t *off)
         done += (size_t)w;
     }
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
+    close(fd); /* the mapping keeps the file */
     if (p == MAP_FAILED)
         return NULL;
     *off = at;
@@ -238,25 +262,31 @@ void *act__spool_map(size_t size, uint64_t *off)
 
 void act__spool_writeback(uint64_t off, size_t size)
 {
-    if (sp_fd >= 0)
-        sync_file_range(sp_fd, (off_t)off, (off_t)size, SYNC_FILE_RANGE_WRITE);
+    int fd = atomic_load(&sp_open) ? open(sp_paths[0], O_RDWR | O_CLOEXEC | O_NOFOLLOW) : -1;
+    if (fd >= 0) {
+        sync_file_range(fd, (off_t)off, (off_t)size, SYNC_FILE_RANGE_WRITE);
+        close(fd);
+    }
 }
 
 int act__spool_spill(void *p, uint64_t off, size_t size)
 {
-    if (sp_fd < 0)
+    int fd = atomic_load(&sp_open) ? open(sp_paths[0], O_RDWR | O_CLOEXEC | O_NOFOLLOW) : -1;
+    if (fd < 0)
         return -1;
     /* Clean first: reclaim only drops clean file pages. */
-    if (sync_file_range(sp_fd, (off_t)off, (off_t)size,
-                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                            SYNC_FILE_RANGE_WAIT_AFTER) != 0)
+    int rc = sync_file_range(fd, (off_t)off, (off_t)size,
+                             SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                 SYNC_FILE_RANGE_WAIT_AFTER);
+    close(fd);
+    if (rc != 0)
         return -1;
 #ifdef MADV_PAGEOUT
-    if (madvise(p, size, MADV_PAGEOUT) == 0)
-        return 0;
-#endif
+    madvise(p, size, MADV_PAGEOUT);
+#else
     /* An older kernel: the pages are clean and reclaimable, at least. */
     (void)p;
+#endif
     return 0;
 }
 

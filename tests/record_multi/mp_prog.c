@@ -26,6 +26,11 @@
  *                             fail with EFBIG, as on a full disk); records N
  *                             spans "fill" with arg i = 0, 1, ... and leaves
  *                             with _exit (the trace is rebuilt from the spool)
+ *   mp_prog closefds FILE N   records N spans "before", closes every
+ *                             descriptor above 2 (as daemons do), opens FILE
+ *                             eight times (taking the lowest numbers),
+ *                             records N spans "after" with arg i, writes
+ *                             "END\n" to FILE and kills itself with SIGTERM
  *   mp_prog spans N           records N spans "s", then prints
  *                             "maxrss_kb=K" (its peak resident memory so far)
  *                             on stderr and exits
@@ -38,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -179,6 +185,26 @@ int main(int argc, char **argv)
             act_span_end();
         }
         _exit(0);
+    }
+    if (strcmp(argv[1], "closefds") == 0 && argc >= 4) {
+        long n = atol(argv[3]);
+        for (long i = 0; i < n; i++)
+            span("before");
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        int fds[8];
+        for (int k = 0; k < 8; k++)
+            fds[k] = open(argv[2], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        for (long i = 0; i < n; i++) {
+            act_span_begin(ACT_CPU_OP, "after");
+            act_arg_int("i", i);
+            act_span_end();
+        }
+        if (fds[0] < 0 || write(fds[0], "END\n", 4) != 4)
+            return 3;
+        kill(getpid(), SIGTERM);
+        pause();
+        return 4;
     }
     if (strcmp(argv[1], "spans") == 0) {
         long n = atol(argv[2]);

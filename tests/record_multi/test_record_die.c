@@ -289,6 +289,40 @@ static void spill(void)
     check_clean("spill");
 }
 
+/* A program that closes every descriptor and opens a file of its own
+ * gets the lowest numbers: the library must never write into that file
+ * (it holds no descriptor of the spool, and checks the signal pipe's
+ * identity before waking its watcher). The file holds exactly what the
+ * program wrote; the SIGTERM ends it as the signal does; every span is in
+ * the rebuilt trace. */
+static void closefds(void)
+{
+    enum { N = 5000 };
+    char victim[600], cmd[4096];
+    snprintf(victim, sizeof victim, "%s/victim.txt", tmpdir);
+    const char *out = tu_trace_path("die_closefds.json");
+    remove(out);
+    remove(victim);
+    snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- %s closefds %s %d 2>/dev/null", tmpdir,
+             ACTRACE, out, PROG, victim, N);
+    CHECK_EQ_INT(run(cmd), 128 + SIGTERM);
+    size_t len = 0;
+    char *got = tu_slurp(victim, &len);
+    CHECK_FATAL(got != NULL);
+    if (len != 4 || memcmp(got, "END\n", 4) != 0)
+        fprintf(stderr, "closefds: the program's file holds %zu bytes, not \"END\\n\"\n", len);
+    CHECK(len == 4 && memcmp(got, "END\n", 4) == 0);
+    free(got);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    CHECK_EQ_INT(tu_count(root, "X", "before"), N);
+    json_t *first = tu_find(root, "X", "after");
+    CHECK_FATAL(first != NULL);
+    CHECK_EQ_INT(check_seq(root, "after", tu_int(first, "pid"), tu_int(first, "tid"), 0, 0), N);
+    json_decref(root);
+    check_clean("closefds");
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -312,6 +346,7 @@ int main(void)
     die("exec", 0);
     sh_exit();
     fill();
+    closefds();
     spill();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
