@@ -371,6 +371,9 @@ struct act_session {
      * written under (0: getpid()), and "actraceRecovered" in the trace. */
     int32_t pid;
     int recovered;
+    /* This process's start time, clock ticks after boot (/proc/self/stat
+     * field 22; the same across exec): 0 if unknown. */
+    int64_t proc_start;
     char errmsg[512];
 };
 

@@ -9,6 +9,7 @@
  * (act__recording points here) -> DONE (window closed) -> STOPPED.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -240,11 +241,39 @@ static void spool_start(const act_session *s)
 {
     if (!s->spooled)
         return;
-    int64_t v[5] = {(int64_t)getpid(), s->start_mono_ns, s->mono_to_unix_ns, s->time_anchor_ns,
-                    s->categories_generic};
+    int64_t v[6] = {(int64_t)getpid(), s->start_mono_ns, s->mono_to_unix_ns, s->time_anchor_ns,
+                    s->categories_generic, s->proc_start};
     const char *n = s->trace_name ? s->trace_name : "";
     size_t len = strlen(n);
-    act__spool_log(ACT__SP_START, v, 5, &n, &len, 1);
+    act__spool_log(ACT__SP_START, v, 6, &n, &len, 1);
+}
+
+/* Field 22 of /proc/self/stat: when this process started, in clock ticks
+ * after boot; 0 if it cannot be read. */
+static int64_t proc_start_ticks(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the comm may hold anything */
+    if (!p)
+        return 0;
+    p++;
+    /* Field 3 (state) follows; field 22 is 19 fields further. */
+    for (int f = 3; f < 22 && *p; f++) {
+        while (*p == ' ')
+            p++;
+        while (*p && *p != ' ')
+            p++;
+    }
+    long long v = strtoll(p, NULL, 10);
+    return v > 0 ? v : 0;
 }
 
 static void spool_stop(const act_session *s)
@@ -299,6 +328,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     apply_config(s);
     /* Under `actrace record`, chunk memory is the process's spool. */
     s->spooled = act__spool_take();
+    s->proc_start = proc_start_ticks();
     /* Pre-fault the first buffers so that recording does not page-fault. */
     int explicit_pre = 0;
     act_config_foreach(s->config, visit_prealloc, &explicit_pre);

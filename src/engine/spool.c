@@ -587,6 +587,7 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             s->mono_to_unix_ns = ival(&r, 2);
             s->time_anchor_ns = ival(&r, 3);
             s->categories_generic = (int)ival(&r, 4);
+            s->proc_start = ival(&r, 5) > 0 ? ival(&r, 5) : 0;
             free(s->trace_name);
             s->trace_name = l0 ? strndup(s0, l0) : NULL;
             have_start = 1;

@@ -37,7 +37,8 @@ struct act__arg;
 /* Log record types in BASE.meta. Payload: u32 nints, u32 nstrs, nints
  * 64-bit integers, then nstrs strings as u32 length + bytes. */
 enum {
-    ACT__SP_START = 1,  /* pid, start_mono, mono_to_unix, anchor, generic; trace name */
+    ACT__SP_START = 1,  /* pid, start_mono, mono_to_unix, anchor, generic, process start
+                           ticks; trace name */
     ACT__SP_NAME = 2,   /* id; name */
     ACT__SP_THREAD = 3, /* serial, pid, tid, state offset, its size, layout; comm */
     ACT__SP_CHUNK = 4,  /* serial, offset, size */

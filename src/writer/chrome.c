@@ -1411,6 +1411,14 @@ static void emit_header(wctx *w)
     put_str0(o, host);
     lit(o, ",\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
     put_i64(o, w->base_unix_ns);
+    if (s->proc_start > 0) {
+        /* The process's start (clock ticks after boot, /proc/<pid>/stat):
+         * with the pid it names one process across exec, so that
+         * `actrace record` keeps an exec'd image on the same pid and moves
+         * only a reused one. */
+        lit(o, ",\n\"actraceProcessStart\":");
+        put_i64(o, s->proc_start);
+    }
     lit(o, ",\n\"traceEvents\":[\n");
 }
 

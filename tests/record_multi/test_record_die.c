@@ -7,7 +7,7 @@
  * its args (but for the one a thread was in the middle of), under the
  * thread's name; the open span the main thread died in is there, marked
  * unfinished; the process is named after its command line and marked
- * "recovered" when the trace was rebuilt. Also: `sh -c '...; exit 3'`
+ * "recovered" when the trace was rebuilt; an exec'd image keeps the pid. Also: `sh -c '...; exit 3'`
  * (dash leaves with _exit), and a file-size limit reached while spilling
  * (EFBIG, as on a full disk): a clear error, and every event that fit is
  * kept. 10M spans under a 64 MB RAM budget are all recorded (spilled). No
@@ -153,7 +153,8 @@ static void die(const char *how, int want_rc)
             continue;
         if (strcmp(nm, "process_name") == 0) {
             const char *pn = arg_str(e, "name");
-            named_proc = pn && strstr(pn, "act_mp_prog die") != NULL;
+            /* exec: the exec'd image names the same pid too */
+            named_proc |= pn && strstr(pn, "act_mp_prog die") != NULL;
         }
         if (strcmp(nm, "thread_name") != 0)
             continue;
@@ -174,12 +175,15 @@ static void die(const char *how, int want_rc)
     json_array_foreach(procs, i, e)
     {
         if (tu_int(e, "pid") == pid)
-            recovered = json_is_true(json_object_get(e, "recovered"));
+            recovered |= json_is_true(json_object_get(e, "recovered"));
     }
     CHECK_EQ_INT(recovered, strcmp(how, "exit") != 0);
     if (strcmp(how, "exec") == 0) {
-        /* The exec'd image records on its own. */
+        /* The exec'd image records on its own, as the same process: the
+         * same pid (not moved as a reused one), two images listed. */
         CHECK_EQ_INT(tu_count(root, "X", "after-exec"), 1);
+        json_t *ae = tu_find(root, "X", "after-exec");
+        CHECK(ae && tu_int(ae, "pid") == pid);
         CHECK_EQ_INT(json_array_size(procs), 2);
     }
     json_decref(root);

@@ -14,8 +14,10 @@
  * first are shifted past the earlier ones, "device" args and
  * deviceProperties ids with them). Flow ids ("id" of s/f/t events) are
  * renumbered per file so that flows stay within their process. A host pid
- * already used by an earlier file (pid reuse) moves to a fresh pid above
- * 0x20000000. actraceStats: integer fields summed across files, objects
+ * already used by an earlier file moves to a fresh pid above 0x20000000
+ * (pid reuse), unless both files name the same process start
+ * ("actraceProcessStart"): then it is one process that exec'd, and keeps
+ * its pid. actraceStats: integer fields summed across files, objects
  * merged the same way, anything else taken from the first file, and
  * "processes" lists each file's own stats with its pid.
  *
@@ -176,6 +178,7 @@ typedef struct mfile {
     int64_t dev_off;  /* added to its device numbers */
     act__jv *stats;   /* its actraceStats (a copy), or NULL */
     int recovered;    /* "actraceRecovered": rebuilt from the spool */
+    int64_t proc_start; /* "actraceProcessStart" (0: absent) */
     act__jv *devs;    /* its deviceProperties (a copy), or NULL */
     flowmap flows;
 } mfile;
@@ -278,6 +281,8 @@ static int read_head(mfile *f, char *err, size_t errcap)
             break;
         if (strcmp(it.key, "baseTimeNanoseconds") == 0 && act__jv_i64(it.v, &f->base_ns))
             f->has_base = 1;
+        else if (strcmp(it.key, "actraceProcessStart") == 0)
+            act__jv_i64(it.v, &f->proc_start);
         else if (strcmp(it.key, "deviceProperties") == 0 && it.v->type == ACT__J_ARRAY) {
             f->devs = act__jv_dup(it.v);
             for (const act__jv *d = it.v->child; d; d = d->next) {
@@ -397,10 +402,18 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
             base = files[i].base_ns;
         files[i].dev_off = dev_off;
         dev_off += files[i].ndev;
+        /* A pid seen in an earlier file: the same process after an exec
+         * when both name the same process start, so it keeps its pid;
+         * otherwise a reused pid, moved. */
         files[i].new_pid = files[i].pid;
-        for (size_t j = 0; j < i; j++)
-            if (files[j].path && files[j].pid == files[i].pid)
+        for (size_t j = 0; j < i; j++) {
+            if (!files[j].path || files[j].pid != files[i].pid)
+                continue;
+            if (files[i].proc_start > 0 && files[j].proc_start == files[i].proc_start)
+                files[i].new_pid = files[j].new_pid;
+            else
                 files[i].new_pid = REUSED_PID_BASE + ++reused;
+        }
     }
     if (base == INT64_MAX)
         base = 0;
