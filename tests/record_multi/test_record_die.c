@@ -21,37 +21,16 @@
 
 #include "check.h"
 #include "engine/trace_util.h"
+#include "record_util.h"
 
 #define ACTRACE ACT_BINARY_DIR "/bin/actrace"
 #define PROG ACT_BINARY_DIR "/tests/act_mp_prog"
 
 static char tmpdir[] = "/tmp/act_die_XXXXXX";
 
-static int run(const char *cmd)
-{
-    int st = system(cmd);
-    if (st == -1 || !WIFEXITED(st))
-        return -1;
-    return WEXITSTATUS(st);
-}
-
-static int count_entries(const char *dir, const char *part)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    if (!d)
-        return 0;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        if (strstr(de->d_name, part))
-            n++;
-    closedir(d);
-    return n;
-}
-
 static void check_clean(const char *what)
 {
-    int left = count_entries(tmpdir, "actrace-record-");
+    int left = ru_count_entries(tmpdir, "actrace-record-", NULL);
     if (left)
         fprintf(stderr, "%s: %d record directory(ies) left\n", what, left);
     CHECK_EQ_INT(left, 0);
@@ -125,7 +104,7 @@ static void die(const char *how, int want_rc)
     remove(out);
     snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- %s die %s %d 2>/dev/null", tmpdir,
              ACTRACE, out, PROG, how, N);
-    int rc = run(cmd);
+    int rc = ru_run(cmd);
     if (rc != want_rc)
         fprintf(stderr, "%s: record exited %d, expected %d\n", how, rc, want_rc);
     CHECK_EQ_INT(rc, want_rc);
@@ -199,7 +178,7 @@ static void sh_exit(void)
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- sh -c '%s leaf D-sh; exit 3' 2>/dev/null",
              tmpdir, ACTRACE, out, PROG);
-    CHECK_EQ_INT(run(cmd), 3);
+    CHECK_EQ_INT(ru_run(cmd), 3);
     json_t *root = tu_load(out);
     CHECK_FATAL(root != NULL);
     CHECK_EQ_INT(tu_count(root, "X", "D-sh"), 1);
@@ -228,7 +207,7 @@ static void fill(void)
     fclose(f);
     snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -c %s -o %s -- %s fill 4 1000000 2>%s", tmpdir,
              ACTRACE, cfg, out, PROG, errpath);
-    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_INT(ru_run(cmd), 0);
     size_t len;
     char *err = tu_slurp(errpath, &len);
     CHECK_FATAL(err != NULL);
@@ -269,7 +248,7 @@ static void spill(void)
     snprintf(cmd, sizeof cmd,
              "TMPDIR=%s %s record --no-default-plugins -c %s -o /dev/null -- %s spans 10000000 2>%s",
              tmpdir, ACTRACE, cfg, PROG, errpath);
-    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_INT(ru_run(cmd), 0);
     char *err = tu_slurp(errpath, NULL);
     CHECK_FATAL(err != NULL);
     const char *m = strstr(err, "maxrss_kb=");
@@ -309,7 +288,7 @@ static void closefds(void)
     remove(victim);
     snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- %s closefds %s %d 2>/dev/null", tmpdir,
              ACTRACE, out, PROG, victim, N);
-    CHECK_EQ_INT(run(cmd), 128 + SIGTERM);
+    CHECK_EQ_INT(ru_run(cmd), 128 + SIGTERM);
     size_t len = 0;
     char *got = tu_slurp(victim, &len);
     CHECK_FATAL(got != NULL);
@@ -354,6 +333,6 @@ int main(void)
     spill();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    run(cmd);
+    ru_run(cmd);
     return check_done();
 }

@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "engine/trace_util.h"
+#include "record_util.h"
 
 #define ACTRACE ACT_BINARY_DIR "/bin/actrace"
 #define PROG ACT_BINARY_DIR "/tests/act_mp_prog"
@@ -31,44 +32,6 @@ static const char *tmp(const char *name)
     k = (k + 1) & 3;
     snprintf(path[k], sizeof path[k], "%s/%s", tmpdir, name);
     return path[k];
-}
-
-static int run(const char *cmd)
-{
-    int st = system(cmd);
-    if (st == -1 || !WIFEXITED(st))
-        return -1;
-    return WEXITSTATUS(st);
-}
-
-/* Entries of @p dir whose name contains @p part (and @p also, if not NULL). */
-static int count_entries2(const char *dir, const char *part, const char *also)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    if (!d)
-        return 0;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        if (strstr(de->d_name, part) && (!also || strstr(de->d_name, also)))
-            n++;
-    closedir(d);
-    return n;
-}
-
-/* Entries of @p dir whose name contains @p part. */
-static int count_entries(const char *dir, const char *part)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    if (!d)
-        return 0;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        if (strstr(de->d_name, part))
-            n++;
-    closedir(d);
-    return n;
 }
 
 /* pid of the first event ph/name, or -1. */
@@ -89,10 +52,11 @@ static void on_alarm(int sig)
 
 static void check_clean(const char *what)
 {
-    int spools = count_entries(tmpdir, "actrace-record-");
+    int spools = ru_count_entries(tmpdir, "actrace-record-", NULL);
     /* Other tests write their traces into ACT_TRACE_DIR at the same time
      * (ctest -j): only this test's names count there. */
-    int tmps = count_entries(tmpdir, ".tmp.") + count_entries2(ACT_TRACE_DIR, "multi_", ".tmp.");
+    int tmps = ru_count_entries(tmpdir, ".tmp.", NULL) +
+               ru_count_entries(ACT_TRACE_DIR, "multi_", ".tmp.");
     if (spools || tmps)
         fprintf(stderr, "%s: %d spool dir(s), %d tmp file(s) left\n", what, spools, tmps);
     CHECK_EQ_INT(spools, 0);
@@ -131,7 +95,7 @@ static void wrappers(void)
         remove(out);
         snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- %s 2>/dev/null", tmpdir, ACTRACE,
                  out, prog);
-        CHECK_EQ_INT(run(cmd), 0);
+        CHECK_EQ_INT(ru_run(cmd), 0);
         json_t *root = tu_load(out);
         CHECK_FATAL(root != NULL);
         if (tu_count(root, "X", span) != 1)
@@ -154,7 +118,7 @@ static void fork_tree(void)
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- %s tree 3 2>/dev/null", tmpdir, ACTRACE,
              out, PROG);
-    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_INT(ru_run(cmd), 0);
     json_t *root = tu_load(out);
     CHECK_FATAL(root != NULL);
     long long pids[4];
@@ -318,7 +282,7 @@ static void daemon_outlives(void)
              "TMPDIR=%s ACTRACE_RECORD_GRACE_MS=300 %s record -o %s -- %s daemon %s 2>%s", tmpdir,
              ACTRACE, out, PROG, tmp("daemon.pid"), tmp("daemon_err.txt"));
     alarm(60);
-    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_INT(ru_run(cmd), 0);
     alarm(0);
     char *err = tu_slurp(tmp("daemon_err.txt"), NULL);
     CHECK(err && strstr(err, "still running"));
@@ -351,7 +315,7 @@ static void sanitized(void)
     fclose(f);
     snprintf(cmd, sizeof cmd, "cc -fsanitize=address -o %s %s 2>/dev/null", tmp("asan"),
              tmp("asan.c"));
-    if (run(cmd) != 0) {
+    if (ru_run(cmd) != 0) {
         fprintf(stderr, "RecordMulti: no AddressSanitizer compiler: sanitized case skipped\n");
         return;
     }
@@ -361,7 +325,7 @@ static void sanitized(void)
     remove(out);
     snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- %s 2>%s", tmpdir, ACTRACE, out,
              tmp("asan"), tmp("asan_err.txt"));
-    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_INT(ru_run(cmd), 0);
     json_t *root = tu_load(out);
     CHECK(root != NULL);
     json_decref(root);
@@ -380,7 +344,7 @@ static void devices_and_flows(void)
              "TMPDIR=%s %s record --plugin example -o %s -- sh -c '%s/bin/actrace-demo & "
              "%s/bin/actrace-demo; wait' >/dev/null 2>&1",
              tmpdir, ACTRACE, out, ACT_BINARY_DIR, ACT_BINARY_DIR);
-    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_INT(ru_run(cmd), 0);
     json_t *root = tu_load(out);
     CHECK_FATAL(root != NULL);
     json_t *devs = json_object_get(root, "deviceProperties");
@@ -440,6 +404,6 @@ int main(void)
     devices_and_flows();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    run(cmd);
+    ru_run(cmd);
     return check_done();
 }
