@@ -111,11 +111,12 @@ void act__reentrant_drop(act_session *s)
     atomic_fetch_add_explicit(&s->dropped_reentrant, 1, memory_order_relaxed);
 }
 
-/* Run BODY (a call) under the guard; a nested call counts one drop. */
-#define GUARDED(s, BODY) \
+/* Run BODY (a call) under the guard; a nested call runs NESTED instead
+ * (it counts the drop) and returns. */
+#define GUARD(NESTED, BODY) \
     do { \
         if (ACT_UNLIKELY(tl.busy)) { \
-            act__reentrant_drop(s); \
+            NESTED; \
             return; \
         } \
         tl.busy = 1; \
@@ -124,6 +125,9 @@ void act__reentrant_drop(act_session *s)
         atomic_signal_fence(memory_order_seq_cst); \
         tl.busy = 0; \
     } while (0)
+
+/* GUARD for an event call: a nested one counts one dropped event. */
+#define GUARDED(s, BODY) GUARD(act__reentrant_drop(s), BODY)
 
 static ACT_NOINLINE act__thread *attach(act_session *s)
 {
@@ -606,19 +610,9 @@ static inline void arg_scalar_body(act_session *s, const char *key,
     arg_put(t, key, kind, bits, NULL, 0);
 }
 
-/* GUARDED for an arg call: a nested one counts as a dropped arg. */
+/* GUARD for an arg call: a nested one counts as a dropped arg. */
 #define GUARDED_ARG(s, BODY) \
-    do { \
-        if (ACT_UNLIKELY(tl.busy)) { \
-            atomic_fetch_add_explicit(&(s)->args_dropped_reentrant, 1, memory_order_relaxed); \
-            return; \
-        } \
-        tl.busy = 1; \
-        atomic_signal_fence(memory_order_seq_cst); \
-        BODY; \
-        atomic_signal_fence(memory_order_seq_cst); \
-        tl.busy = 0; \
-    } while (0)
+    GUARD(atomic_fetch_add_explicit(&(s)->args_dropped_reentrant, 1, memory_order_relaxed), BODY)
 
 static ACT_NOINLINE void arg_scalar(act_session *s, const char *key,
                                     act__vkind kind, uint64_t bits)
