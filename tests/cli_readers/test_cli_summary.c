@@ -351,6 +351,62 @@ static void test_handwritten(void)
     unlink(bare);
 }
 
+/* Durations near the reader's limit (9.2e12 us each): 1100 of them sum
+ * past INT64_MAX in ns. `check` accepts the trace; summary must saturate
+ * rather than wrap (it printed negative totals and "-92711.5%"; UBSan
+ * aborts the sanitizer build on the overflow). */
+static void test_huge_times(void)
+{
+    const char *big = cli_tmp("huge.json");
+    FILE *f = fopen(big, "w");
+    CHECK_FATAL(f != NULL);
+    fputs("{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,"
+          "\"tid\":0,\"args\":{\"name\":\"h\"}}", f);
+    for (int i = 0; i < 1100; i++)
+        fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,"
+                   "\"tid\":%d,\"ts\":0,\"dur\":9100000000000,\"args\":{\"device\":0,"
+                   "\"stream\":%d}},\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op\","
+                   "\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":9100000000000}",
+                i + 10, i + 10);
+    fputs("\n]}\n", f);
+    CHECK_OK(fclose(f));
+    cli_result r = cli_run("check '%s'", big);
+    CHECK_INT(r.code, 0);
+    cli_free(&r);
+    r = cli_run("summary '%s'", big);
+    CHECK_INT(r.code, 0);
+    /* No share is negative; the device's busy share is at most 100%. */
+    int n = 0;
+    for (const char *p = r.out; (p = strchr(p, '%')) != NULL; p++) {
+        const char *q = p;
+        while (q > r.out && (q[-1] == '.' || q[-1] == '-' || (q[-1] >= '0' && q[-1] <= '9')))
+            q--;
+        if (q == p)
+            continue;
+        n++;
+        if (!CHECK(atof(q) >= 0.0))
+            fprintf(stderr, "negative share: %.*s\n", (int)(p - q + 1), q);
+    }
+    CHECK(n >= 5);
+    CHECK(strstr(r.out, "device 0: busy 100.0% (compute 100.0%,") != NULL);
+    /* The sums saturate at INT64_MAX ns (9223372037 s). */
+    CHECK(strstr(r.out, "\n          1100 9223372037 s ") != NULL);
+    CHECK(strstr(r.out, " -") == NULL);
+    if (check_failed_)
+        fprintf(stderr, "summary output:\n%s", r.out);
+    cli_free(&r);
+#ifdef CLI_TEST_HAVE_JANSSON
+    json_t *j = parse_json_output("", big);
+    json_t *da = json_array_get(json_object_get(j, "device_activity"), 0);
+    CHECK(jnum(da, "busy_pct") == 100.0);
+    json_t *k = json_array_get(json_object_get(da, "top_kernels"), 0);
+    CHECK(jnum(k, "total_us") == (double)INT64_MAX / 1000.0);
+    CHECK(jnum(k, "busy_pct") > 0.0);
+    json_decref(j);
+#endif
+    unlink(big);
+}
+
 static void test_errors(void)
 {
     expect_error(CLI_DATA "/not_json.json", "", 2,
@@ -400,6 +456,7 @@ int main(int argc, char **argv)
                "(set ACT_SHARED_DIR): its checks are skipped\n");
     test_recorded();
     test_handwritten();
+    test_huge_times();
     test_errors();
     return check_done();
 }

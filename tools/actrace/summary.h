@@ -22,6 +22,24 @@
 /* Device span kinds. */
 enum { DK_NONE = 0, DK_KERNEL = 1, DK_MEMCPY = 2, DK_MEMSET = 3 };
 
+/* Sums of durations saturate: each duration is at most 9.2e15 ns (the
+ * reader's limit), but a trace with a few thousand of them passes
+ * INT64_MAX, and a wrapped sum printed negative shares. A saturated one
+ * is visibly the maximum. */
+static inline int64_t sum_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static inline uint64_t sum_addu(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 /* Copy directions. */
 enum { CD_HTOD, CD_DTOH, CD_DTOD, CD_HTOH, CD_PTOP, CD_OTHER, CD_COUNT };
 

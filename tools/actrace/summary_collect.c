@@ -87,7 +87,7 @@ static void iv_add(sum_ivset *iv, int64_t s, int64_t e)
         return;
     size_t half = iv->n / 2;
     for (size_t k = 0; k < half; k++)
-        iv->done_total += iv->v[k].e - iv->v[k].s;
+        iv->done_total = sum_add(iv->done_total, iv->v[k].e - iv->v[k].s);
     iv->done_until = iv->v[half - 1].e;
     memmove(iv->v, iv->v + half, (iv->n - half) * sizeof *iv->v);
     iv->n -= half;
@@ -98,7 +98,7 @@ int64_t act_cli_ivset_total(sum_ivset *iv)
     iv_compact(iv);
     int64_t t = iv->done_total;
     for (size_t k = 0; k < iv->n; k++)
-        t += iv->v[k].e - iv->v[k].s;
+        t = sum_add(t, iv->v[k].e - iv->v[k].s);
     return t;
 }
 
@@ -533,7 +533,7 @@ static void add_kernel(summ *S, size_t dev, const char *n, int64_t dur)
         free(key);
     sum_kstat *k = &S->ks[*slot];
     k->count++;
-    k->total += dur;
+    k->total = sum_add(k->total, dur);
     if (dur < k->min)
         k->min = dur;
     if (dur > k->max)
@@ -544,13 +544,14 @@ static void add_self(summ *S, size_t thread, size_t stat, int64_t ts, int64_t en
 {
     sum_thread *t = &S->th[thread];
     int64_t dur = end - ts;
-    S->pn[stat].self += dur;
+    S->pn[stat].self = sum_add(S->pn[stat].self, dur);
     if (t->depth && ts < t->stack[t->depth - 1].ts)
         t->depth = 0; /* out of start order: no parent known */
     while (t->depth && t->stack[t->depth - 1].end <= ts)
         t->depth--; /* closed before this one starts */
     if (t->depth && end <= t->stack[t->depth - 1].end)
-        S->pn[t->stack[t->depth - 1].stat].self -= dur;
+        S->pn[t->stack[t->depth - 1].stat].self =
+            sum_add(S->pn[t->stack[t->depth - 1].stat].self, -dur);
     else
         t->depth = 0; /* partial overlap: no parent, a new root */
     if (t->depth < SELF_STACK) {
@@ -698,7 +699,7 @@ static void add_event(summ *S, const act__jv *e)
         size_t sti = name_stat(S, n);
         sum_nstat *st = &S->nm[sti];
         st->count++;
-        st->total += dur;
+        st->total = sum_add(st->total, dur);
         if (dur > st->max)
             st->max = dur;
         if (dur < st->min)
@@ -710,7 +711,7 @@ static void add_event(summ *S, const act__jv *e)
             sum_device *dv = &S->dv[d];
             iv_add(&dv->busy, ts, ts + dur);
             iv_add(&dv->kind[kind], ts, ts + dur);
-            dv->kind_sum[kind] += dur;
+            dv->kind_sum[kind] = sum_add(dv->kind_sum[kind], dur);
             dv->kind_count[kind]++;
             if (kind == DK_KERNEL)
                 add_kernel(S, d, n, dur);
@@ -718,15 +719,15 @@ static void add_event(summ *S, const act__jv *e)
                 int cd = copy_dir(f.name, f.args);
                 int64_t bytes;
                 dv->copy_count[cd]++;
-                dv->copy_time[cd] += dur;
+                dv->copy_time[cd] = sum_add(dv->copy_time[cd], dur);
                 if (act__jv_i64(act__jv_get(f.args, "bytes"), &bytes) && bytes > 0)
-                    dv->copy_bytes[cd] += (uint64_t)bytes;
+                    dv->copy_bytes[cd] = sum_addu(dv->copy_bytes[cd], (uint64_t)bytes);
             }
         } else if (thread != SIZE_MAX) {
             size_t st2 = pname_stat(S, p, n);
             sum_nstat *ps = &S->pn[st2];
             ps->count++;
-            ps->total += dur;
+            ps->total = sum_add(ps->total, dur);
             if (dur > ps->max)
                 ps->max = dur;
             if (dur < ps->min)
