@@ -149,7 +149,6 @@ int act__spool_dir_check(void)
     if (fstat(fd, &st) == 0 && st.st_dev == sp_dir_dev && st.st_ino == sp_dir_ino &&
         dir_safe(&st, &why) == 0)
         return fd;
-    int e = errno;
     pthread_mutex_lock(&sp_dir_lock);
     if (atomic_load(&sp_dir_lost)) {
         pthread_mutex_unlock(&sp_dir_lock);
@@ -179,7 +178,6 @@ int act__spool_dir_check(void)
         why = nwhy ? nwhy : "replaced by another directory";
         if (nfd < 0)
             why = "removed";
-        (void)e;
     }
     /* Never used again: writing there could hand our data to whoever
      * re-created the path. The descriptor, if it is still ours, is kept
