@@ -135,6 +135,7 @@ typedef struct host_plugin {
     int thread_live;  /* created and not joined */
     int stop_req;     /* ask the sampler to take its last sample and exit */
     int discard;      /* finalize: exit without sampling or emitting */
+    int started;      /* the start sample was handed to the host */
 } host_plugin;
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -435,8 +436,15 @@ static void *sampler_main(void *arg)
         pthread_mutex_lock(&hp->lock);
         if (rss >= 0)
             series_add(hp, HC_MEMORY, 0, snaps[cur].ts, rss);
+        /* At once, not batched: a process that ends before the first
+         * tick (and by _exit, with no stop sample) still has it. */
+        series_emit(hp, &hp->series[HC_MEMORY][0]);
         pthread_mutex_unlock(&hp->lock);
     }
+    pthread_mutex_lock(&hp->lock);
+    hp->started = 1;
+    pthread_cond_broadcast(&hp->wake);
+    pthread_mutex_unlock(&hp->lock);
 
     const int64_t step = (int64_t)hp->interval_ms * 1000000;
     int64_t next = mono_ns() + step;
@@ -691,8 +699,17 @@ static void host_start(void *state)
     pthread_mutex_lock(&hp->lock);
     hp->stop_req = 0;
     hp->discard = 0;
+    hp->started = 0;
     int rc = pthread_create(&hp->thread, NULL, sampler_main, hp);
     hp->thread_live = rc == 0;
+    /* The start sample is taken before start returns (at most 1 s): every
+     * process has at least its resource usage at the start. */
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += 1;
+    int wrc = 0;
+    while (rc == 0 && !hp->started && wrc != ETIMEDOUT)
+        wrc = pthread_cond_timedwait(&hp->wake, &hp->lock, &dl);
     pthread_mutex_unlock(&hp->lock);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)

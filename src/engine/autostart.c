@@ -5,7 +5,11 @@
  *
  * Where. Under `actrace record`, ACTRACE_RECORD_DIR names a private
  * directory (0700) that record created. Every process that loads the
- * library records on its own and writes DIR/<pid>-<ns>.json (the clock
+ * library checks it once (an absolute path, a directory owned by its euid,
+ * mode 0700; spool.c) and from then on reaches it only through a
+ * descriptor, never by its path: a process that outlives record, whose
+ * directory was removed or is not the one it checked, stops recording and
+ * says so. It records on its own and writes DIR/<pid>-<ns>.json (the clock
  * part keeps a reused pid from replacing an earlier file): the program,
  * its forked children (with or without exec), exec'd images and
  * grandchildren. The variables are never removed, so wrappers (env, nice,
@@ -19,13 +23,13 @@
  * directory mode, starts a session of its own from the fork on, writing
  * its own file. In the single-file mode the child records nothing.
  *
- * When. At exit (atexit), or on SIGINT, SIGTERM, SIGHUP or SIGPIPE when the
- * program left that signal's default action. The handler is
- * async-signal-safe: it only notes the first signal and wakes a watcher
- * thread (a pipe); the watcher writes the trace, then restores the default
- * action and raises the signal again, so the program ends as it would have.
- * Further signals during the write are noted and ignored; a write in
- * progress (from exit or the watcher) is waited for, never cut short.
+ * When. At exit (atexit). The library installs no signal handler: a
+ * program sees the dispositions it would see untraced (CPython installs
+ * its SIGINT handler, KeyboardInterrupt, only where it finds the default
+ * action; a program may chain to what it finds). A process that a signal
+ * ends writes nothing itself: in the directory mode its spool keeps what
+ * it recorded and record rebuilds the trace (below); in the single-file
+ * mode it is lost.
  *
  * Otherwise. In the directory mode each process also spools (spool.h):
  * its chunk memory is DIR/<pid>-<ns>.spool and the rest is logged in
@@ -36,12 +40,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,15 +55,6 @@ static char *auto_path;
 static char *auto_dir; /* ACTRACE_RECORD_DIR, or NULL in single-file mode */
 static int auto_written;
 static pthread_mutex_t auto_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int auto_pending_sig;
-static int auto_wake[2] = {-1, -1};
-/* The wake pipe's identity: a program that closes every descriptor and
- * opens files of its own may get its number (checked by the handler). */
-static dev_t auto_wake_dev;
-static ino_t auto_wake_ino;
-
-static const int auto_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-
 /* The process's command line, arguments joined by spaces, as its name in
  * the merged trace when the program named none. */
 static void auto_name_process(void)
@@ -98,6 +91,20 @@ static void auto_name_process(void)
     act_process_name(buf);
 }
 
+/* Where the trace goes: the path, or (directory mode) the file in the
+ * checked directory, through its descriptor (/proc/self/fd/N/NAME); NULL
+ * when the directory is gone (said by act__spool_dir_check). */
+static const char *auto_target(char *buf, size_t cap)
+{
+    if (!auto_dir)
+        return auto_path;
+    int dfd = act__spool_dir_check();
+    if (dfd < 0)
+        return NULL;
+    snprintf(buf, cap, "/proc/self/fd/%d/%s", dfd, auto_path);
+    return buf;
+}
+
 static void auto_write(void)
 {
     pthread_mutex_lock(&auto_lock);
@@ -105,7 +112,16 @@ static void auto_write(void)
         auto_written = 1;
         if (auto_dir)
             auto_name_process();
-        int rc = act_session_write(auto_session, auto_path);
+        char buf[128];
+        const char *target = auto_target(buf, sizeof buf);
+        if (!target) {
+            pthread_mutex_unlock(&auto_lock);
+            return;
+        }
+        act__xfsz_guard g;
+        act__xfsz_block(&g);
+        int rc = act_session_write(auto_session, target);
+        act__xfsz_unblock(&g);
         if (rc != 0)
             act_log(ACT_LOG_ERROR, "cannot write the trace: %s%s",
                     act_session_errmsg(auto_session),
@@ -123,98 +139,14 @@ static void auto_at_exit(void)
      * or threads may still call into the library. */
 }
 
-/* Async-signal-safe: an atomic exchange, fstat(2) and write(2). */
-static void auto_on_signal(int sig)
-{
-    int none = 0;
-    if (!atomic_compare_exchange_strong(&auto_pending_sig, &none, sig))
-        return; /* a write is already on its way */
-    int e = errno;
-    struct stat st;
-    if (fstat(auto_wake[1], &st) != 0 || st.st_dev != auto_wake_dev ||
-        st.st_ino != auto_wake_ino) {
-        /* The program closed the pipe (and the number may be one of its
-         * own files now): no watcher to wake. End as the signal would;
-         * under record the spool keeps what was recorded. */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = SIG_DFL;
-        sigaction(sig, &sa, NULL);
-        raise(sig);
-        errno = e;
-        return;
-    }
-    char c = (char)sig;
-    ssize_t w = write(auto_wake[1], &c, 1);
-    (void)w;
-    errno = e;
-}
-
-static void *auto_watch(void *arg)
-{
-    int fd = (int)(intptr_t)arg;
-    char c;
-    for (;;) {
-        ssize_t n = read(fd, &c, 1);
-        if (n == 1)
-            break;
-        if (n < 0 && errno == EINTR)
-            continue;
-        return NULL;
-    }
-    int sig = atomic_load(&auto_pending_sig);
-    auto_write();
-    signal(sig, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    kill(getpid(), sig);
-    /* Not reached for the default action of these signals. */
-    return NULL;
-}
-
-/* The wake pipe and the watcher thread (with every signal blocked, so the
- * program's threads take them). */
-static int auto_start_watcher(void)
-{
-    if (pipe2(auto_wake, O_CLOEXEC) != 0)
-        return -1;
-    struct stat st;
-    if (fstat(auto_wake[1], &st) == 0) {
-        auto_wake_dev = st.st_dev;
-        auto_wake_ino = st.st_ino;
-    }
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t t;
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&a, 256 * 1024);
-    int rc = pthread_create(&t, &a, auto_watch, (void *)(intptr_t)auto_wake[0]);
-    pthread_attr_destroy(&a);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        close(auto_wake[0]);
-        close(auto_wake[1]);
-        auto_wake[0] = auto_wake[1] = -1;
-        return -1;
-    }
-    return 0;
-}
-
-/* DIR/<pid>-<ns>.json */
+/* <pid>-<ns>.json, a name in the record directory. */
 static char *auto_dir_path(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    size_t n = strlen(auto_dir) + 64;
-    char *p = malloc(n);
+    char *p = malloc(64);
     if (p)
-        snprintf(p, n, "%s/%d-%lld%09ld.json", auto_dir, (int)getpid(), (long long)ts.tv_sec,
-                 ts.tv_nsec);
+        snprintf(p, 64, "%d-%lld%09ld.json", (int)getpid(), (long long)ts.tv_sec, ts.tv_nsec);
     return p;
 }
 
@@ -231,9 +163,9 @@ static int auto_session_start(void)
         size_t n = strlen(auto_path);
         char *base = n > 5 ? strndup(auto_path, n - 5) : NULL;
         if (!base || act__spool_open(base) != 0)
-            act_log(ACT_LOG_WARN, "cannot create the spool %s.spool: %s; if this process "
-                    "does not exit normally, its events are lost", base ? base : auto_path,
-                    strerror(errno));
+            act_log(ACT_LOG_WARN, "cannot create the spool %s/%s.spool: %s; if this process "
+                    "does not exit normally, its events are lost", auto_dir,
+                    base ? base : auto_path, strerror(errno));
         free(base);
         if (act__spooling)
             auto_name_process(); /* logged: a rebuilt trace has the name too */
@@ -268,19 +200,14 @@ static void auto_atfork_child(void)
     auto_path = NULL;
     auto_written = 0;
     pthread_mutex_init(&auto_lock, NULL);
-    atomic_store(&auto_pending_sig, 0);
-    if (auto_wake[0] >= 0) {
-        close(auto_wake[0]);
-        close(auto_wake[1]);
-        auto_wake[0] = auto_wake[1] = -1;
-    }
     if (!auto_dir)
         return; /* single-file mode: the child records nothing */
     auto_path = auto_dir_path();
     if (!auto_path)
         return;
-    if (auto_session_start() == 0)
-        auto_start_watcher();
+    if (act__spool_dir_check() < 0)
+        return; /* the directory is gone: said once */
+    auto_session_start();
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -291,6 +218,8 @@ static void auto_start(void)
     const char *dir = secure_getenv("ACTRACE_RECORD_DIR");
     const char *out = secure_getenv("ACTRACE_RECORD_OUTPUT");
     if (dir && *dir) {
+        if (act__spool_dir_open(dir) != 0)
+            return; /* said why: not recording */
         auto_dir = strdup(dir);
         if (!auto_dir)
             return;
@@ -319,20 +248,4 @@ static void auto_start(void)
     act__atfork_install(); /* the engine's fork handler runs first */
     pthread_atfork(NULL, NULL, auto_atfork_child);
     atexit(auto_at_exit);
-    if (auto_start_watcher() != 0) {
-        act_log(ACT_LOG_WARN, "no signal watcher: a signal will not write the trace");
-        return;
-    }
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(auto_sigs); i++) {
-        struct sigaction old;
-        if (sigaction(auto_sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-            old.sa_handler == SIG_DFL) {
-            struct sigaction sa;
-            memset(&sa, 0, sizeof sa);
-            sa.sa_handler = auto_on_signal;
-            sigemptyset(&sa.sa_mask);
-            sa.sa_flags = SA_RESTART;
-            sigaction(auto_sigs[i], &sa, NULL);
-        }
-    }
 }

@@ -44,7 +44,9 @@
  * writes nothing and counts one ACT__DROP_REENTRANT drop in the
  * session-wide s->dropped_reentrant. So the published count never runs
  * ahead of the records written, and a handler never waits for a lock its
- * thread holds.
+ * thread holds. Public calls that take an engine lock outside a recording
+ * call (act_session_get_stats, act_name) mark the thread busy the same
+ * way while they hold it.
  *
  * Fork. The process-wide locks get pthread_atfork handlers installed when
  * the library is loaded (a constructor in session.c): held across fork,

@@ -657,6 +657,10 @@ int act_session_get_stats(const act_session *s, act_session_stats *out)
     act_session_stats st;
     memset(&st, 0, sizeof st);
     act_session *ms = (act_session *)s;
+    /* Marked busy while the lock is held: a signal handler that records
+     * on this thread meanwhile is counted (reentrant), never waits for
+     * the lock its own thread holds. */
+    int busy = act__rec_enter();
     pthread_mutex_lock(&ms->lock);
     for (act__thread *t = s->threads; t; t = t->next) {
         for (act__chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
@@ -676,6 +680,8 @@ int act_session_get_stats(const act_session *s, act_session_stats *out)
                            atomic_load_explicit(&t->args_dropped[1], memory_order_relaxed);
     }
     pthread_mutex_unlock(&ms->lock);
+    if (busy)
+        act__rec_leave();
     st.dropped += atomic_load(&ms->dropped_reentrant);
     st.args_dropped += atomic_load(&ms->args_dropped_reentrant);
     st.bytes = atomic_load(&s->bytes);

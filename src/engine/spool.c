@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,16 +24,25 @@
 
 int act__spooling;
 
-/* The files are opened by path for each use, never held: a program that
- * closes every descriptor (daemons do) and opens files of its own could
- * otherwise be handed our descriptor numbers, and we would write into its
- * files. The path is absolute (act__spool_open), in record's 0700
- * directory. sp_open: the files exist and are ours to write. */
+/* The record directory is checked once (act__spool_dir_open: a
+ * directory, owned by our euid, mode 0700) and from then on used only
+ * through its descriptor (openat), never by its path: a directory someone
+ * re-created at that path after record removed it is never written. The
+ * descriptor sits at a high number (F_DUPFD_CLOEXEC). A program may still
+ * close it (daemons close every descriptor) or dup2 a file of its own over
+ * it: before each use its identity (st_dev, st_ino) is checked with fstat,
+ * and where it is gone the path is opened again and accepted only if it is
+ * the very directory checked at first (same identity, owner and mode, not
+ * removed); otherwise, or when the directory was removed (st_nlink 0:
+ * record ended and removed it), the process stops spooling and writing its
+ * trace, and says so once. The spool's files are opened (openat) for each
+ * use, never held, for the same reason. sp_open: the files exist and are
+ * ours to write. */
 static _Atomic int sp_open;
 static uint64_t sp_size;     /* bytes of BASE.spool handed out (under sp_lock) */
 static int sp_full_logged;   /* under sp_lock */
 static _Atomic int sp_meta_broken; /* a short write: the log stops there */
-static char *sp_paths[2];    /* BASE.spool, BASE.meta */
+static char *sp_names[2];    /* BASE.spool, BASE.meta (in the directory) */
 static int sp_removed;       /* the trace was written: files unlinked */
 static atomic_int sp_taken;  /* a session spools already */
 /* Small objects in the spool (act__spool_alloc): the region being carved. */
@@ -39,6 +50,194 @@ static char *sp_small_cur, *sp_small_end;
 static uint64_t sp_small_off; /* file offset of sp_small_cur */
 static pthread_mutex_t sp_small_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t sp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- the record directory ------------------------------------------------ */
+
+static _Atomic int sp_dirfd = -1;
+static char *sp_dir;          /* its path, for messages and the re-open */
+static dev_t sp_dir_dev;
+static ino_t sp_dir_ino;
+static atomic_int sp_dir_lost; /* gone: nothing is written there again */
+static pthread_mutex_t sp_dir_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Move @p fd to a high descriptor number (close-on-exec), out of the way
+ * of programs that expect the lowest free numbers. */
+static int fd_high(int fd)
+{
+    struct rlimit rl;
+    long floor = 512;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (long)rl.rlim_cur / 2 < floor)
+        floor = (long)rl.rlim_cur / 2;
+    int nfd = floor > 3 ? fcntl(fd, F_DUPFD_CLOEXEC, (int)floor) : -1;
+    if (nfd < 0)
+        return fd;
+    close(fd);
+    return nfd;
+}
+
+/* 0 if @p st is a directory owned by our euid, mode 0700 (no group or
+ * other bits), not removed; else -1 with errno and *@p why. */
+static int dir_safe(const struct stat *st, const char **why)
+{
+    if (!S_ISDIR(st->st_mode)) {
+        *why = "not a directory";
+        errno = ENOTDIR;
+        return -1;
+    }
+    if (st->st_uid != geteuid()) {
+        *why = "owned by another user";
+        errno = EPERM;
+        return -1;
+    }
+    if (st->st_mode & 077) {
+        *why = "open to other users (mode not 0700)";
+        errno = EPERM;
+        return -1;
+    }
+    if (st->st_nlink == 0) {
+        *why = "removed";
+        errno = ENOENT;
+        return -1;
+    }
+    return 0;
+}
+
+int act__spool_dir_open(const char *dir)
+{
+    const char *why = NULL;
+    if (dir[0] != '/') {
+        act_log(ACT_LOG_ERROR, "ACTRACE_RECORD_DIR %s is not an absolute path: not recording",
+                dir);
+        errno = EINVAL;
+        return -1;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || dir_safe(&st, &why) != 0) {
+        int e = errno;
+        act_log(ACT_LOG_ERROR, "record directory %s: %s: not recording", dir,
+                why ? why : strerror(e));
+        if (fd >= 0)
+            close(fd);
+        errno = e;
+        return -1;
+    }
+    free(sp_dir);
+    sp_dir = strdup(dir);
+    if (!sp_dir) {
+        close(fd);
+        return -1;
+    }
+    sp_dir_dev = st.st_dev;
+    sp_dir_ino = st.st_ino;
+    atomic_store(&sp_dir_lost, 0);
+    atomic_store(&sp_dirfd, fd_high(fd));
+    return 0;
+}
+
+
+int act__spool_dir_check(void)
+{
+    if (atomic_load_explicit(&sp_dir_lost, memory_order_relaxed))
+        return -1;
+    int fd = atomic_load(&sp_dirfd);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(fd, &st) == 0 && st.st_dev == sp_dir_dev && st.st_ino == sp_dir_ino &&
+        dir_safe(&st, &why) == 0)
+        return fd;
+    pthread_mutex_lock(&sp_dir_lock);
+    if (atomic_load(&sp_dir_lost)) {
+        pthread_mutex_unlock(&sp_dir_lock);
+        return -1;
+    }
+    if (atomic_load(&sp_dirfd) != fd) {
+        /* Another thread re-opened it meanwhile. */
+        pthread_mutex_unlock(&sp_dir_lock);
+        return act__spool_dir_check();
+    }
+    int removed = why && st.st_dev == sp_dir_dev && st.st_ino == sp_dir_ino;
+    if (!removed) {
+        /* Our descriptor was closed or replaced by the program: the path
+         * again, accepted only as the very directory checked at first. */
+        int nfd = open(sp_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat nst;
+        const char *nwhy = NULL;
+        if (nfd >= 0 && fstat(nfd, &nst) == 0 && nst.st_dev == sp_dir_dev &&
+            nst.st_ino == sp_dir_ino && dir_safe(&nst, &nwhy) == 0) {
+            nfd = fd_high(nfd);
+            atomic_store(&sp_dirfd, nfd);
+            pthread_mutex_unlock(&sp_dir_lock);
+            return nfd;
+        }
+        if (nfd >= 0)
+            close(nfd);
+        why = nwhy ? nwhy : "replaced by another directory";
+        if (nfd < 0)
+            why = "removed";
+    }
+    /* Never used again: writing there could hand our data to whoever
+     * re-created the path. The descriptor, if it is still ours, is kept
+     * (the number may be the program's now). */
+    atomic_store(&sp_dir_lost, 1);
+    atomic_store_explicit(&sp_open, 0, memory_order_release);
+    act__spooling = 0;
+    pthread_mutex_unlock(&sp_dir_lock);
+    act_log(ACT_LOG_ERROR, "record directory %s: %s (did `actrace record` end?): this process "
+            "(pid %d) stops spooling and will not write its trace", sp_dir ? sp_dir : "?",
+            why ? why : "gone", (int)getpid());
+    return -1;
+}
+
+/* openat in the checked record directory; -1 if it is gone. */
+static int dir_open(const char *name, int flags, mode_t mode)
+{
+    int dfd = act__spool_dir_check();
+    if (dfd < 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    return openat(dfd, name, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+}
+
+/* ---- file-size limits ------------------------------------------------------ */
+
+/* The library's own writes never raise SIGXFSZ in the program: where
+ * RLIMIT_FSIZE is finite, SIGXFSZ is blocked around the write, and one the
+ * write raised (it was not pending before) is consumed; the write then
+ * fails with EFBIG, refused like a full disk. */
+void act__xfsz_block(act__xfsz_guard *g)
+{
+    struct rlimit rl;
+    g->active = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+    if (!g->active)
+        return;
+    sigset_t set, pend;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &set, &g->old);
+    g->was_pending = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ);
+}
+
+void act__xfsz_unblock(act__xfsz_guard *g)
+{
+    if (!g->active)
+        return;
+    int e = errno;
+    sigset_t set, pend;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    if (!g->was_pending && sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ)) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+    errno = e;
+}
 
 /* ---- writing ------------------------------------------------------------- */
 
@@ -75,17 +274,20 @@ void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,
      * stops at the torn record, so nothing after it may follow. */
     size_t total = (size_t)(p - buf);
     ssize_t w = -1;
-    int fd = open(sp_paths[1], O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    int fd = dir_open(sp_names[1], O_WRONLY | O_APPEND, 0);
     if (fd >= 0) {
+        act__xfsz_guard g;
+        act__xfsz_block(&g);
         do
             w = write(fd, buf, total);
         while (w < 0 && errno == EINTR);
+        act__xfsz_unblock(&g);
         close(fd);
     }
     if (w != (ssize_t)total && atomic_load(&sp_open)) {
         atomic_store(&sp_meta_broken, 1);
         act_log(ACT_LOG_ERROR, "spool: cannot append to %s: %s; a crash from now on loses what "
-                "is recorded after this point", sp_paths[1], w < 0 ? strerror(errno) : "short write");
+                "is recorded after this point", sp_names[1], w < 0 ? strerror(errno) : "short write");
     }
     if (buf != stack)
         free(buf);
@@ -123,27 +325,15 @@ static char *cat(const char *a, const char *b)
 
 int act__spool_open(const char *base)
 {
-    char *abs = base[0] == '/' ? strdup(base) : NULL;
-    if (!abs) {
-        /* Relative: anchored now, before the program can chdir. */
-        char cwd[4096];
-        if (getcwd(cwd, sizeof cwd))
-            abs = cat(cwd, "/");
-        char *full = abs ? cat(abs, base) : NULL;
-        free(abs);
-        abs = full;
-    }
     int fd0 = -1, fd1 = -1;
-    sp_paths[0] = abs ? cat(abs, ".spool") : NULL;
-    sp_paths[1] = abs ? cat(abs, ".meta") : NULL;
-    free(abs);
-    if (!sp_paths[0] || !sp_paths[1])
+    sp_names[0] = cat(base, ".spool");
+    sp_names[1] = cat(base, ".meta");
+    if (!sp_names[0] || !sp_names[1])
         goto fail;
-    fd0 = open(sp_paths[0], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    fd0 = dir_open(sp_names[0], O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd0 < 0)
         goto fail;
-    fd1 = open(sp_paths[1], O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-               0600);
+    fd1 = dir_open(sp_names[1], O_WRONLY | O_APPEND | O_CREAT | O_EXCL, 0600);
     if (fd1 < 0)
         goto fail;
     close(fd0);
@@ -171,11 +361,13 @@ fail:;
     int e = errno;
     if (fd0 >= 0) {
         close(fd0);
-        unlink(sp_paths[0]);
+        int dfd = act__spool_dir_check();
+        if (dfd >= 0)
+            unlinkat(dfd, sp_names[0], 0);
     }
-    free(sp_paths[0]);
-    free(sp_paths[1]);
-    sp_paths[0] = sp_paths[1] = NULL;
+    free(sp_names[0]);
+    free(sp_names[1]);
+    sp_names[0] = sp_names[1] = NULL;
     errno = e;
     return -1;
 }
@@ -196,8 +388,11 @@ void act__spool_remove(void)
     atomic_store(&sp_open, 0);
     /* The files go; their mappings stay until the process ends: threads
      * still recording (exit handlers) write to memory released then. */
-    unlink(sp_paths[1]);
-    unlink(sp_paths[0]);
+    int dfd = act__spool_dir_check();
+    if (dfd >= 0) {
+        unlinkat(dfd, sp_names[1], 0);
+        unlinkat(dfd, sp_names[0], 0);
+    }
 }
 
 void act__spool_atfork_child(void)
@@ -209,9 +404,12 @@ void act__spool_atfork_child(void)
     act__spooling = 0;
     atomic_store(&sp_taken, 0);
     atomic_store(&sp_open, 0);
-    free(sp_paths[0]);
-    free(sp_paths[1]);
-    sp_paths[0] = sp_paths[1] = NULL;
+    free(sp_names[0]);
+    free(sp_names[1]);
+    sp_names[0] = sp_names[1] = NULL;
+    /* The record directory's descriptor stays: the child checked nothing
+     * else, and uses the same directory. */
+    pthread_mutex_init(&sp_dir_lock, NULL);
 }
 
 void *act__spool_map(size_t size, uint64_t *off)
@@ -222,7 +420,7 @@ void *act__spool_map(size_t size, uint64_t *off)
     uint64_t at = sp_size;
     sp_size = at + size; /* reserved: filled below, outside the lock */
     pthread_mutex_unlock(&sp_lock);
-    int fd = open(sp_paths[0], O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    int fd = dir_open(sp_names[0], O_RDWR, 0);
     if (fd < 0)
         return NULL;
     /* Reserve the blocks now by writing zeros: a full disk refuses the
@@ -233,6 +431,8 @@ void *act__spool_map(size_t size, uint64_t *off)
      * recording thread took 4 instead of 600-4400 faults per 1M events
      * with 2 args). A failed range stays a hole in the file. */
     static const char zeros[65536];
+    act__xfsz_guard g;
+    act__xfsz_block(&g);
     for (size_t done = 0; done < size;) {
         size_t n = size - done < sizeof zeros ? size - done : sizeof zeros;
         ssize_t w = pwrite(fd, zeros, n, (off_t)(at + done));
@@ -240,6 +440,7 @@ void *act__spool_map(size_t size, uint64_t *off)
             continue;
         if (w <= 0) {
             int e = w == 0 ? ENOSPC : errno;
+            act__xfsz_unblock(&g);
             close(fd);
             pthread_mutex_lock(&sp_lock);
             int first = !sp_full_logged;
@@ -247,11 +448,12 @@ void *act__spool_map(size_t size, uint64_t *off)
             pthread_mutex_unlock(&sp_lock);
             if (first)
                 act_log(ACT_LOG_ERROR, "spool: cannot grow %s by %zu bytes: %s; events are "
-                        "dropped (counted) from now on", sp_paths[0], size, strerror(e));
+                        "dropped (counted) from now on", sp_names[0], size, strerror(e));
             return NULL;
         }
         done += (size_t)w;
     }
+    act__xfsz_unblock(&g);
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
     close(fd); /* the mapping keeps the file */
     if (p == MAP_FAILED)
@@ -262,7 +464,7 @@ void *act__spool_map(size_t size, uint64_t *off)
 
 void act__spool_writeback(uint64_t off, size_t size)
 {
-    int fd = atomic_load(&sp_open) ? open(sp_paths[0], O_RDWR | O_CLOEXEC | O_NOFOLLOW) : -1;
+    int fd = atomic_load(&sp_open) ? dir_open(sp_names[0], O_RDWR, 0) : -1;
     if (fd >= 0) {
         sync_file_range(fd, (off_t)off, (off_t)size, SYNC_FILE_RANGE_WRITE);
         close(fd);
@@ -271,7 +473,7 @@ void act__spool_writeback(uint64_t off, size_t size)
 
 int act__spool_spill(void *p, uint64_t off, size_t size)
 {
-    int fd = atomic_load(&sp_open) ? open(sp_paths[0], O_RDWR | O_CLOEXEC | O_NOFOLLOW) : -1;
+    int fd = atomic_load(&sp_open) ? dir_open(sp_names[0], O_RDWR, 0) : -1;
     if (fd < 0)
         return -1;
     /* Clean first: reclaim only drops clean file pages. */

@@ -25,6 +25,10 @@
  *
  * One spool per process: the auto-started session's. A forked child
  * closes its copy of the parent's files and starts its own.
+ *
+ * The files live in record's directory, checked once and then reached
+ * only through its descriptor (act__spool_dir_open, act__spool_dir_check):
+ * a directory re-created at the path by someone else is never written.
  */
 #ifndef ACT_ENGINE_SPOOL_H
 #define ACT_ENGINE_SPOOL_H
@@ -56,9 +60,30 @@ enum {
 /* 1 while this process spools (set by act__spool_open). */
 extern int act__spooling;
 
-/* Open BASE.spool and BASE.meta (created, 0600) for this process's
- * session; names interned so far are logged. 0 or -1 (errno set). */
+/* Check the record directory @p dir once (absolute; a directory owned by
+ * this euid, mode 0700) and hold it as a descriptor; every later use goes
+ * through it (spool.c). 0, or -1 after logging why. */
+int act__spool_dir_open(const char *dir);
+/* The record directory's descriptor after checking that it is still the
+ * directory act__spool_dir_open checked (re-opened if the program closed
+ * or replaced it), or -1 when it is gone: spooling has then stopped, said
+ * once, and nothing may be written there. */
+int act__spool_dir_check(void);
+
+/* Open BASE.spool and BASE.meta (created, 0600) in the record directory
+ * for this process's session (@p base: a file name there, no '/'); names
+ * interned so far are logged. 0 or -1 (errno set). */
 int act__spool_open(const char *base);
+
+/* Around a write of the library's own: no SIGXFSZ reaches the program
+ * (RLIMIT_FSIZE); the write fails with EFBIG instead. */
+#include <signal.h>
+typedef struct act__xfsz_guard {
+    sigset_t old;
+    int active, was_pending;
+} act__xfsz_guard;
+void act__xfsz_block(act__xfsz_guard *g);
+void act__xfsz_unblock(act__xfsz_guard *g);
 /* 1 for the first session created after act__spool_open (the
  * auto-started one), 0 for any other: a program's own sessions never
  * spool. */

@@ -68,14 +68,28 @@ static int grow(void)
     return 0;
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define STRTAB_TLS_IE __attribute__((tls_model("initial-exec")))
+#else
+#define STRTAB_TLS_IE
+#endif
+/* This thread holds the table's lock: a signal handler that interrupted
+ * act_name and calls it again gets 0 (refused) instead of waiting for its
+ * own thread. */
+static _Thread_local int lock_held STRTAB_TLS_IE;
+
 act_name_id act_name(const char *name)
 {
-    if (!name)
+    if (!name || lock_held)
         return 0;
     size_t n = strnlen(name, NAME_MAX_LEN);
     uint64_t h = fnv(name, n);
     act_name_id id = 0;
+    /* Marked busy while the lock is held: a handler that records on this
+     * thread meanwhile is counted (reentrant), never waits for it. */
+    int busy = act__rec_enter();
     pthread_mutex_lock(&lock);
+    lock_held = 1;
     if ((count + 1) * 2 > hash_cap && grow() != 0)
         goto out;
     uint64_t j = h & (hash_cap - 1);
@@ -109,7 +123,10 @@ act_name_id act_name(const char *name)
     if (act__spooling)
         act__spool_log_name(nid, name, n);
 out:
+    lock_held = 0;
     pthread_mutex_unlock(&lock);
+    if (busy)
+        act__rec_leave();
     return id;
 }
 

@@ -375,8 +375,26 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std, uint64_t *
     }
     act__chunk *c = NULL;
     if (heap && s->spooled) {
-        c = act__spool_map(size, off);
-        heap = 2; /* unmapped, not freed */
+        /* A slab of its own, in the list behind the one being carved:
+         * spilled like any other (never carved: it is full). */
+        struct act__slab *sl = slab_map(s, size + SLAB_HDR, 0, 0);
+        if (sl) {
+            c = (act__chunk *)(void *)((char *)sl + SLAB_HDR);
+            *off = sl->off + SLAB_HDR;
+            sl->charged = size;
+            pthread_mutex_lock(&s->lock);
+            if (s->slabs) {
+                sl->next = s->slabs->next;
+                s->slabs->next = sl;
+            } else {
+                /* Nothing is carved from it: the next carve maps a new
+                 * slab in front of it. */
+                s->slabs = sl;
+                s->slab_cur = s->slab_end = NULL;
+            }
+            pthread_mutex_unlock(&s->lock);
+        }
+        heap = 0; /* the slab's: unmapped with it */
     } else if (heap) {
         c = malloc(size);
     } else {

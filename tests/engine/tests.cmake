@@ -25,6 +25,9 @@ endif()
 act_add_test(RecordAllocFailure SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_alloc_failure.c
              LIBS Threads::Threads LABELS engine nosan TIMEOUT 300 INTERNAL)
 if(ACT_HAVE_JANSSON)
+  # Signal handlers that record while their thread holds an engine lock.
+  act_add_test(RecordSignalLocks SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_signal_locks.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine TIMEOUT 180)
   act_add_test(RecordArgs SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_args.c
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300)
   act_add_test(RecordThreadChurn SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_churn.c

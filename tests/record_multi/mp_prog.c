@@ -31,6 +31,20 @@
  *                             eight times (taking the lowest numbers),
  *                             records N spans "after" with arg i, writes
  *                             "END\n" to FILE and kills itself with SIGTERM
+ *   mp_prog victim DIR        a background job that outlives record: records
+ *                             span "victim before", writes DIR/state
+ *                             (its ACTRACE_RECORD_DIR), waits for DIR/go,
+ *                             records 20000 spans "victim after" (new
+ *                             chunks), forks a child that records and
+ *                             exits, runs "leaf victim-exec" (a new image),
+ *                             then writes DIR/done and exits normally
+ *   mp_prog bigstr N SIZE     records N instants whose names are SIZE
+ *                             bytes (each different)
+ *   mp_prog cdleaf NAME       changes to / and records one span NAME
+ *   mp_prog sigcheck          its SIGINT and SIGTERM dispositions must be
+ *                             the default (else exits 3); installs its
+ *                             own SIGTERM handler, raises SIGTERM, and
+ *                             exits 0 if the handler ran (else 4)
  *   mp_prog spans N           records N spans "s", then prints
  *                             "maxrss_kb=K" (its peak resident memory so far)
  *                             on stderr and exits
@@ -168,9 +182,40 @@ static int die(const char *how, long n)
     return 2;
 }
 
+static volatile sig_atomic_t got_term;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    got_term = 1;
+}
+
+static int sigcheck(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL) {
+            fprintf(stderr, "sigcheck: signal %d does not have its default action\n", sigs[i]);
+            return 3;
+        }
+    }
+    span("sigcheck");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    raise(SIGTERM);
+    return got_term ? 0 : 4;
+}
+
 int main(int argc, char **argv)
 {
     self = argv[0];
+    if (argc == 2 && strcmp(argv[1], "sigcheck") == 0)
+        return sigcheck();
     if (argc < 3)
         return 2;
     if (strcmp(argv[1], "fill") == 0 && argc >= 4) {
@@ -205,6 +250,64 @@ int main(int argc, char **argv)
         kill(getpid(), SIGTERM);
         pause();
         return 4;
+    }
+    if (strcmp(argv[1], "victim") == 0) {
+        char path[4096];
+        span("victim before");
+        snprintf(path, sizeof path, "%s/state", argv[2]);
+        FILE *f = fopen(path, "w");
+        if (!f)
+            return 3;
+        const char *d = getenv("ACTRACE_RECORD_DIR");
+        fprintf(f, "%s\n", d ? d : "");
+        fclose(f);
+        snprintf(path, sizeof path, "%s/go", argv[2]);
+        for (int i = 0; i < 60000 && access(path, F_OK) != 0; i++)
+            usleep(1000);
+        for (long i = 0; i < 20000; i++) {
+            act_span_begin(ACT_CPU_OP, "victim after");
+            act_arg_int("i", i);
+            act_span_end();
+        }
+        pid_t c = fork();
+        if (c == 0) {
+            span("victim child");
+            exit(0);
+        }
+        waitpid(c, NULL, 0);
+        c = fork();
+        if (c == 0) {
+            execl(self, self, "leaf", "victim-exec", (char *)NULL);
+            _exit(127);
+        }
+        waitpid(c, NULL, 0);
+        snprintf(path, sizeof path, "%s/done", argv[2]);
+        f = fopen(path, "w");
+        if (f)
+            fclose(f);
+        return 0;
+    }
+    if (strcmp(argv[1], "bigstr") == 0 && argc >= 4) {
+        long n = atol(argv[2]);
+        size_t size = (size_t)atol(argv[3]);
+        char *name = malloc(size + 1);
+        if (!name)
+            return 3;
+        memset(name, 'x', size);
+        name[size] = '\0';
+        for (long i = 0; i < n; i++) {
+            snprintf(name, 32, "big %ld ", i % 100000000);
+            name[strlen(name)] = 'x';
+            act_instant(ACT_CPU_OP, name);
+        }
+        free(name);
+        return 0;
+    }
+    if (strcmp(argv[1], "cdleaf") == 0) {
+        if (chdir("/") != 0)
+            return 3;
+        span(argv[2]);
+        return 0;
     }
     if (strcmp(argv[1], "spans") == 0) {
         long n = atol(argv[2]);

@@ -287,6 +287,8 @@ static void daemon_outlives(void)
     char *err = tu_slurp(tmp("daemon_err.txt"), NULL);
     CHECK(err && strstr(err, "still running"));
     CHECK(err && strstr(err, "wrote "));
+    /* The daemon still uses the record directory: record leaves it. */
+    CHECK(err && strstr(err, "left in place"));
     free(err);
     json_t *root = tu_load(out);
     CHECK_EQ_INT(tu_count(root, "X", "daemon parent"), 1);
@@ -301,6 +303,9 @@ static void daemon_outlives(void)
     CHECK(p > 0);
     if (p > 0)
         kill(p, SIGKILL);
+    CHECK_EQ_INT(ru_count_entries(tmpdir, "actrace-record-", NULL), 1);
+    snprintf(cmd, sizeof cmd, "rm -rf %s/actrace-record-*", tmpdir);
+    ru_run(cmd);
     check_clean("daemon");
 }
 
@@ -332,9 +337,9 @@ static void sanitized(void)
     check_clean("asan");
 }
 
-/* Two processes with a device each (the example plugin): distinct device
- * pids and deviceProperties ids; every flow joins one process's host
- * thread to that process's device. */
+/* Two processes with a device each (the example plugin; the shell has one
+ * too, and no flows): distinct device pids and deviceProperties ids;
+ * every flow joins one process's host thread to that process's device. */
 static void devices_and_flows(void)
 {
     char cmd[4096];
@@ -348,12 +353,13 @@ static void devices_and_flows(void)
     json_t *root = tu_load(out);
     CHECK_FATAL(root != NULL);
     json_t *devs = json_object_get(root, "deviceProperties");
-    CHECK_EQ_INT(json_array_size(devs), 2);
+    CHECK_EQ_INT(json_array_size(devs), 3);
     CHECK(tu_int(json_array_get(devs, 0), "id") != tu_int(json_array_get(devs, 1), "id"));
+    CHECK(tu_int(json_array_get(devs, 1), "id") != tu_int(json_array_get(devs, 2), "id"));
     /* flow id -> pids of its s and f ends; device pid -> the host pid. */
     enum { MAXF = 4096 };
     static long long fid[MAXF], spid[MAXF], fpid[MAXF];
-    long long dev_host[2][2] = {{0, 0}, {0, 0}};
+    long long dev_host[3][2] = {{0, 0}, {0, 0}, {0, 0}};
     size_t nf = 0, i;
     json_t *e;
     json_array_foreach(tu_events(root), i, e)
@@ -376,7 +382,7 @@ static void devices_and_flows(void)
     CHECK(nf >= 2);
     int bad = 0;
     for (size_t k = 0; k < nf; k++) {
-        if (!spid[k] || fpid[k] < 0x40000000LL || fpid[k] > 0x40000001LL) {
+        if (!spid[k] || fpid[k] < 0x40000000LL || fpid[k] > 0x40000002LL) {
             bad++;
             continue;
         }
@@ -387,7 +393,14 @@ static void devices_and_flows(void)
             bad++;
     }
     CHECK_EQ_INT(bad, 0);
-    CHECK(dev_host[0][0] && dev_host[1][0] && dev_host[0][0] != dev_host[1][0]);
+    /* Two devices have flows, each from its own host process. */
+    int with_flows = 0;
+    for (int a = 0; a < 3; a++)
+        with_flows += dev_host[a][0] != 0;
+    CHECK_EQ_INT(with_flows, 2);
+    for (int a = 0; a < 3; a++)
+        for (int b = a + 1; b < 3; b++)
+            CHECK(!dev_host[a][0] || dev_host[a][0] != dev_host[b][0]);
     json_decref(root);
     check_clean("devices");
 }

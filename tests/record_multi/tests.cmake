@@ -14,6 +14,12 @@ if(ACT_HAVE_JANSSON)
   act_add_test(RecordDie SOURCES ${PROJECT_SOURCE_DIR}/tests/record_multi/test_record_die.c
                LIBS PkgConfig::JANSSON LABELS cli nosan TIMEOUT 300)
   add_dependencies(test_RecordDie actrace_cli act_mp_prog)
+  # Hostile users and ordinary programs (issue 15): a re-created record
+  # directory, ulimit -f, large strings, a relative TMPDIR, signals the
+  # program handles, short programs.
+  act_add_test(RecordHarden SOURCES ${PROJECT_SOURCE_DIR}/tests/record_multi/test_record_harden.c
+               LIBS PkgConfig::JANSSON LABELS cli hardening nosan TIMEOUT 300)
+  add_dependencies(test_RecordHarden actrace_cli act_mp_prog)
 endif()
 if(TARGET test_RecordMulti)
   add_dependencies(test_RecordMulti actrace_demo)

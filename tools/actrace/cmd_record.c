@@ -8,8 +8,9 @@
  * config is checked here first, and so is FILE (its directory exists and
  * is writable; an existing trace is not replaced without --force), so a
  * mistake is reported before CMD runs.
- * Exit status: CMD's (128+N if it died of signal N); 2 for a usage or
- * config error; 1 if CMD could not be run or no trace was written.
+ * Exit status: CMD's (128+N if it died of signal N), whether or not a
+ * trace was written; 127 if CMD could not be run; 2 for a usage or config
+ * error; 1 if the merged trace could not be written and CMD exited 0.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -147,22 +148,45 @@ static int append_env(const char *name, const char *value, char sep)
     return rc;
 }
 
-/* Removes @p dir and the files in it (no subdirectories are made there). */
+/* 1 if the process that named file @p name ("<pid>-...") still runs. */
+static int file_live(const char *name)
+{
+    long pid = strtol(name, NULL, 10);
+    return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* Removes @p dir and the files in it (no subdirectories are made there),
+ * but for the spools of processes that still run: they use the directory
+ * (through a descriptor; autostart.c), so it is left to them, in place,
+ * and said so. A directory removed under them would make them stop
+ * recording; one re-created at the path by someone else is never used. */
 static void remove_dir(const char *dir)
 {
     DIR *d = opendir(dir);
+    int kept = 0;
     if (d) {
         struct dirent *de;
         while ((de = readdir(d))) {
             if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                 continue;
+            size_t l = strlen(de->d_name);
+            int spool = (l > 5 && strcmp(de->d_name + l - 5, ".meta") == 0) ||
+                        (l > 6 && strcmp(de->d_name + l - 6, ".spool") == 0);
+            if (spool && file_live(de->d_name)) {
+                kept++;
+                continue;
+            }
             char p[PATH_MAX + 300];
             snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
             unlink(p);
         }
         closedir(d);
     }
-    rmdir(dir);
+    if (kept)
+        fprintf(stderr, "actrace record: processes still running use %s: left in place for "
+                "them (remove it once they end)\n", dir);
+    else
+        rmdir(dir);
 }
 
 /* A sanitizer runtime must come first in LD_PRELOAD. When the program
@@ -338,7 +362,7 @@ static size_t rebuild_spools(const char *dir)
             unsetenv("ACTRACE_DEFAULT_PLUGINS");
             unsetenv("ACTRACE_CONFIG");
             char err[PATH_MAX * 2];
-            int rc = act__spool_rebuild(base, out, exec_d(dir, de->d_name) ? ACT__SPOOL_SKIP_EMPTY : ACT__SPOOL_SKIP_IDLE,
+            int rc = act__spool_rebuild(base, out, exec_d(dir, de->d_name) ? ACT__SPOOL_SKIP_EMPTY : 0,
                                         err, sizeof err);
             if (rc == 1)
                 _exit(3); /* nothing to show (an image that exec'd at once) */
@@ -480,8 +504,9 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
             fprintf(stderr, "actrace record: no trace written: '%s' was killed by signal %d\n",
                     prog, WTERMSIG(status));
         else
-            fprintf(stderr, "actrace record: no trace written to %s\n", shown);
-        return rc ? rc : 1;
+            fprintf(stderr, "actrace record: no trace written to %s (no process loaded "
+                    "libactrace)\n", shown);
+        return rc;
     }
     /* Written as the library writes a trace (src/writer/out_sink.c): a
      * temporary file renamed over the output, mode and owner kept, devices
@@ -632,6 +657,17 @@ int act_cmd_record(int argc, char **argv)
             return 1;
         }
     }
+    /* Absolute: the library refuses a relative one (a process that starts
+     * in, or changes to, another directory would look elsewhere). */
+    char spool_abs[PATH_MAX];
+    if (spool[0] != '/') {
+        if (!realpath(spool, spool_abs)) {
+            fprintf(stderr, "actrace record: %s: %s\n", spool, strerror(errno));
+            rmdir(spool);
+            return 1;
+        }
+        snprintf(spool, sizeof spool, "%s", spool_abs);
+    }
     setenv("ACTRACE_RECORD_DIR", spool, 1);
     /* The program's parent is this process: its descendants know they are
      * descendants (a smaller buffer pre-allocation, autostart.c). */
@@ -667,6 +703,10 @@ int act_cmd_record(int argc, char **argv)
         _exit(127);
     }
     close(gate[0]);
+    /* record's own writes (the merged trace) under a file-size limit fail
+     * with EFBIG and are reported, rather than kill record; the program
+     * started with the default action. */
+    signal(SIGXFSZ, SIG_IGN);
     char final_out[sizeof abs_out + 32];
     expand_pid(final_out, sizeof final_out, abs_out, (int)pid);
     char shown[PATH_MAX + 32];
