@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Forked children and the process-wide plugins (opencl layer, nvtx
+ * injection) under `actrace record --plugin opencl --plugin nvtx`:
+ *  - C (`test_ForkPlugins prog N`): the parent initialises OpenCL and
+ *    NVTX and forks; the parent makes N clGetDeviceIDs calls and 1000
+ *    NVTX ranges "parent", then lets the child go, which makes N
+ *    clGetPlatformInfo calls and 1000 ranges "child" and exits;
+ *  - Python (mp_fork.py): multiprocessing with the fork start method, two
+ *    workers calling the same library through ctypes (N clGetPlatformInfo,
+ *    N ranges "worker"; they end by os._exit, so record rebuilds their
+ *    traces from their spools), the main process N clGetDeviceIDs and N
+ *    ranges "main" after joining them. The workers' NVTX ranges are not
+ *    checked: the nvtx plugin holds ranges until its flush, which a
+ *    process that ends by _exit never reaches (docs/nvtx.md).
+ * Each process's calls must appear once, in its own process, none of
+ * another's; every process has both plugins loaded (none declined as
+ * "already in use"), nothing dropped, and `actrace check` passes. Before
+ * plugins reset their state in forked children, the child's plugins
+ * declined (its calls and ranges were missing, silently) and its OpenCL
+ * calls went into the parent's session: under record into the parent's
+ * shared spool, over the parent's own calls.
+ * Skipped (77) without an OpenCL platform.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "check.h"
+
+#define ACTRACE ACT_BINARY_DIR "/bin/actrace"
+#define LIB ACT_BINARY_DIR "/tests/fork/libact_fork_calls.so"
+#define PY_SCRIPT ACT_SOURCE_DIR "/tests/fork/mp_fork.py"
+#define WORK ACT_BINARY_DIR "/tests/fork"
+#define N_C 20000
+#define N_NVTX 1000
+#define N_PY 3000
+
+enum { FC_PLATFORM_IDS = 0, FC_PLATFORM_INFO = 1, FC_DEVICE_IDS = 2 };
+int fc_opencl(int which, int n);
+void fc_nvtx(const char *msg, int n);
+
+static int prog(int n)
+{
+    if (fc_opencl(FC_PLATFORM_IDS, 1) != 1)
+        return 77;
+    fc_nvtx("parent before", 10);
+    int go[2];
+    if (pipe(go) != 0)
+        return 2;
+    pid_t pid = fork();
+    if (pid < 0)
+        return 3;
+    if (pid == 0) {
+        char c;
+        close(go[1]);
+        if (read(go[0], &c, 1) != 1)
+            _exit(4);
+        int ok = fc_opencl(FC_PLATFORM_INFO, n) == n;
+        fc_nvtx("child", N_NVTX);
+        exit(ok ? 0 : 5);
+    }
+    close(go[0]);
+    int ok = fc_opencl(FC_DEVICE_IDS, n) == n;
+    fc_nvtx("parent", N_NVTX);
+    if (write(go[1], "x", 1) != 1)
+        return 6;
+    int st = 0;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+        return 7;
+    return !ok ? 8 : WEXITSTATUS(st) ? 10 + WEXITSTATUS(st) : 0;
+}
+
+static int run(const char *cmd)
+{
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Complete events ("X") named @p name, of process @p pid (any if 0). */
+static int count(json_t *root, const char *name, json_int_t pid)
+{
+    int n = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        if (ph && nm && !strcmp(ph, "X") && !strcmp(nm, name) &&
+            (!pid || json_integer_value(json_object_get(ev, "pid")) == pid))
+            n++;
+    }
+    return n;
+}
+
+static json_int_t pid_of(json_t *root, const char *name)
+{
+    size_t i;
+    json_t *ev;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        if (nm && !strcmp(nm, name))
+            return json_integer_value(json_object_get(ev, "pid"));
+    }
+    return 0;
+}
+
+/* Every process in the trace: nothing dropped, and both plugins loaded
+ * (a trace rebuilt from a spool lists no plugin). */
+static void check_processes(json_t *root, size_t nproc)
+{
+    json_t *procs = json_object_get(root, "actraceProcesses");
+    CHECK_EQ_INT(json_array_size(procs), nproc);
+    size_t i, j;
+    json_t *p, *pl;
+    json_array_foreach(procs, i, p) {
+        json_t *st = json_object_get(p, "actraceStats");
+        json_int_t pid = json_integer_value(json_object_get(p, "pid"));
+        if (!CHECK_EQ_INT(json_integer_value(json_object_get(st, "dropped")), 0))
+            fprintf(stderr, "pid %lld dropped events\n", (long long)pid);
+        if (json_is_true(json_object_get(p, "recovered")))
+            continue;
+        int opencl = 0, nvtx = 0;
+        json_array_foreach(json_object_get(st, "plugins"), j, pl) {
+            const char *nm = json_string_value(json_object_get(pl, "name"));
+            opencl += nm && !strcmp(nm, "opencl");
+            nvtx += nm && !strcmp(nm, "nvtx");
+        }
+        if (!CHECK(opencl == 1 && nvtx == 1))
+            fprintf(stderr, "pid %lld: opencl %d, nvtx %d loaded\n", (long long)pid, opencl,
+                    nvtx);
+    }
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static json_t *record(const char *trace, const char *prog_cmd, const char *out)
+{
+    static int first = 1;
+    char cmd[8192];
+    remove(trace);
+    snprintf(cmd, sizeof cmd,
+             ACTRACE " record --force -o %s --plugin opencl --plugin nvtx -- %s >%s 2>%s.log",
+             trace, prog_cmd, out, out);
+    int rc = run(cmd);
+    if (rc == 77 && first)
+        CHECK_SKIP("no OpenCL platform (install pocl-opencl-icd)");
+    first = 0;
+    if (!CHECK_EQ_INT(rc, 0)) {
+        char log[600];
+        snprintf(log, sizeof log, "%s.log", out);
+        const char *l = slurp(log);
+        fprintf(stderr, "%s\n", l ? l : "");
+    }
+    json_error_t err;
+    json_t *root = json_load_file(trace, 0, &err);
+    if (!root)
+        fprintf(stderr, "%s:%d: %s\n", trace, err.line, err.text);
+    snprintf(cmd, sizeof cmd, ACTRACE " check %s >/dev/null", trace);
+    CHECK_EQ_INT(run(cmd), 0);
+    return root;
+}
+
+static void c_fork(const char *self)
+{
+    const char *dir = getenv("ACT_TRACE_DIR");
+    char trace[512], cmd[1024];
+    snprintf(trace, sizeof trace, "%s/fork_plugins_c.json", dir ? dir : ACT_TRACE_DIR);
+    snprintf(cmd, sizeof cmd, "%s prog %d", self, N_C);
+    json_t *root = record(trace, cmd, WORK "/fork_c.out");
+    CHECK_FATAL(root != NULL);
+    json_int_t parent = pid_of(root, "parent"), child = pid_of(root, "child");
+    CHECK(parent > 0 && child > 0 && parent != child);
+    CHECK_EQ_INT(count(root, "clGetDeviceIDs", parent), N_C);
+    CHECK_EQ_INT(count(root, "clGetDeviceIDs", 0), N_C);
+    CHECK_EQ_INT(count(root, "clGetPlatformInfo", child), N_C);
+    CHECK_EQ_INT(count(root, "clGetPlatformInfo", 0), N_C);
+    CHECK_EQ_INT(count(root, "parent", parent), N_NVTX);
+    CHECK_EQ_INT(count(root, "parent", 0), N_NVTX);
+    CHECK_EQ_INT(count(root, "child", child), N_NVTX);
+    CHECK_EQ_INT(count(root, "child", 0), N_NVTX);
+    CHECK_EQ_INT(count(root, "parent before", parent), 10);
+    CHECK_EQ_INT(count(root, "parent before", 0), 10);
+    check_processes(root, 2);
+    json_decref(root);
+}
+
+static void py_fork(void)
+{
+    const char *py = "/usr/bin/python3";
+    if (access(py, X_OK) != 0) {
+        printf("note: %s missing: the multiprocessing case is skipped\n", py);
+        return;
+    }
+    const char *dir = getenv("ACT_TRACE_DIR");
+    char trace[512], cmd[1024];
+    snprintf(trace, sizeof trace, "%s/fork_plugins_py.json", dir ? dir : ACT_TRACE_DIR);
+    snprintf(cmd, sizeof cmd, "%s " PY_SCRIPT " " LIB " %d", py, N_PY);
+    json_t *root = record(trace, cmd, WORK "/fork_py.out");
+    CHECK_FATAL(root != NULL);
+    const char *out = slurp(WORK "/fork_py.out");
+    CHECK_FATAL(out != NULL);
+    long main_pid = 0, workers[2] = {0, 0};
+    int nw = 0;
+    for (const char *l = out; l && *l;) {
+        long v;
+        if (sscanf(l, "main %ld", &v) == 1)
+            main_pid = v;
+        else if (sscanf(l, "worker %ld", &v) == 1 && nw < 2)
+            workers[nw++] = v;
+        l = strchr(l, '\n');
+        l = l ? l + 1 : NULL;
+    }
+    CHECK_FATAL(main_pid > 0 && nw == 2);
+    CHECK_EQ_INT(count(root, "clGetDeviceIDs", main_pid), N_PY);
+    CHECK_EQ_INT(count(root, "clGetDeviceIDs", 0), N_PY);
+    CHECK_EQ_INT(count(root, "main", main_pid), N_PY);
+    CHECK_EQ_INT(count(root, "main before", main_pid), 10);
+    CHECK_EQ_INT(count(root, "main before", 0), 10);
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ_INT(count(root, "clGetPlatformInfo", workers[i]), N_PY);
+        CHECK_EQ_INT(count(root, "clGetDeviceIDs", workers[i]), 0);
+    }
+    CHECK_EQ_INT(count(root, "clGetPlatformInfo", 0), 2 * N_PY);
+    CHECK_EQ_INT(count(root, "worker", main_pid), 0);
+    CHECK_EQ_INT(count(root, "main", 0), N_PY);
+    check_processes(root, 3);
+    json_decref(root);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 2 && strcmp(argv[1], "prog") == 0)
+        return prog(atoi(argv[2]));
+    unsetenv("ACTRACE_PLUGIN_DIR");
+    unsetenv("ACTRACE_PLUGINS");
+    unsetenv("OPENCL_LAYERS");
+    unsetenv("NVTX_INJECTION64_PATH");
+    CHECK_FATAL(system("mkdir -p " WORK) == 0);
+    c_fork(argv[0]);
+    py_fork();
+    return check_done();
+}
