@@ -145,8 +145,7 @@ int act__counter_sample(act_session *s, uint32_t series, int64_t ts_ns,
 
 /* Selected activity types of the session. */
 const act_activity_set *act__session_types(const act_session *s);
-/* 1 while the session is collecting (started, not stopped) and belongs
- * to this process (not a copy a fork()ed child inherited). */
+/* 1 while the session is collecting (started, not stopped). */
 int act__session_collecting(const act_session *s);
 
 /* The process generation: 0 in the process that loaded the library,

@@ -214,7 +214,7 @@ const act_activity_set *act__session_types(const act_session *s)
 int act__session_collecting(const act_session *s)
 {
     int st = atomic_load(&s->state);
-    return (st == ACT__S_COLLECTING || st == ACT__S_DONE) && s->fork_gen == act__fork_gen;
+    return st == ACT__S_COLLECTING || st == ACT__S_DONE;
 }
 
 /* ---- emission ------------------------------------------------------------- */
