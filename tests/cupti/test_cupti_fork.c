@@ -21,12 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <jansson.h>
-
-#include "check.h"
+#include "fork/fork_util.h"
 
 #define ACTRACE ACT_BINARY_DIR "/bin/actrace"
 #define FAKE_CUPTI ACT_BINARY_DIR "/tests/cupti/libfakecupti.so"
@@ -46,56 +42,22 @@ static int prog(void)
     *(void **)&flush = dlsym(fake, "cuptiActivityFlushAll");
     if (!launch || !flush)
         return 4;
-    int go[2];
-    if (pipe(go) != 0)
-        return 5;
-    pid_t pid = fork();
+    int gate[2];
+    pid_t pid = fu_fork_gated(gate);
     if (pid < 0)
         return 6;
     if (pid == 0) {
-        char c;
-        close(go[1]);
-        if (read(go[0], &c, 1) != 1)
-            _exit(7);
         for (int i = 0; i < N; i++)
             launch("child_kernel", 1000 + (uint32_t)i);
         flush(0);
         exit(0);
     }
-    close(go[0]);
     /* A stream each: the fake's kernels (20 us, launched 1 us apart)
      * would overlap on one. */
     for (int i = 0; i < N; i++)
         launch("parent_kernel", 1 + (uint32_t)i);
     flush(0);
-    if (write(go[1], "x", 1) != 1)
-        return 8;
-    int st = 0;
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-        return 9;
-    return WEXITSTATUS(st);
-}
-
-static int run(const char *cmd)
-{
-    int st = system(cmd);
-    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* Kernels named @p name (on the device's process). */
-static int kernels(json_t *root, const char *name)
-{
-    int n = 0;
-    size_t i;
-    json_t *ev;
-    json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
-        const char *ph = json_string_value(json_object_get(ev, "ph"));
-        const char *nm = json_string_value(json_object_get(ev, "name"));
-        const char *cat = json_string_value(json_object_get(ev, "cat"));
-        n += ph && nm && cat && !strcmp(ph, "X") && !strcmp(cat, "kernel") &&
-             !strcmp(nm, name);
-    }
-    return n;
+    return fu_go_and_wait(gate, pid) == 0 ? 0 : 9;
 }
 
 int main(int argc, char **argv)
@@ -113,7 +75,7 @@ int main(int argc, char **argv)
              "ACTRACE_CUPTI_LIBRARY=" FAKE_CUPTI " ACTRACE_CUDA_DRIVER=" FAKE_CUDA
              " %s record --force -o %s --plugin cupti -- %s prog >" WORK
              "/fork.log 2>&1", ACTRACE, trace, argv[0]);
-    int rc = run(cmd);
+    int rc = fu_run(cmd);
     FILE *f = fopen(WORK "/fork.log", "r");
     static char log[1 << 16];
     size_t n = f ? fread(log, 1, sizeof log - 1, f) : 0;
@@ -127,18 +89,11 @@ int main(int argc, char **argv)
     json_error_t err;
     json_t *root = json_load_file(trace, 0, &err);
     CHECK_FATAL(root != NULL);
-    CHECK_EQ_INT(kernels(root, "parent_kernel"), N);
-    CHECK_EQ_INT(kernels(root, "child_kernel"), 0);
-    json_t *procs = json_object_get(root, "actraceProcesses");
-    CHECK_EQ_INT(json_array_size(procs), 2);
-    size_t i;
-    json_t *p;
-    json_array_foreach(procs, i, p) {
-        json_t *st = json_object_get(p, "actraceStats");
-        CHECK_EQ_INT(json_integer_value(json_object_get(st, "dropped")), 0);
-    }
+    CHECK_EQ_INT(fu_count(root, "parent_kernel", "kernel", 0), N);
+    CHECK_EQ_INT(fu_count(root, "child_kernel", "kernel", 0), 0);
+    fu_check_no_drops(root, 2);
     json_decref(root);
     snprintf(cmd, sizeof cmd, ACTRACE " check %s >/dev/null", trace);
-    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_INT(fu_run(cmd), 0);
     return check_done();
 }

@@ -20,11 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "check.h"
-#include "engine/trace_util.h"
+#include "fork/fork_util.h"
 
 #define ACTRACE ACT_BINARY_DIR "/bin/actrace"
 #define HOOK ACT_BINARY_DIR "/tests/plugin/plugins/hook.so"
@@ -45,17 +42,11 @@ static int prog(void)
         return 4;
     if (emit(0, "before fork", 10) != 10)
         return 5;
-    int go[2];
-    if (pipe(go) != 0)
-        return 6;
-    pid_t pid = fork();
+    int gate[2];
+    pid_t pid = fu_fork_gated(gate);
     if (pid < 0)
         return 7;
     if (pid == 0) {
-        char c;
-        close(go[1]);
-        if (read(go[0], &c, 1) != 1)
-            _exit(8);
         int bad = 0;
         int stale = emit(0, "stale", N);
         if (stale != 0) {
@@ -68,47 +59,14 @@ static int prog(void)
             bad |= 2;
         exit(bad);
     }
-    close(go[0]);
     if (emit(0, "parent", N) != N)
         return 9;
-    if (write(go[1], "x", 1) != 1)
-        return 10;
-    close(go[1]);
-    int st = 0;
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+    int st = fu_go_and_wait(gate, pid);
+    if (st < 0)
         return 11;
     if (emit(0, "parent after", 10) != 10)
         return 12;
-    return WEXITSTATUS(st) ? 20 + WEXITSTATUS(st) : 0;
-}
-
-/* Spans named @p name of process @p pid (any pid if 0). */
-static int count(json_t *root, const char *name, json_int_t pid)
-{
-    int n = 0;
-    size_t i;
-    json_t *ev;
-    json_array_foreach(tu_events(root), i, ev) {
-        const char *ph = json_string_value(json_object_get(ev, "ph"));
-        const char *nm = json_string_value(json_object_get(ev, "name"));
-        if (ph && nm && !strcmp(ph, "X") && !strcmp(nm, name) &&
-            (!pid || json_integer_value(json_object_get(ev, "pid")) == pid))
-            n++;
-    }
-    return n;
-}
-
-/* The pid of the first span named @p name. */
-static json_int_t pid_of(json_t *root, const char *name)
-{
-    json_t *ev = tu_find(root, "X", name);
-    return ev ? json_integer_value(json_object_get(ev, "pid")) : 0;
-}
-
-static int run(const char *cmd)
-{
-    int st = system(cmd);
-    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return st ? 20 + st : 0;
 }
 
 int main(int argc, char **argv)
@@ -120,33 +78,31 @@ int main(int argc, char **argv)
     char cmd[10240];
     snprintf(cmd, sizeof cmd, ACTRACE " record --force -o %s --plugin " HOOK " -- %s prog",
              trace, argv[0]);
-    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_INT(fu_run(cmd), 0);
     json_t *root = tu_load(trace);
     CHECK_FATAL(root != NULL);
-    json_int_t parent = pid_of(root, "parent"), child = pid_of(root, "child");
+    json_int_t parent = fu_pid_of(root, "parent"), child = fu_pid_of(root, "child");
     CHECK(parent > 0 && child > 0 && parent != child);
-    CHECK_EQ_INT(count(root, "before fork", parent), 10);
-    CHECK_EQ_INT(count(root, "parent", parent), N);
-    CHECK_EQ_INT(count(root, "parent after", parent), 10);
-    CHECK_EQ_INT(count(root, "parent", 0), N);
-    CHECK_EQ_INT(count(root, "child", child), N);
-    CHECK_EQ_INT(count(root, "child", 0), N);
-    CHECK_EQ_INT(count(root, "stale", 0), 0);
-    CHECK_EQ_INT(count(root, "before fork", 0), 10); /* not copied into the child */
+    CHECK_EQ_INT(fu_count(root, "before fork", NULL, parent), 10);
+    CHECK_EQ_INT(fu_count(root, "parent", NULL, parent), N);
+    CHECK_EQ_INT(fu_count(root, "parent after", NULL, parent), 10);
+    CHECK_EQ_INT(fu_count(root, "parent", NULL, 0), N);
+    CHECK_EQ_INT(fu_count(root, "child", NULL, child), N);
+    CHECK_EQ_INT(fu_count(root, "child", NULL, 0), N);
+    CHECK_EQ_INT(fu_count(root, "stale", NULL, 0), 0);
+    CHECK_EQ_INT(fu_count(root, "before fork", NULL, 0), 10); /* not copied into the child */
     /* Every process: nothing dropped, and as many records as it holds. */
-    json_t *procs = json_object_get(root, "actraceProcesses");
-    CHECK_EQ_INT(json_array_size(procs), 2);
+    fu_check_no_drops(root, 2);
     size_t i;
     json_t *p;
-    json_array_foreach(procs, i, p) {
-        json_t *st = json_object_get(p, "actraceStats");
+    json_array_foreach(json_object_get(root, "actraceProcesses"), i, p) {
         json_int_t pid = json_integer_value(json_object_get(p, "pid"));
-        CHECK_EQ_INT(json_integer_value(json_object_get(st, "dropped")), 0);
-        CHECK_EQ_INT(json_integer_value(json_object_get(st, "recorded")),
+        CHECK_EQ_INT(json_integer_value(
+                         json_object_get(json_object_get(p, "actraceStats"), "recorded")),
                      pid == parent ? N + 20 : N);
     }
     json_decref(root);
     snprintf(cmd, sizeof cmd, ACTRACE " check %s >/dev/null", trace);
-    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_INT(fu_run(cmd), 0);
     return check_done();
 }

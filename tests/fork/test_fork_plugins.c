@@ -25,12 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <jansson.h>
-
-#include "check.h"
+#include "fork/fork_util.h"
 
 #define ACTRACE ACT_BINARY_DIR "/bin/actrace"
 #define LIB ACT_BINARY_DIR "/tests/fork/libact_fork_calls.so"
@@ -49,79 +45,31 @@ static int prog(int n)
     if (fc_opencl(FC_PLATFORM_IDS, 1) != 1)
         return 77;
     fc_nvtx("parent before", 10);
-    int go[2];
-    if (pipe(go) != 0)
-        return 2;
-    pid_t pid = fork();
+    int gate[2];
+    pid_t pid = fu_fork_gated(gate);
     if (pid < 0)
         return 3;
     if (pid == 0) {
-        char c;
-        close(go[1]);
-        if (read(go[0], &c, 1) != 1)
-            _exit(4);
         int ok = fc_opencl(FC_PLATFORM_INFO, n) == n;
         fc_nvtx("child", N_NVTX);
         exit(ok ? 0 : 5);
     }
-    close(go[0]);
     int ok = fc_opencl(FC_DEVICE_IDS, n) == n;
     fc_nvtx("parent", N_NVTX);
-    if (write(go[1], "x", 1) != 1)
-        return 6;
-    int st = 0;
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-        return 7;
-    return !ok ? 8 : WEXITSTATUS(st) ? 10 + WEXITSTATUS(st) : 0;
-}
-
-static int run(const char *cmd)
-{
-    int st = system(cmd);
-    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* Complete events ("X") named @p name, of process @p pid (any if 0). */
-static int count(json_t *root, const char *name, json_int_t pid)
-{
-    int n = 0;
-    size_t i;
-    json_t *ev;
-    json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
-        const char *ph = json_string_value(json_object_get(ev, "ph"));
-        const char *nm = json_string_value(json_object_get(ev, "name"));
-        if (ph && nm && !strcmp(ph, "X") && !strcmp(nm, name) &&
-            (!pid || json_integer_value(json_object_get(ev, "pid")) == pid))
-            n++;
-    }
-    return n;
-}
-
-static json_int_t pid_of(json_t *root, const char *name)
-{
-    size_t i;
-    json_t *ev;
-    json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
-        const char *nm = json_string_value(json_object_get(ev, "name"));
-        if (nm && !strcmp(nm, name))
-            return json_integer_value(json_object_get(ev, "pid"));
-    }
-    return 0;
+    int st = fu_go_and_wait(gate, pid);
+    return st < 0 ? 7 : !ok ? 8 : st ? 10 + st : 0;
 }
 
 /* Every process in the trace: nothing dropped, and both plugins loaded
  * (a trace rebuilt from a spool lists no plugin). */
 static void check_processes(json_t *root, size_t nproc)
 {
-    json_t *procs = json_object_get(root, "actraceProcesses");
-    CHECK_EQ_INT(json_array_size(procs), nproc);
+    fu_check_no_drops(root, nproc);
     size_t i, j;
     json_t *p, *pl;
-    json_array_foreach(procs, i, p) {
+    json_array_foreach(json_object_get(root, "actraceProcesses"), i, p) {
         json_t *st = json_object_get(p, "actraceStats");
         json_int_t pid = json_integer_value(json_object_get(p, "pid"));
-        if (!CHECK_EQ_INT(json_integer_value(json_object_get(st, "dropped")), 0))
-            fprintf(stderr, "pid %lld dropped events\n", (long long)pid);
         if (json_is_true(json_object_get(p, "recovered")))
             continue;
         int opencl = 0, nvtx = 0;
@@ -136,18 +84,6 @@ static void check_processes(json_t *root, size_t nproc)
     }
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
 static json_t *record(const char *trace, const char *prog_cmd, const char *out)
 {
     static int first = 1;
@@ -156,22 +92,23 @@ static json_t *record(const char *trace, const char *prog_cmd, const char *out)
     snprintf(cmd, sizeof cmd,
              ACTRACE " record --force -o %s --plugin opencl --plugin nvtx -- %s >%s 2>%s.log",
              trace, prog_cmd, out, out);
-    int rc = run(cmd);
+    int rc = fu_run(cmd);
     if (rc == 77 && first)
         CHECK_SKIP("no OpenCL platform (install pocl-opencl-icd)");
     first = 0;
     if (!CHECK_EQ_INT(rc, 0)) {
         char log[600];
         snprintf(log, sizeof log, "%s.log", out);
-        const char *l = slurp(log);
+        char *l = tu_slurp(log, NULL);
         fprintf(stderr, "%s\n", l ? l : "");
+        free(l);
     }
     json_error_t err;
     json_t *root = json_load_file(trace, 0, &err);
     if (!root)
         fprintf(stderr, "%s:%d: %s\n", trace, err.line, err.text);
     snprintf(cmd, sizeof cmd, ACTRACE " check %s >/dev/null", trace);
-    CHECK_EQ_INT(run(cmd), 0);
+    CHECK_EQ_INT(fu_run(cmd), 0);
     return root;
 }
 
@@ -183,18 +120,18 @@ static void c_fork(const char *self)
     snprintf(cmd, sizeof cmd, "%s prog %d", self, N_C);
     json_t *root = record(trace, cmd, WORK "/fork_c.out");
     CHECK_FATAL(root != NULL);
-    json_int_t parent = pid_of(root, "parent"), child = pid_of(root, "child");
+    json_int_t parent = fu_pid_of(root, "parent"), child = fu_pid_of(root, "child");
     CHECK(parent > 0 && child > 0 && parent != child);
-    CHECK_EQ_INT(count(root, "clGetDeviceIDs", parent), N_C);
-    CHECK_EQ_INT(count(root, "clGetDeviceIDs", 0), N_C);
-    CHECK_EQ_INT(count(root, "clGetPlatformInfo", child), N_C);
-    CHECK_EQ_INT(count(root, "clGetPlatformInfo", 0), N_C);
-    CHECK_EQ_INT(count(root, "parent", parent), N_NVTX);
-    CHECK_EQ_INT(count(root, "parent", 0), N_NVTX);
-    CHECK_EQ_INT(count(root, "child", child), N_NVTX);
-    CHECK_EQ_INT(count(root, "child", 0), N_NVTX);
-    CHECK_EQ_INT(count(root, "parent before", parent), 10);
-    CHECK_EQ_INT(count(root, "parent before", 0), 10);
+    CHECK_EQ_INT(fu_count(root, "clGetDeviceIDs", NULL, parent), N_C);
+    CHECK_EQ_INT(fu_count(root, "clGetDeviceIDs", NULL, 0), N_C);
+    CHECK_EQ_INT(fu_count(root, "clGetPlatformInfo", NULL, child), N_C);
+    CHECK_EQ_INT(fu_count(root, "clGetPlatformInfo", NULL, 0), N_C);
+    CHECK_EQ_INT(fu_count(root, "parent", NULL, parent), N_NVTX);
+    CHECK_EQ_INT(fu_count(root, "parent", NULL, 0), N_NVTX);
+    CHECK_EQ_INT(fu_count(root, "child", NULL, child), N_NVTX);
+    CHECK_EQ_INT(fu_count(root, "child", NULL, 0), N_NVTX);
+    CHECK_EQ_INT(fu_count(root, "parent before", NULL, parent), 10);
+    CHECK_EQ_INT(fu_count(root, "parent before", NULL, 0), 10);
     check_processes(root, 2);
     json_decref(root);
 }
@@ -212,7 +149,7 @@ static void py_fork(void)
     snprintf(cmd, sizeof cmd, "%s " PY_SCRIPT " " LIB " %d", py, N_PY);
     json_t *root = record(trace, cmd, WORK "/fork_py.out");
     CHECK_FATAL(root != NULL);
-    const char *out = slurp(WORK "/fork_py.out");
+    char *out = tu_slurp(WORK "/fork_py.out", NULL);
     CHECK_FATAL(out != NULL);
     long main_pid = 0, workers[2] = {0, 0};
     int nw = 0;
@@ -225,19 +162,20 @@ static void py_fork(void)
         l = strchr(l, '\n');
         l = l ? l + 1 : NULL;
     }
+    free(out);
     CHECK_FATAL(main_pid > 0 && nw == 2);
-    CHECK_EQ_INT(count(root, "clGetDeviceIDs", main_pid), N_PY);
-    CHECK_EQ_INT(count(root, "clGetDeviceIDs", 0), N_PY);
-    CHECK_EQ_INT(count(root, "main", main_pid), N_PY);
-    CHECK_EQ_INT(count(root, "main before", main_pid), 10);
-    CHECK_EQ_INT(count(root, "main before", 0), 10);
+    CHECK_EQ_INT(fu_count(root, "clGetDeviceIDs", NULL, main_pid), N_PY);
+    CHECK_EQ_INT(fu_count(root, "clGetDeviceIDs", NULL, 0), N_PY);
+    CHECK_EQ_INT(fu_count(root, "main", NULL, main_pid), N_PY);
+    CHECK_EQ_INT(fu_count(root, "main before", NULL, main_pid), 10);
+    CHECK_EQ_INT(fu_count(root, "main before", NULL, 0), 10);
     for (int i = 0; i < 2; i++) {
-        CHECK_EQ_INT(count(root, "clGetPlatformInfo", workers[i]), N_PY);
-        CHECK_EQ_INT(count(root, "clGetDeviceIDs", workers[i]), 0);
+        CHECK_EQ_INT(fu_count(root, "clGetPlatformInfo", NULL, workers[i]), N_PY);
+        CHECK_EQ_INT(fu_count(root, "clGetDeviceIDs", NULL, workers[i]), 0);
     }
-    CHECK_EQ_INT(count(root, "clGetPlatformInfo", 0), 2 * N_PY);
-    CHECK_EQ_INT(count(root, "worker", main_pid), 0);
-    CHECK_EQ_INT(count(root, "main", 0), N_PY);
+    CHECK_EQ_INT(fu_count(root, "clGetPlatformInfo", NULL, 0), 2 * N_PY);
+    CHECK_EQ_INT(fu_count(root, "worker", NULL, main_pid), 0);
+    CHECK_EQ_INT(fu_count(root, "main", NULL, 0), N_PY);
     check_processes(root, 3);
     json_decref(root);
 }

@@ -47,10 +47,8 @@
 #include <unistd.h>
 
 #include <CL/cl.h>
-#include <actrace/actrace.h>
-#include <jansson.h>
 
-#include "check.h"
+#include "fork/fork_util.h"
 
 #define ACTRACE ACT_BINARY_DIR "/bin/actrace"
 #define OPENCL_SO ACT_BINARY_DIR "/plugins/opencl.so"
@@ -59,24 +57,6 @@
 #define MANY 4200
 #define WRITES 8 /* per queue in the first part */
 #define LATE 60
-
-static int run(const char *cmd)
-{
-    int st = system(cmd);
-    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return strdup(buf);
-}
 
 static void sleep_ms(int ms)
 {
@@ -217,20 +197,6 @@ static int prog(void)
     return 0;
 }
 
-/* Device copies (gpu_memcpy "X" events) in @p root. */
-static int copies(json_t *root)
-{
-    int n = 0;
-    size_t i;
-    json_t *ev;
-    json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
-        const char *ph = json_string_value(json_object_get(ev, "ph"));
-        const char *cat = json_string_value(json_object_get(ev, "cat"));
-        n += ph && cat && !strcmp(ph, "X") && !strcmp(cat, "gpu_memcpy");
-    }
-    return n;
-}
-
 static int answers(const char *self)
 {
     unsetenv("ACTRACE_PLUGINS");
@@ -240,15 +206,16 @@ static int answers(const char *self)
     const char *dir = getenv("ACT_TRACE_DIR");
     snprintf(trace, sizeof trace, "%s/opencl_answers.json", dir ? dir : ACT_TRACE_DIR);
     snprintf(cmd, sizeof cmd, "%s --prog >" WORK "/answers.plain 2>" WORK "/answers.log", self);
-    int rc = run(cmd);
+    int rc = fu_run(cmd);
     if (rc == 77)
         CHECK_SKIP("no OpenCL platform or device (install pocl-opencl-icd)");
     CHECK_FATAL(rc == 0);
     snprintf(cmd, sizeof cmd,
              ACTRACE " record --force -o %s --plugin opencl -- %s --prog >" WORK
              "/answers.traced 2>" WORK "/answers.log", trace, self);
-    CHECK_EQ_INT(run(cmd), 0);
-    char *a = slurp(WORK "/answers.plain"), *b = slurp(WORK "/answers.traced");
+    CHECK_EQ_INT(fu_run(cmd), 0);
+    char *a = tu_slurp(WORK "/answers.plain", NULL);
+    char *b = tu_slurp(WORK "/answers.traced", NULL);
     CHECK_FATAL(a && b);
     CHECK_EQ_STR(b, a);
     /* The untraced answers are what OpenCL says without a layer. */
@@ -259,7 +226,7 @@ static int answers(const char *self)
     json_error_t err;
     json_t *root = json_load_file(trace, 0, &err);
     CHECK_FATAL(root != NULL);
-    CHECK_EQ_INT(copies(root), 3 * WRITES + MANY);
+    CHECK_EQ_INT(fu_count(root, NULL, "gpu_memcpy", 0), 3 * WRITES + MANY);
     json_decref(root);
     return check_done();
 }
@@ -336,7 +303,7 @@ static int stop_window(void)
     json_error_t jerr;
     json_t *root = json_load_file(trace, 0, &jerr);
     CHECK_FATAL(root != NULL);
-    CHECK_EQ_INT(copies(root), LATE);
+    CHECK_EQ_INT(fu_count(root, NULL, "gpu_memcpy", 0), LATE);
     json_decref(root);
     if (!CHECK(strstr(log_text, "60 device commands traced (60 spans)") != NULL))
         fprintf(stderr, "log:\n%s\n", log_text);
