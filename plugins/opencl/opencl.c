@@ -2171,9 +2171,10 @@ static void warn_late(ocl_inst *s)
  * (fork_reset): g_owner_pid names the process g_inst belongs to. The
  * reset runs from the fork handler and, in case the handlers ran in
  * another order, from init; each checks the owner first, so a reset never
- * undoes the child's own instance. Ops the child inherited are marked
- * generation 0: released when harvested there, neither emitted nor
- * counted (they are the parent's work). The layer itself (g_next,
+ * undoes the child's own instance. The handler also marks every op the
+ * child inherited generation 0 (released when harvested there, neither
+ * emitted nor counted: the parent's work) and frees the other threads'
+ * slots. The layer itself (g_next,
  * g_layer) stays: the child's ICD loader is the parent's copy.
  */
 static pid_t g_owner_pid; /* under the instance's lifecycle (init/finalize) */
@@ -2217,16 +2218,6 @@ static void fork_reset(void)
     }
     g_late = NULL;
     g_flush_gen = 0;
-    uint32_t nq = atomic_load(&g_nqueues);
-    for (uint32_t i = 0; i < nq; i++)
-        for (ocl_op *op = g_queues[i].head; op; op = op->next)
-            op->gen = 0;
-    /* Only the forking thread exists: every other slot is free. */
-    for (ocl_slot *sl = g_slots; sl; sl = sl->next) {
-        atomic_store(&sl->busy, 0);
-        if (sl != tl_slot)
-            atomic_store(&sl->used, 0);
-    }
 }
 
 static void fork_child(void)
@@ -2241,6 +2232,16 @@ static void fork_child(void)
         pthread_mutex_init(&g_devs[i].mu, NULL);
     pthread_mutex_init(&g_pool_mu, NULL);
     pthread_mutex_init(&g_late_mu, NULL);
+    /* Whatever the instance: every op pending now is the parent's, and
+     * only the forking thread exists (every other slot is free). */
+    for (uint32_t i = 0; i < nq; i++)
+        for (ocl_op *op = g_queues[i].head; op; op = op->next)
+            op->gen = 0;
+    for (ocl_slot *sl = g_slots; sl; sl = sl->next) {
+        atomic_store(&sl->busy, 0);
+        if (sl != tl_slot)
+            atomic_store(&sl->used, 0);
+    }
     fork_reset();
 }
 
