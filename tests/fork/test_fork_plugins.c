@@ -13,6 +13,10 @@
  *    ranges "main" after joining them. The workers' NVTX ranges are not
  *    checked: the nvtx plugin holds ranges until its flush, which a
  *    process that ends by _exit never reaches (docs/nvtx.md).
+ *  - a library user (`test_ForkPlugins lib`, no record): a session of its
+ *    own with both plugins, fork, the child starts a session of its own
+ *    and writes it: each trace holds its process's calls and ranges only,
+ *    and the child's session loaded both plugins.
  * Each process's calls must appear once, in its own process, none of
  * another's; every process has both plugins loaded (none declined as
  * "already in use"), nothing dropped, and `actrace check` passes. Before
@@ -58,6 +62,103 @@ static int prog(int n)
     fc_nvtx("parent", N_NVTX);
     int st = fu_go_and_wait(gate, pid);
     return st < 0 ? 7 : !ok ? 8 : st ? 10 + st : 0;
+}
+
+/* A library user's session with both plugins, started (NULL on failure). */
+static act_session *lib_session(void)
+{
+    const char *plugins[] = {ACT_BINARY_DIR "/plugins/opencl.so",
+                             ACT_BINARY_DIR "/plugins/nvtx.so"};
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.plugins = plugins;
+    o.plugin_count = 2;
+    act_session *s = NULL;
+    if (act_session_create(&o, &s) != 0)
+        return NULL;
+    if (act_session_start(s) != 0) {
+        act_session_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int lib_write(act_session *s, const char *path)
+{
+    int rc = act_session_stop(s);
+    if (rc == 0)
+        rc = act_session_write(s, path);
+    act_session_destroy(s);
+    return rc;
+}
+
+/* `test_ForkPlugins lib PARENT_TRACE CHILD_TRACE`: the same without
+ * record, sessions of the library's own, the child starting one after
+ * the fork (its plugins must load again). */
+static int lib(const char *ptrace, const char *ctrace)
+{
+    act_session *s = lib_session();
+    if (!s)
+        return 2;
+    if (fc_opencl(FC_PLATFORM_IDS, 1) != 1)
+        return 77;
+    fc_nvtx("parent before", 10);
+    int gate[2];
+    pid_t pid = fu_fork_gated(gate);
+    if (pid < 0)
+        return 3;
+    if (pid == 0) {
+        act_session *c = lib_session();
+        if (!c)
+            exit(4);
+        int ok = fc_opencl(FC_PLATFORM_INFO, N_NVTX) == N_NVTX;
+        fc_nvtx("child", N_NVTX);
+        exit(lib_write(c, ctrace) == 0 && ok ? 0 : 5);
+    }
+    int ok = fc_opencl(FC_DEVICE_IDS, N_NVTX) == N_NVTX;
+    fc_nvtx("parent", N_NVTX);
+    int st = fu_go_and_wait(gate, pid);
+    if (lib_write(s, ptrace) != 0)
+        return 6;
+    return st < 0 ? 7 : !ok ? 8 : st ? 10 + st : 0;
+}
+
+static int has_plugin(json_t *root, const char *name)
+{
+    size_t i;
+    json_t *pl;
+    json_array_foreach(json_object_get(json_object_get(root, "actraceStats"), "plugins"), i, pl) {
+        const char *nm = json_string_value(json_object_get(pl, "name"));
+        if (nm && !strcmp(nm, name))
+            return 1;
+    }
+    return 0;
+}
+
+static void lib_fork(const char *self)
+{
+    char ptrace[512], ctrace[512], cmd[2048];
+    const char *dir = getenv("ACT_TRACE_DIR");
+    snprintf(ptrace, sizeof ptrace, "%s/fork_plugins_lib_parent.json", dir ? dir : ACT_TRACE_DIR);
+    snprintf(ctrace, sizeof ctrace, "%s/fork_plugins_lib_child.json", dir ? dir : ACT_TRACE_DIR);
+    snprintf(cmd, sizeof cmd, "%s lib %s %s >" WORK "/fork_lib.log 2>&1", self, ptrace, ctrace);
+    CHECK_EQ_INT(fu_run(cmd), 0);
+    json_t *p = tu_load(ptrace), *c = tu_load(ctrace);
+    CHECK_EQ_INT(fu_count(p, "clGetDeviceIDs", NULL, 0), N_NVTX);
+    CHECK_EQ_INT(fu_count(p, "parent", NULL, 0), N_NVTX);
+    CHECK_EQ_INT(fu_count(p, "parent before", NULL, 0), 10);
+    CHECK_EQ_INT(fu_count(p, "clGetPlatformInfo", NULL, 0), 0);
+    CHECK_EQ_INT(fu_count(p, "child", NULL, 0), 0);
+    CHECK_EQ_INT(fu_count(c, "clGetPlatformInfo", NULL, 0), N_NVTX);
+    CHECK_EQ_INT(fu_count(c, "child", NULL, 0), N_NVTX);
+    CHECK_EQ_INT(fu_count(c, "clGetDeviceIDs", NULL, 0), 0);
+    CHECK_EQ_INT(fu_count(c, "parent", NULL, 0), 0);
+    CHECK_EQ_INT(fu_count(c, "parent before", NULL, 0), 0);
+    CHECK(has_plugin(c, "opencl") && has_plugin(c, "nvtx"));
+    CHECK_EQ_INT(json_integer_value(json_object_get(tu_stats(c), "dropped")), 0);
+    CHECK_EQ_INT(json_integer_value(json_object_get(tu_stats(p), "dropped")), 0);
+    json_decref(p);
+    json_decref(c);
 }
 
 /* Every process in the trace: nothing dropped, and both plugins loaded
@@ -184,6 +285,8 @@ int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[1], "prog") == 0)
         return prog(atoi(argv[2]));
+    if (argc > 3 && strcmp(argv[1], "lib") == 0)
+        return lib(argv[2], argv[3]);
     unsetenv("ACTRACE_PLUGIN_DIR");
     unsetenv("ACTRACE_PLUGINS");
     unsetenv("OPENCL_LAYERS");
@@ -191,5 +294,6 @@ int main(int argc, char **argv)
     CHECK_FATAL(system("mkdir -p " WORK) == 0);
     c_fork(argv[0]);
     py_fork();
+    lib_fork(argv[0]);
     return check_done();
 }

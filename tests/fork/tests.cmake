@@ -4,7 +4,8 @@
 #    program that forks and Python's multiprocessing (fork start method)
 #    whose workers call libact_fork_calls.so through ctypes: each process's
 #    OpenCL calls and NVTX ranges once, in its own process, none declined
-#    or dropped (test_fork_plugins.c). Skips (77) without an OpenCL
+#    or dropped; and a library user whose forked child starts a session of
+#    its own (test_fork_plugins.c). Skips (77) without an OpenCL
 #    platform; the Python part needs /usr/bin/python3.
 if(ACT_HAVE_JANSSON AND ACT_BUILD_PLUGINS AND TARGET actrace_plugin_opencl
    AND TARGET actrace_plugin_nvtx AND ACT_NVTX_INCLUDE_DIR)
