@@ -148,6 +148,15 @@ const act_activity_set *act__session_types(const act_session *s);
 /* 1 while the session is collecting (started, not stopped). */
 int act__session_collecting(const act_session *s);
 
+/* The process generation: 0 in the process that loaded the library,
+ * bumped by the engine's fork handler in every fork()ed child (before any
+ * other thread exists there). A session, and a plugin context, remember
+ * the generation they were created in and refuse to record in another:
+ * a child's copy of its parent's session is never written to, so the
+ * child cannot scribble into the parent's shared spool. One load and a
+ * compare, no getpid() on any recording path. */
+extern unsigned act__fork_gen;
+
 /* Fork handlers of the activity-type registry lock (activity_type.c),
  * installed with the engine's at library load (engine/session.c). */
 void act__types_atfork_prepare(void);

@@ -72,6 +72,52 @@ static _Atomic(cupti_plugin *) g_cp;
  * clears g_cp: a completion never sees an instance being freed. */
 static pthread_mutex_t g_complete_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * Fork. A fork()ed child inherits g_cp, whose host table is the parent's
+ * session, and CUPTI's own state: a subscription (ours) whose worker
+ * thread does not exist in the child. The child must never deliver into
+ * the parent's session: its fork handler forgets the instance (g_cp NULL:
+ * every callback then finds none, refuses buffers and frees completed
+ * ones untranslated; the instance is leaked in the child). CUPTI cannot
+ * be released or used safely in the child (CUDA is not fork-safe, and
+ * calling CUPTI from a fork handler could wait on a lock of a thread that
+ * is gone), so a child's own session declines the plugin with that
+ * reason. g_cp_pid names the process g_cp belongs to: the reset runs
+ * from the handler and again from init, whatever order the handlers ran.
+ */
+static pid_t g_cp_pid;
+static int g_forked_from_cupti; /* this process inherited a subscription */
+
+static void fork_reset(void)
+{
+    if (!g_cp_pid || g_cp_pid == getpid())
+        return;
+    g_cp_pid = 0;
+    g_forked_from_cupti = 1;
+    atomic_store_explicit(&g_cp, NULL, memory_order_release);
+}
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_complete_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&g_complete_lock);
+}
+
+static void fork_child(void)
+{
+    pthread_mutex_init(&g_complete_lock, NULL);
+    fork_reset();
+}
+
+__attribute__((constructor)) static void cp_load(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 static void cp_log(cupti_plugin *cp, int32_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -297,6 +343,14 @@ static int32_t cp_init(const act_plugin_host *host, void **state,
         set_reason(reason, reason_cap, "host lacks ABI 1.0 functions");
         return ACT_PLUGIN_DECLINE;
     }
+    fork_reset(); /* a child whose fork handlers ran in another order */
+    if (g_forked_from_cupti) {
+        set_reason(reason, reason_cap,
+                   "this process was forked from one that used CUPTI: CUPTI (like "
+                   "CUDA) cannot be used in a forked child; its GPU activity is not "
+                   "traced (start GPU workers with spawn or exec)");
+        return ACT_PLUGIN_DECLINE;
+    }
     if (atomic_load(&g_cp)) {
         set_reason(reason, reason_cap,
                    "already loaded: CUPTI allows one instance per process");
@@ -362,6 +416,7 @@ static int32_t cp_init(const act_plugin_host *host, void **state,
     }
     cp->subscribed = 1;
     ct_init(&cp->ct, host, &cp->api, &cp->drv);
+    g_cp_pid = getpid();
     atomic_store_explicit(&g_cp, cp, memory_order_release);
 
     /* The clock first, before any kind is enabled. */
@@ -383,6 +438,7 @@ static int32_t cp_init(const act_plugin_host *host, void **state,
                    cu_result_str(&cp->api, rc));
         pthread_mutex_lock(&g_complete_lock);
         atomic_store(&g_cp, NULL);
+        g_cp_pid = 0;
         pthread_mutex_unlock(&g_complete_lock);
         cp->api.Unsubscribe(cp->sub);
         cp_free(cp);
@@ -474,6 +530,7 @@ static void cp_finalize(void *state)
      * freed untranslated (the callbacks find no instance). */
     pthread_mutex_lock(&g_complete_lock);
     atomic_store_explicit(&g_cp, NULL, memory_order_release);
+    g_cp_pid = 0;
     pthread_mutex_unlock(&g_complete_lock);
     if (cp->api.ActivityFlushAll)
         cp->api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

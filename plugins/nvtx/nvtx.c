@@ -1630,9 +1630,81 @@ static int host_clock_is_monotonic(const act_plugin_host *h)
     return 1;
 }
 
+/* ---- fork ----------------------------------------------------------------- */
+
+/*
+ * A fork()ed child inherits this file's globals: g_host (the parent's
+ * session: the child's own instance would be declined as "another
+ * session"), g_on (the child's calls would go on recording into blocks
+ * nobody flushes), the helper thread's flags (the thread is gone), the
+ * states of threads that do not exist in the child, and locks another
+ * thread may have held. g_lock and g_pool_lock are held across fork; the
+ * child forgets the parent's instance (fork_reset) so that its own
+ * session owns NVTX there. g_owner_pid names the process g_host belongs
+ * to: the reset runs from the fork handler and again from init, and
+ * neither undoes the child's own instance, whatever order the fork
+ * handlers ran in. NVTX's function tables (filled by the injection) stay:
+ * they point at this image, which the child shares.
+ */
+static pid_t g_owner_pid; /* while an instance lives */
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_pool_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&g_pool_lock);
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* Single-threaded: the child of fork before anything else runs there. */
+static void fork_reset(void)
+{
+    if (!g_owner_pid || g_owner_pid == getpid())
+        return;
+    g_owner_pid = 0;
+    atomic_store(&g_on, 0);
+    atomic_store(&g_armed, 0);
+    g_host = NULL;
+    /* Other threads' states: gone with their threads (their blocks are
+     * the parent's pages, left untouched); the child's budget is its own. */
+    for (nthread **pp = &g_threads; *pp;) {
+        nthread *t = *pp;
+        if (t == tl) {
+            pp = &t->next_thread;
+            continue;
+        }
+        *pp = t->next_thread;
+        for (block *b = atomic_load(&t->head); b; b = atomic_load(&b->next))
+            atomic_fetch_sub(&g_bytes, sizeof(block) + b->cap);
+    }
+}
+
+static void fork_child(void)
+{
+    pthread_mutex_init(&g_lock, NULL);
+    pthread_mutex_init(&g_pool_lock, NULL);
+    pthread_cond_init(&g_pool_cond, NULL);
+    g_pool_running = 0; /* the helper thread is the parent's */
+    g_pool_stop = 0;
+    atomic_store(&g_pool_wanted, 0);
+    fork_reset();
+}
+
+/* At load: in place before an instance exists, and before libactrace's
+ * auto-start registers the handler that starts a forked child's session. */
+__attribute__((constructor)) static void nvtx_load(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 static int32_t nvtx_init(const act_plugin_host *host, void **state,
                          char *reason, uint32_t reason_cap)
 {
+    fork_reset(); /* a child whose fork handlers ran in another order */
     if (host->struct_size < ACT_PLUGIN_HOST_SIZE_1_0 || !host->emit ||
         !host->now_ns || !host->log) {
         snprintf(reason, reason_cap, "host lacks ABI 1.0 functions");
@@ -1684,6 +1756,7 @@ static int32_t nvtx_init(const act_plugin_host *host, void **state,
     g_now_ctx = host->ctx;
     g_direct_clock = host_clock_is_monotonic(host);
     g_host = host;
+    g_owner_pid = getpid();
     atomic_store(&g_armed, 1);
     *state = p;
     return ACT_PLUGIN_OK;
@@ -1831,6 +1904,7 @@ static void nvtx_finalize(void *state)
     atomic_store(&g_on, 0);
     pthread_mutex_lock(&g_lock);
     g_host = NULL;
+    g_owner_pid = 0;
     pthread_mutex_unlock(&g_lock);
     free(state);
 }

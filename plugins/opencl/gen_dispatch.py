@@ -70,7 +70,7 @@ SPECIAL = {
     "clSetCommandQueueProperty", "clFinish", "clWaitForEvents",
     "clGetEventInfo", "clGetExtensionFunctionAddress",
     "clGetExtensionFunctionAddressForPlatform", "clEnqueueMapBuffer",
-    "clEnqueueMapImage",
+    "clEnqueueMapImage", "clRetainCommandQueue", "clGetEventProfilingInfo",
 }
 
 

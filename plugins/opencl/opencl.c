@@ -311,7 +311,17 @@ typedef struct ocl_op ocl_op;
 #define PROPS_MAX 16
 
 typedef struct ocl_queue {
-    _Atomic(cl_command_queue) handle; /* NULL: free record */
+    _Atomic(cl_command_queue) handle; /* NULL: never used */
+    /* The program released its last reference: the record is free once
+     * its pending ops are harvested (they keep the command objects, and
+     * so the queue itself, alive). The handle stays, so that answers about
+     * the queue's events still find the program's properties. */
+    _Atomic int released;
+    /* The program's references (create 1, clRetainCommandQueue +1,
+     * clReleaseCommandQueue -1); -1: not known (a queue the layer found
+     * rather than saw created). Counted, not read back from the runtime:
+     * the runtime's count includes what the layer's events hold. */
+    _Atomic int app_refs;
     ocl_device *dev;
     uint64_t stream;                  /* unique per queue in the process */
     cl_command_queue_properties app_props; /* what the program asked for */
@@ -341,12 +351,18 @@ static ocl_queue *queue_find(cl_command_queue h)
     return NULL;
 }
 
-/* Registers a queue the program created (or found later). */
+static void harvest_released(void);
+static _Atomic int g_forced_any; /* a queue profiles only for the layer */
+
+/* Registers a queue the program created (@p created: the program holds
+ * one reference) or found later. */
 static ocl_queue *queue_add(cl_command_queue h, cl_device_id dev,
                             cl_command_queue_properties app_props,
                             const cl_queue_properties *app_array,
-                            size_t app_array_n)
+                            size_t app_array_n, int created)
 {
+    if (atomic_load_explicit(&g_nqueues, memory_order_relaxed) == MAX_QUEUES)
+        harvest_released(); /* a released record still holding ops */
     cl_command_queue_properties actual = 0;
     if (g_next.clGetCommandQueueInfo(h, CL_QUEUE_PROPERTIES, sizeof actual,
                                      &actual, NULL) != CL_SUCCESS)
@@ -360,7 +376,7 @@ static ocl_queue *queue_add(cl_command_queue h, cl_device_id dev,
         cl_command_queue ch = atomic_load(&c->handle);
         if (ch == h) {
             q = c; /* a released handle's address came back */
-        } else if (!ch) {
+        } else if (atomic_load(&c->released)) {
             pthread_mutex_lock(&c->mu);
             if (!c->head)
                 q = c;
@@ -386,7 +402,11 @@ static ocl_queue *queue_add(cl_command_queue h, cl_device_id dev,
         q->in_order = (actual & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
         q->named_gen = 0;
         q->last_end = INT64_MIN;
+        atomic_store(&q->app_refs, created ? 1 : -1);
+        if (q->profiling && !(app_props & CL_QUEUE_PROFILING_ENABLE))
+            atomic_store(&g_forced_any, 1);
         atomic_store_explicit(&q->handle, h, memory_order_release);
+        atomic_store_explicit(&q->released, 0, memory_order_release);
     }
     pthread_mutex_unlock(&g_mu);
     return q;
@@ -406,7 +426,7 @@ static ocl_queue *queue_get(cl_command_queue h)
         g_next.clGetCommandQueueInfo(h, CL_QUEUE_PROPERTIES, sizeof p, &p,
                                      NULL) != CL_SUCCESS)
         return NULL;
-    return queue_add(h, dev, p, NULL, 0);
+    return queue_add(h, dev, p, NULL, 0, 0);
 }
 
 /* ---- ops ------------------------------------------------------------------ */
@@ -421,6 +441,11 @@ struct ocl_op {
     ocl_op *next;
     cl_event ev;        /* the op's one reference */
     ocl_queue *q;
+    /* The queue's device and stream at enqueue: what the span is emitted
+     * with, even after the record is recycled (a late op, see g_late). */
+    ocl_device *dev;
+    uint64_t stream;
+    int in_order;
     uint64_t gen;       /* instance generation at enqueue */
     uint64_t corr, ext;
     int64_t h0, h1;     /* host time around the enqueue call */
@@ -590,17 +615,23 @@ static int device_describe(ocl_inst *s, ocl_device *d)
     return ok ? 0 : -1;
 }
 
-static void queue_name(ocl_inst *s, ocl_queue *q)
+/* Names the stream of @p op's queue once per instance (the queue's
+ * record may have been recycled since the op was enqueued: then the old
+ * stream is named from the op, each time). */
+static void queue_name(ocl_inst *s, const ocl_op *op)
 {
-    if (q->named_gen == s->gen)
+    ocl_queue *q = op->q;
+    int same = q->stream == op->stream;
+    if (same && q->named_gen == s->gen)
         return;
     char buf[64];
     int n = snprintf(buf, sizeof buf, "queue %llu (%s)",
-                     (unsigned long long)q->stream,
-                     q->in_order ? "in-order" : "out-of-order");
-    s->host->name_stream(s->host->ctx, q->dev->idx, q->stream, buf,
+                     (unsigned long long)op->stream,
+                     op->in_order ? "in-order" : "out-of-order");
+    s->host->name_stream(s->host->ctx, op->dev->idx, op->stream, buf,
                          (uint32_t)n);
-    q->named_gen = s->gen;
+    if (same)
+        q->named_gen = s->gen;
 }
 
 /* ---- clock mapping ------------------------------------------------------- */
@@ -740,7 +771,7 @@ static void op_times(ocl_op *op, int64_t seen)
         return;
     if (dq == 0 || dq > ds)
         dq = ds;
-    int clamped = clock_map(op->q->dev, op, dq, ds, de, seen, &op->start,
+    int clamped = clock_map(op->dev, op, dq, ds, de, seen, &op->start,
                             &op->end);
     ocl_queue *q = op->q;
     if (q->in_order) {
@@ -762,9 +793,9 @@ static void emit_op(ocl_inst *s, ocl_op *op)
         atomic_fetch_add_explicit(&s->n_noprof, 1, memory_order_relaxed);
         return;
     }
-    if (device_describe(s, op->q->dev) != 0)
+    if (device_describe(s, op->dev) != 0)
         return;
-    queue_name(s, op->q);
+    queue_name(s, op);
     int64_t start = op->start, end = op->end;
     if (op->timed == 2)
         atomic_fetch_add_explicit(&s->n_clamped, 1, memory_order_relaxed);
@@ -774,8 +805,8 @@ static void emit_op(ocl_inst *s, ocl_op *op)
     memset(&r, 0, sizeof r);
     r.struct_size = sizeof r;
     r.kind = ACT_PLUGIN_RECORD_DEVICE_SPAN;
-    r.device = op->q->dev->idx;
-    r.stream = op->q->stream;
+    r.device = op->dev->idx;
+    r.stream = op->stream;
     r.start_ns = start;
     r.end_ns = end;
     r.correlation = op->corr;
@@ -803,7 +834,7 @@ static void emit_op(ocl_inst *s, ocl_op *op)
         r.name_len = 6;
         set_arg_u(&args[n++], "bytes", op->bytes);
     }
-    set_arg_u(&args[n++], "queue", op->q->stream);
+    set_arg_u(&args[n++], "queue", op->stream);
     set_arg_s(&args[n++], "function", fn_names[op->fn], fn_lens[op->fn]);
     r.args = args;
     r.nargs = n;
@@ -820,6 +851,29 @@ static int op_complete(const ocl_op *op)
                               sizeof st, &st, NULL) != CL_SUCCESS)
         return -1; /* unusable: drop it */
     return st == CL_COMPLETE ? 1 : st < 0 ? -1 : 0;
+}
+
+/* Ops harvested while no instance collects but one was stopped and not
+ * yet flushed (g_flush_gen: a program thread's clFinish between the
+ * plugin's stop and its flush): timed and released like any other, then
+ * kept here for the flush to emit. g_late_mu guards the list and the
+ * generation, so an op is either kept before the flush takes the list
+ * or found too late and counted there (never lost unseen). */
+static pthread_mutex_t g_late_mu = PTHREAD_MUTEX_INITIALIZER;
+static ocl_op *g_late;
+static uint64_t g_flush_gen; /* under g_late_mu; 0: none */
+
+/* Keeps @p op for the flush of its instance; 0 if it is not waiting. */
+static int late_keep(ocl_op *op)
+{
+    pthread_mutex_lock(&g_late_mu);
+    int keep = g_flush_gen && op->gen == g_flush_gen;
+    if (keep) {
+        op->next = g_late;
+        g_late = op;
+    }
+    pthread_mutex_unlock(&g_late_mu);
+    return keep;
 }
 
 /* Detaches the completed ops of @p q (all of those enqueued before
@@ -862,15 +916,22 @@ static void harvest(ocl_queue *q, ocl_inst *s, int64_t done_before)
     while (done) {
         ocl_op *op = done;
         done = op->next;
-        if (op->kind > 0 && s && op->gen == s->gen)
+        int keep = 0;
+        if (op->gen == 0)
+            ; /* inherited across fork(): the parent's work, not ours */
+        else if (op->kind > 0 && s && op->gen == s->gen)
             emit_op(s, op);
         else if (op->kind < 0 && s)
             atomic_fetch_add_explicit(&s->n_failed, 1, memory_order_relaxed);
         else if (s)
             atomic_fetch_add_explicit(&s->n_dropped_ops, 1,
                                       memory_order_relaxed);
+        else if (op->kind > 0)
+            keep = late_keep(op);
         g_next.clReleaseEvent(op->ev);
-        op_free(op);
+        op->ev = NULL;
+        if (!keep)
+            op_free(op);
     }
 }
 
@@ -1136,8 +1197,12 @@ static ocl_op *enq_begin(cl_command_queue h, ocl_queue **qp)
         !atomic_load_explicit(&g_sel_device, memory_order_relaxed))
         return NULL;
     ocl_op *op = op_alloc();
-    if (op)
+    if (op) {
         op->q = q;
+        op->dev = q->dev;
+        op->stream = q->stream;
+        op->in_order = q->in_order;
+    }
     return op;
 }
 
@@ -1413,7 +1478,7 @@ w_clCreateCommandQueue(cl_context context, cl_device_id device,
         p |= CL_QUEUE_PROFILING_ENABLE;
     cl_command_queue q = g_next.clCreateCommandQueue(context, device, p, ep);
     if (q && *ep == CL_SUCCESS)
-        queue_add(q, device, properties, NULL, 0);
+        queue_add(q, device, properties, NULL, 0, 1);
     if (atomic_load_explicit(&g_active, memory_order_relaxed))
         call_done(ID_clCreateCommandQueue, t0, *ep);
     return q;
@@ -1465,7 +1530,7 @@ static cl_command_queue CL_API_CALL w_clCreateCommandQueueWithProperties(
                 an += 2;
             an++;
         }
-        queue_add(q, device, app, properties, an);
+        queue_add(q, device, app, properties, an, 1);
     }
     if (atomic_load_explicit(&g_active, memory_order_relaxed))
         call_done(ID_clCreateCommandQueueWithProperties, t0, *ep);
@@ -1490,6 +1555,12 @@ static cl_int CL_API_CALL w_clGetCommandQueueInfo(
         if (r == CL_SUCCESS && param_value_size_ret)
             *param_value_size_ret = need;
     } else {
+        /* Each event the layer holds may hold the queue (pocl's do): let
+         * go of the completed ones first, so that the count is the one an
+         * untraced run reads (the runtime holds a command that is not
+         * complete either way). Once more if one completed meanwhile. */
+        for (int i = 0; q && param_name == CL_QUEUE_REFERENCE_COUNT && i < 2 && q->head; i++)
+            harvest_from_call(q, INT64_MIN);
         r = g_next.clGetCommandQueueInfo(command_queue, param_name,
                                          param_value_size, param_value,
                                          param_value_size_ret);
@@ -1534,27 +1605,60 @@ static cl_int CL_API_CALL w_clSetCommandQueueProperty(
     return r;
 }
 
+static cl_int CL_API_CALL w_clRetainCommandQueue(cl_command_queue command_queue)
+{
+    int64_t t0 = now_ns();
+    cl_int r = g_next.clRetainCommandQueue(command_queue);
+    ocl_queue *q = r == CL_SUCCESS ? queue_find(command_queue) : NULL;
+    if (q) {
+        int n = atomic_load(&q->app_refs);
+        while (n >= 0 && !atomic_compare_exchange_weak(&q->app_refs, &n, n + 1))
+            ;
+    }
+    if (atomic_load_explicit(&g_active, memory_order_relaxed))
+        call_done(ID_clRetainCommandQueue, t0, r);
+    return r;
+}
+
 static cl_int CL_API_CALL w_clReleaseCommandQueue(cl_command_queue command_queue)
 {
     int64_t t0 = now_ns();
     ocl_queue *q = queue_find(command_queue);
     cl_uint refs = 0;
+    int known = 0;
     if (q) {
         harvest_from_call(q, INT64_MIN);
-        if (g_next.clGetCommandQueueInfo(command_queue,
-                                         CL_QUEUE_REFERENCE_COUNT, sizeof refs,
-                                         &refs, NULL) != CL_SUCCESS)
+        known = atomic_load(&q->app_refs) >= 0;
+        /* A queue the layer did not see created: its last release is the
+         * one that finds a single reference (not exact when the layer's
+         * events still hold the queue; then the record stays). */
+        if (!known && g_next.clGetCommandQueueInfo(command_queue, CL_QUEUE_REFERENCE_COUNT,
+                                                   sizeof refs, &refs, NULL) != CL_SUCCESS)
             refs = 0;
     }
     cl_int r = g_next.clReleaseCommandQueue(command_queue);
-    if (q && r == CL_SUCCESS && refs == 1) {
-        /* The queue is gone; its record is recycled once its pending ops
-         * (which keep the command objects alive) are harvested. */
-        atomic_store_explicit(&q->handle, NULL, memory_order_release);
+    if (q && r == CL_SUCCESS &&
+        (known ? atomic_fetch_sub(&q->app_refs, 1) == 1 : refs == 1)) {
+        /* The program's last reference: the record is recycled once its
+         * pending ops (which keep the command objects alive) are
+         * harvested, whatever the runtime's count says. */
+        atomic_store_explicit(&q->released, 1, memory_order_release);
     }
     if (atomic_load_explicit(&g_active, memory_order_relaxed))
         call_done(ID_clReleaseCommandQueue, t0, r);
     return r;
+}
+
+/* Harvests the records the program released that still hold ops, so that
+ * they can be recycled (queue_add, when the table is full). */
+static void harvest_released(void)
+{
+    uint32_t n = atomic_load_explicit(&g_nqueues, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        ocl_queue *q = &g_queues[i];
+        if (atomic_load_explicit(&q->released, memory_order_acquire) && q->head)
+            harvest_from_call(q, INT64_MIN);
+    }
 }
 
 static cl_int CL_API_CALL w_clFinish(cl_command_queue command_queue)
@@ -1601,6 +1705,33 @@ static cl_int CL_API_CALL w_clWaitForEvents(cl_uint num_events,
     harvest_all(s, INT64_MIN);
     if (s)
         ocl_leave(sl);
+    return r;
+}
+
+/* The layer turns profiling on for every queue (force_profiling); a
+ * program that did not ask for it gets the answer an untraced run gets:
+ * CL_PROFILING_INFO_NOT_AVAILABLE, nothing written. */
+static cl_int CL_API_CALL w_clGetEventProfilingInfo(cl_event event,
+                                                    cl_profiling_info param_name,
+                                                    size_t param_value_size,
+                                                    void *param_value,
+                                                    size_t *param_value_size_ret)
+{
+    int64_t t0 = now_ns();
+    cl_command_queue qh = NULL;
+    ocl_queue *q;
+    cl_int r;
+    if (atomic_load_explicit(&g_forced_any, memory_order_relaxed) &&
+        g_next.clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof qh, &qh, NULL) ==
+            CL_SUCCESS &&
+        (q = queue_find(qh)) != NULL && q->profiling &&
+        !(q->app_props & CL_QUEUE_PROFILING_ENABLE))
+        r = CL_PROFILING_INFO_NOT_AVAILABLE;
+    else
+        r = g_next.clGetEventProfilingInfo(event, param_name, param_value_size,
+                                           param_value, param_value_size_ret);
+    if (atomic_load_explicit(&g_active, memory_order_relaxed))
+        call_done(ID_clGetEventProfilingInfo, t0, r);
     return r;
 }
 
@@ -2026,9 +2157,106 @@ static void warn_late(ocl_inst *s)
     s->host->emit(s->host->ctx, &r, 1);
 }
 
+/* ---- fork -------------------------------------------------------------------- */
+
+/*
+ * A fork()ed child inherits the layer's globals: the parent's instance
+ * (g_inst, g_active: its host table is the parent's session), the busy
+ * slots of threads that do not exist in the child, the parent's pending
+ * ops, and locks another thread may have held. The child's calls must go
+ * to the child's own session (under record, one the child starts in its
+ * fork handler), never to the parent's, and the child's instance must not
+ * be declined as "another session". So every lock is held across fork
+ * (prepare/parent), and the child forgets the parent's instance
+ * (fork_reset): g_owner_pid names the process g_inst belongs to. The
+ * reset runs from the fork handler and, in case the handlers ran in
+ * another order, from init; each checks the owner first, so a reset never
+ * undoes the child's own instance. The handler also marks every op the
+ * child inherited generation 0 (released when harvested there, neither
+ * emitted nor counted: the parent's work) and frees the other threads'
+ * slots. The layer itself (g_next,
+ * g_layer) stays: the child's ICD loader is the parent's copy.
+ */
+static pid_t g_owner_pid; /* under the instance's lifecycle (init/finalize) */
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_mu);
+    uint32_t nq = atomic_load(&g_nqueues);
+    for (uint32_t i = 0; i < nq; i++)
+        pthread_mutex_lock(&g_queues[i].mu);
+    for (uint32_t i = 0; i < g_ndevs; i++)
+        pthread_mutex_lock(&g_devs[i].mu);
+    pthread_mutex_lock(&g_pool_mu);
+    pthread_mutex_lock(&g_late_mu);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&g_late_mu);
+    pthread_mutex_unlock(&g_pool_mu);
+    for (uint32_t i = g_ndevs; i-- > 0;)
+        pthread_mutex_unlock(&g_devs[i].mu);
+    for (uint32_t i = atomic_load(&g_nqueues); i-- > 0;)
+        pthread_mutex_unlock(&g_queues[i].mu);
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* Single-threaded (the child of fork, before anything else runs there). */
+static void fork_reset(void)
+{
+    if (!g_owner_pid || g_owner_pid == getpid())
+        return;
+    g_owner_pid = 0;
+    atomic_store(&g_active, NULL);
+    atomic_store(&g_inst, NULL); /* the parent's: leaked in the child */
+    atomic_store(&g_late_warned, 0);
+    for (ocl_op *op = g_late, *next; op; op = next) {
+        next = op->next;
+        op->next = g_free_ops;
+        g_free_ops = op;
+    }
+    g_late = NULL;
+    g_flush_gen = 0;
+}
+
+static void fork_child(void)
+{
+    /* The forking thread holds every lock (fork_prepare): initialise them
+     * afresh rather than unlock, as for the engine's. */
+    pthread_mutex_init(&g_mu, NULL);
+    uint32_t nq = atomic_load(&g_nqueues);
+    for (uint32_t i = 0; i < nq; i++)
+        pthread_mutex_init(&g_queues[i].mu, NULL);
+    for (uint32_t i = 0; i < g_ndevs; i++)
+        pthread_mutex_init(&g_devs[i].mu, NULL);
+    pthread_mutex_init(&g_pool_mu, NULL);
+    pthread_mutex_init(&g_late_mu, NULL);
+    /* Whatever the instance: every op pending now is the parent's, and
+     * only the forking thread exists (every other slot is free). */
+    for (uint32_t i = 0; i < nq; i++)
+        for (ocl_op *op = g_queues[i].head; op; op = op->next)
+            op->gen = 0;
+    for (ocl_slot *sl = g_slots; sl; sl = sl->next) {
+        atomic_store(&sl->busy, 0);
+        if (sl != tl_slot)
+            atomic_store(&sl->used, 0);
+    }
+    fork_reset();
+}
+
+/* At load (as a plugin or as a layer): the handlers are in place before
+ * any instance exists, and before libactrace's auto-start registers the
+ * handler that starts a forked child's session. */
+__attribute__((constructor)) static void ocl_load(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 static int32_t ocl_init(const act_plugin_host *host, void **state,
                         char *reason, uint32_t reason_cap)
 {
+    fork_reset(); /* a child whose fork handlers ran in another order */
     if (host->struct_size < ACT_PLUGIN_HOST_SIZE_1_0 || !host->emit ||
         !host->add_device || !host->name_stream || !host->log) {
         snprintf(reason, reason_cap, "host lacks ABI 1.0 functions");
@@ -2072,6 +2300,7 @@ static int32_t ocl_init(const act_plugin_host *host, void **state,
     s->sel_memset = host->type_selected(host->ctx, ACT_GPU_MEMSET);
     atomic_store(&g_sel_device,
                  s->sel_kernel || s->sel_memcpy || s->sel_memset);
+    g_owner_pid = getpid();
     atomic_store(&g_inst, s);
     *state = s;
     return ACT_PLUGIN_OK;
@@ -2088,11 +2317,37 @@ static void ocl_start(void *state)
 static void ocl_stop(void *state)
 {
     ocl_inst *s = state;
+    /* From now until the flush, what a program thread harvests is kept
+     * for the flush (late_keep); set before g_active is cleared, so a
+     * harvest that sees no instance sees this. */
+    pthread_mutex_lock(&g_late_mu);
+    g_flush_gen = s->gen;
+    pthread_mutex_unlock(&g_late_mu);
     struct ocl_inst *expect = s;
     atomic_compare_exchange_strong(&g_active, &expect, NULL);
     if (quiesce() != 0)
         inst_log(s, ACT_PLUGIN_LOG_WARN,
                  "a thread stayed inside the layer while stopping");
+}
+
+/* Emits (or, not of this instance, counts) the ops kept by late_keep and
+ * stops keeping more. */
+static void late_drain(ocl_inst *s)
+{
+    pthread_mutex_lock(&g_late_mu);
+    ocl_op *op = g_late;
+    g_late = NULL;
+    g_flush_gen = 0;
+    pthread_mutex_unlock(&g_late_mu);
+    while (op) {
+        ocl_op *next = op->next;
+        if (op->gen == s->gen)
+            emit_op(s, op);
+        else
+            atomic_fetch_add_explicit(&s->n_dropped_ops, 1, memory_order_relaxed);
+        op_free(op);
+        op = next;
+    }
 }
 
 static void ocl_flush(void *state)
@@ -2102,6 +2357,7 @@ static void ocl_flush(void *state)
         harvest_all(s, INT64_MIN);
     else if (icd_loaded())
         warn_late(s);
+    late_drain(s);
     uint64_t left = 0;
     uint32_t nq = atomic_load(&g_nqueues);
     for (uint32_t i = 0; i < nq; i++) {
@@ -2130,8 +2386,21 @@ static void ocl_finalize(void *state)
     ocl_inst *s = state;
     struct ocl_inst *expect = s;
     atomic_compare_exchange_strong(&g_active, &expect, NULL);
+    /* A flush that never ran (a stuck plugin) leaves kept ops: gone. */
+    pthread_mutex_lock(&g_late_mu);
+    ocl_op *late = g_flush_gen == s->gen ? g_late : NULL;
+    if (late) {
+        g_late = NULL;
+        g_flush_gen = 0;
+    }
+    pthread_mutex_unlock(&g_late_mu);
+    for (ocl_op *next; late; late = next) {
+        next = late->next;
+        op_free(late);
+    }
     expect = s;
-    atomic_compare_exchange_strong(&g_inst, &expect, NULL);
+    if (atomic_compare_exchange_strong(&g_inst, &expect, NULL))
+        g_owner_pid = 0;
     /* A thread still inside a busy window could use s: leak it then. */
     if (quiesce() == 0)
         free(s);

@@ -50,7 +50,12 @@
  *
  * Fork. The process-wide locks get pthread_atfork handlers installed when
  * the library is loaded (a constructor in session.c): held across fork,
- * re-initialised in the child, which also starts with no session.
+ * re-initialised in the child, which also starts with no session. A
+ * session is bound to the process that created it (s->fork_gen against
+ * act__fork_gen, bumped in the child): the child's copy of it refuses
+ * every recording (no thread attaches, plugins' emits are refused), so a
+ * plugin that still holds its parent's context writes nothing, and never
+ * into the parent's spool.
  *
  * An arg record's second arg is added in place after commit and published
  * by a release store of its t1 (see ACT__ARG2_PRESENT). Only an event whose
@@ -280,6 +285,7 @@ struct act__plugins;
 
 struct act_session {
     uint64_t gen; /* unique per session: validates thread-local caches */
+    unsigned fork_gen; /* act__fork_gen at create: the process it records in */
     act_config *config;
     act_activity_set types;
     uint64_t builtin_mask; /* types 0..63 selected, for the fast path */

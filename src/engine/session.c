@@ -27,6 +27,7 @@
 void act__record_atfork_child(void);
 
 static _Atomic(act_session *) started; /* the process's started session */
+unsigned act__fork_gen;
 static _Atomic uint64_t next_gen = 1;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 /* act_step calls that may still use the session they loaded from `started`
@@ -74,7 +75,10 @@ static void atfork_child(void)
     act__strtab_atfork_child();
     act__types_atfork_child();
     /* The child owns a copy of the parent's memory: it must neither record
-     * into the parent's session nor write it at exit. Start clean. */
+     * into the parent's session nor write it at exit. Start clean; the
+     * new generation makes every inherited session (and plugin context)
+     * refuse records, whoever still holds a pointer to one. */
+    act__fork_gen++;
     atomic_store_explicit(&act__recording, NULL, memory_order_relaxed);
     atomic_store_explicit(&started, NULL, memory_order_relaxed);
     atomic_store_explicit(&steps_in_flight, 0, memory_order_relaxed);
@@ -297,6 +301,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     if (!s)
         return ACT_ENOMEM;
     s->gen = atomic_fetch_add(&next_gen, 1);
+    s->fork_gen = act__fork_gen;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->window_lock, NULL);
     pthread_mutex_init(&s->ready_lock, NULL);

@@ -453,6 +453,10 @@ static void set_tail(act__thread *t, act__chunk *c)
 
 act__thread *act__thread_get(act_session *s)
 {
+    /* A fork()ed child's copy of its parent's session: its chunks may be
+     * the parent's shared spool. Never attach to it. */
+    if (s->fork_gen != act__fork_gen)
+        return NULL;
     /* Spooled: the thread's state lives in the spool, so that its drop
      * counts outlive the process. */
     uint64_t toff = UINT64_MAX;

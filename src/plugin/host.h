@@ -20,6 +20,11 @@
 
 struct act_plugin_ctx {
     uint32_t magic;
+    /* act__fork_gen when loaded: a fork()ed child's copy of the context
+     * (a plugin that kept its parent's host table) is refused like a dead
+     * one, so it never takes the parent's locks or records into its
+     * session. */
+    unsigned fork_gen;
     act_session *session;
     const act_config *cfg; /* the session's; outlives the plugin */
     uint16_t source;

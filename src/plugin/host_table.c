@@ -20,8 +20,9 @@
 static struct act_plugin_ctx *ctx_of(act_plugin_ctx *p)
 {
     struct act_plugin_ctx *c = p;
-    /* A stuck plugin's thread may call in after its session is gone. */
-    return c && c->magic == ACT__PLUGIN_MAGIC &&
+    /* A stuck plugin's thread may call in after its session is gone, and
+     * a fork()ed child through the context it inherited. */
+    return c && c->magic == ACT__PLUGIN_MAGIC && c->fork_gen == act__fork_gen &&
                    !atomic_load_explicit(&c->dead, memory_order_acquire)
                ? c
                : NULL;

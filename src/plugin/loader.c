@@ -425,6 +425,7 @@ static int load_one(act_session *s, const act_config *cfg,
     if (!c)
         return ACT_ENOMEM;
     c->magic = ACT__PLUGIN_MAGIC;
+    c->fork_gen = act__fork_gen;
     c->session = s;
     c->cfg = cfg;
     pthread_mutex_init(&c->lock, NULL);

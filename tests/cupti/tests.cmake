@@ -137,4 +137,10 @@ if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_cupti AND ACT_HAVE_JANSSON)
   target_include_directories(test_PluginCuptiFake PRIVATE ${ACT_CUPTI_INCLUDE_DIR}
                              ${ACT_CUDA_INCLUDE_DIR})
   add_dependencies(test_PluginCuptiFake act_fake_cupti act_fake_cuda actrace_plugin_cupti)
+  # PluginCuptiFork: the same fakes under record, a program that forks:
+  # the child never delivers into its parent's session.
+  act_add_test(PluginCuptiFork SOURCES tests/cupti/test_cupti_fork.c
+               LIBS PkgConfig::JANSSON ${CMAKE_DL_LIBS} LABELS plugin cupti cli nosan TIMEOUT 120)
+  add_dependencies(test_PluginCuptiFork act_fake_cupti act_fake_cuda actrace_plugin_cupti
+                   actrace_cli)
 endif()

@@ -14,6 +14,12 @@ if(ACT_HAVE_JANSSON)
   # plain or TSan builds (as LifetimeForkLocks).
   act_add_test(RecordFork SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_fork.c
                LIBS PkgConfig::JANSSON LABELS engine nosan)
+  # A session is bound to its process: a forked child's emits through the
+  # plugin context it inherited are refused (under record: never into the
+  # parent's spool).
+  act_add_test(RecordForkBound SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_fork_bound.c
+               LIBS PkgConfig::JANSSON ${CMAKE_DL_LIBS} LABELS engine cli nosan TIMEOUT 180)
+  add_dependencies(test_RecordForkBound act_tp_hook actrace_cli)
   act_add_test(WriterFailure SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_write_failure.c
                LIBS PkgConfig::JANSSON LABELS engine writer)
   if(ACT_HAVE_ZLIB)

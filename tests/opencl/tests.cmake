@@ -11,6 +11,13 @@
 #  - OpenclLate: a library user that initialised OpenCL before its session:
 #    the plugin says so once (log, actraceStats warnings, trace) and the
 #    program goes on untraced;
+#  - OpenclAnswers: what OpenCL answers a program (queue and event
+#    reference counts, queue properties, profiling info on queues that did
+#    not ask for it) is the same traced as untraced, and more than 4096
+#    queues created and released are all traced (test_opencl_answers.c);
+#  - OpenclStopWindow: device work harvested by the program between the
+#    plugin's stop and its flush is in the trace (hook.so runs clFinish
+#    there);
 #  - OpenclMemcheck: the example under valgrind, with and without tracing
 #    (labelled memcheck and nosan: skipped in sanitizer and minimal builds).
 # Without an OpenCL platform they skip (77).
@@ -34,6 +41,14 @@ if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_opencl AND TARGET actrace_cl_demo
   endif()
   add_test(NAME OpenclExtension COMMAND test_OpenclRecord --ext)
   set_tests_properties(OpenclExtension PROPERTIES TIMEOUT 120
+    LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
+    ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+  act_add_test(OpenclAnswers SOURCES ${PROJECT_SOURCE_DIR}/tests/opencl/test_opencl_answers.c
+               LIBS PkgConfig::JANSSON OpenCL::OpenCL ${CMAKE_DL_LIBS}
+               LABELS plugin opencl cli nosan TIMEOUT 300 ARGS --answers)
+  add_dependencies(test_OpenclAnswers actrace_plugin_opencl actrace_cli act_tp_hook)
+  add_test(NAME OpenclStopWindow COMMAND test_OpenclAnswers --stop-window)
+  set_tests_properties(OpenclStopWindow PROPERTIES TIMEOUT 120
     LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
     ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
   add_test(NAME OpenclLate COMMAND test_OpenclRecord --late)

@@ -21,6 +21,16 @@ foreach(v ${ACT_TP_VARIANTS})
   list(APPEND ACT_TP_TARGETS act_tp_${name})
 endforeach()
 
+# hook.so (hook_plugin.c): a plugin the test program drives through dlsym
+# (emit through any instance's host table, a callback in stop).
+add_library(act_tp_hook MODULE ${PROJECT_SOURCE_DIR}/tests/plugin/hook_plugin.c)
+set_target_properties(act_tp_hook PROPERTIES PREFIX "" OUTPUT_NAME hook
+  SUFFIX ".so" LIBRARY_OUTPUT_DIRECTORY ${ACT_TP_DIR} C_VISIBILITY_PRESET hidden)
+target_include_directories(act_tp_hook PRIVATE ${PROJECT_SOURCE_DIR}/include)
+target_compile_definitions(act_tp_hook PRIVATE _GNU_SOURCE)
+target_link_libraries(act_tp_hook PRIVATE Threads::Threads)
+act_warnings(act_tp_hook)
+
 act_add_test(PluginValidate SOURCES ${PROJECT_SOURCE_DIR}/tests/plugin/test_plugin_validate.c
              INTERNAL LIBS m LABELS plugin)
 
