@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_pftrace.h"
 #include "cli.h"
 #include "trace_read.h"
 
@@ -1262,6 +1263,8 @@ int act_cmd_check(int argc, char **argv)
     int rc = act_cli_file_args("check", argc, argv, flags, usage, &file);
     if (rc)
         return rc == 1 ? 0 : 2;
+    if (act_cli_is_pftrace(file))
+        return act_cli_check_pftrace(file, quiet);
     char msg[512];
     act_cli_trace tr;
     if (act_cli_trace_open(&tr, file, msg, sizeof msg) != 0) {
