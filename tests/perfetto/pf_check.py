@@ -135,7 +135,8 @@ def model_pftrace(tree):
             name = unquote(get(tracks[uuid], 'name'))
             counters.setdefault(name, []).append((ts, float(get(te, 'double_counter_value'))))
             continue
-        key = (uuid >> 32, uuid & 0x7fffffff)
+        # actrace's uuids: pid << 32 | 1 << 31 | tid (bit 61: pid 0).
+        key = (0 if uuid & (1 << 61) else uuid >> 32, uuid & 0x7fffffff)
         if typ == 'TYPE_SLICE_END':
             name, t0, args = open_[uuid].pop()
             slices.setdefault(key, []).append((name, t0, ts - t0, args))
@@ -185,6 +186,8 @@ def model_json(path):
     for e in doc['traceEvents']:
         ph = e.get('ph')
         key = (e.get('pid'), e.get('tid'))
+        if not isinstance(key[0], int) or (ph != 'C' and not isinstance(key[1], int)):
+            continue  # convert skips (and counts) events without integer ids
         if ph == 'X':
             slices.setdefault(key, []).append((e['name'], ns(e['ts']), ns(e['dur']),
                                                e.get('args', {})))
@@ -245,6 +248,8 @@ def main():
     ap.add_argument('--actrace')
     ap.add_argument('--json')
     ap.add_argument('--dur-slack', type=int, default=2)
+    ap.add_argument('--convert', action='store_true',
+                    help='first write each PFTRACE with `actrace convert JSON PFTRACE`')
     ap.add_argument('pftrace', nargs='+')
     a = ap.parse_args()
     protoc = a.protoc if a.protoc and not a.protoc.endswith('NOTFOUND') else shutil.which('protoc')
@@ -253,6 +258,10 @@ def main():
         return 77
     errors = []
     for path in a.pftrace:
+        if a.convert:
+            r = subprocess.run([a.actrace, 'convert', a.json, path], capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit(f'actrace convert {a.json} {path} failed:\n{r.stdout}{r.stderr}')
         tree = decode_pftrace(protoc, a.proto, path)
         if a.actrace:
             r = subprocess.run([a.actrace, 'check', path], capture_output=True, text=True)

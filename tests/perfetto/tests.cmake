@@ -28,3 +28,35 @@ if(Python3_Interpreter_FOUND)
                    $<TARGET_FILE:actrace_cli> ${PROJECT_BINARY_DIR}/tests/perfetto_broken)
   set_tests_properties(PerfettoCheckBroken PROPERTIES LABELS cli TIMEOUT 120)
 endif()
+# Round trip: JSON -> actrace convert -> .pftrace has the same slices,
+# counters, flows and metadata per track (exact times: both come from the
+# JSON text). Once in memory, once with a 4 KiB run buffer so the sort
+# spills runs and merges them; and the Kineto reference trace when found.
+if(Python3_Interpreter_FOUND)
+  set(_pf_args --protoc "${ACT_PROTOC}" --proto ${PROJECT_SOURCE_DIR}/tests/perfetto/actrace_trace.proto
+      --actrace $<TARGET_FILE:actrace_cli> --convert --dur-slack 0)
+  add_test(NAME PerfettoConvert
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py ${_pf_args}
+                   --json ${ACT_TRACE_DIR}/gen.json ${ACT_TRACE_DIR}/gen_converted.pftrace
+                   ${ACT_TRACE_DIR}/gen_converted.pftrace.gz)
+  add_test(NAME PerfettoConvertSpill
+           COMMAND ${CMAKE_COMMAND} -E env ACT_CONVERT_RUN_BYTES=4096
+                   ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py ${_pf_args}
+                   --json ${ACT_TRACE_DIR}/gen.json ${ACT_TRACE_DIR}/gen_spilled.pftrace)
+  set_tests_properties(PerfettoConvert PerfettoConvertSpill PROPERTIES DEPENDS PerfettoGen
+                       LABELS "writer;cli" SKIP_RETURN_CODE 77 TIMEOUT 120)
+  set(_act_kineto_ref2 "")
+  foreach(_dir "${ACT_SHARED_DIR}" "$ENV{ACT_SHARED_DIR}" "${PROJECT_SOURCE_DIR}/../shared")
+    if(_dir AND EXISTS "${_dir}/data/kineto-cpu-ops.json")
+      get_filename_component(_act_kineto_ref2 "${_dir}/data/kineto-cpu-ops.json" ABSOLUTE)
+      break()
+    endif()
+  endforeach()
+  if(_act_kineto_ref2)
+    add_test(NAME PerfettoConvertKineto
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py ${_pf_args}
+                     --json ${_act_kineto_ref2} ${PROJECT_BINARY_DIR}/tests/kineto_converted.pftrace)
+    set_tests_properties(PerfettoConvertKineto PROPERTIES LABELS "cli" SKIP_RETURN_CODE 77
+                         TIMEOUT 120)
+  endif()
+endif()

@@ -638,7 +638,11 @@ int act_cli_check_pftrace(const char *file, int quiet)
     uint8_t *buf = NULL;
     size_t cap = 0;
     int rc = 0;
+    act_cli_progress_t prog = {"check", isatty(2), 0, 0, 0};
+    act_cli_progress(&prog, 0, 0);
     for (;;) {
+        if ((c.packet & 4095) == 4095)
+            act_cli_progress(&prog, in.read, 0);
         /* Trace.packet: tag 0x0a, a varint length, the packet. */
         uint8_t b;
         long k = in_read(&in, &b, 1);
@@ -685,6 +689,7 @@ int act_cli_check_pftrace(const char *file, int quiet)
         check_packet(&c, buf, buf + len);
         c.packet++;
     }
+    act_cli_progress(&prog, 0, 1);
     if (!rc) {
         for (size_t i = 0; i < c.ntrk; i++)
             if (c.trk[i].open) {
