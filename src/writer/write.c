@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Which writer a trace goes through: OUTPUT_FORMAT (json, perfetto) when
- * the config names one, else the output path's extension.
+ * Which writer a trace goes through: the output path's extension when it
+ * names a format (.json[.gz]: JSON; .pftrace[.gz], .perfetto-trace[.gz]:
+ * Perfetto), else OUTPUT_FORMAT (auto and json: JSON; perfetto). A name
+ * always wins over the key, so that `actrace record`'s per-process .json
+ * traces stay JSON whatever the user's config says.
  */
 #include <string.h>
 
@@ -27,9 +30,10 @@ int act__format_of_path(const char *path)
 int act__write_trace(act_session *s, const char *path, char *err, size_t errcap)
 {
     const char *f = s->config ? act_config_get_str(s->config, "OUTPUT_FORMAT") : NULL;
-    int fmt = f && strcmp(f, "perfetto") == 0 ? ACT__FMT_PERFETTO
-              : f && strcmp(f, "json") == 0   ? ACT__FMT_JSON
-                                              : act__format_of_path(path);
+    int fmt = act__format_of_path(path);
+    if (fmt == ACT__FMT_JSON && !ends_with(path, ".json") && !ends_with(path, ".json.gz") && f &&
+        strcmp(f, "perfetto") == 0)
+        fmt = ACT__FMT_PERFETTO;
     if (err && errcap)
         err[0] = '\0';
     return fmt == ACT__FMT_PERFETTO ? act__write_perfetto(s, path, err, errcap)

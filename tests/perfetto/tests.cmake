@@ -60,3 +60,20 @@ if(Python3_Interpreter_FOUND)
                          TIMEOUT 120)
   endif()
 endif()
+# actrace record -o run.pftrace: the merged trace written as Perfetto's
+# protobuf (merge to JSON, then convert), decoded and checked; with the
+# example and host plugins so that device work, flows and counters are in.
+if(Python3_Interpreter_FOUND AND TARGET actrace_demo AND TARGET actrace_plugin_example
+   AND TARGET actrace_plugin_host)
+  add_test(NAME PerfettoRecord
+           COMMAND $<TARGET_FILE:actrace_cli> record --force -o ${ACT_TRACE_DIR}/record_demo.pftrace
+                   --plugin $<TARGET_FILE:actrace_plugin_example> --plugin $<TARGET_FILE:actrace_plugin_host>
+                   -- $<TARGET_FILE:actrace_demo>)
+  add_test(NAME PerfettoRecordDecode
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py
+                   --protoc "${ACT_PROTOC}" --proto ${PROJECT_SOURCE_DIR}/tests/perfetto/actrace_trace.proto
+                   --actrace $<TARGET_FILE:actrace_cli> ${ACT_TRACE_DIR}/record_demo.pftrace)
+  set_tests_properties(PerfettoRecord PROPERTIES LABELS "cli;nosan" TIMEOUT 120)
+  set_tests_properties(PerfettoRecordDecode PROPERTIES DEPENDS PerfettoRecord LABELS cli
+                       SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()

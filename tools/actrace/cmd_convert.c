@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_pftrace.h"
 #include "cli.h"
 #include "trace_read.h"
 #include "writer/json_out.h"
@@ -779,12 +780,15 @@ int act_cmd_convert(int argc, char **argv)
         return 2;
     }
     const char *in = argv[1], *outp = argv[2];
-    size_t ol = strlen(outp);
-    if (!((ol > 8 && strcmp(outp + ol - 8, ".pftrace") == 0) ||
-          (ol > 11 && strcmp(outp + ol - 11, ".pftrace.gz") == 0))) {
+    if (!act_cli_is_pftrace(outp)) {
         fprintf(stderr, "actrace convert: %s: the output must end in .pftrace or .pftrace.gz\n", outp);
         return 2;
     }
+    return act_cli_convert(in, outp);
+}
+
+int act_cli_convert(const char *in, const char *outp)
+{
     char msg[512];
     act_cli_trace tr;
     if (act_cli_trace_open(&tr, in, msg, sizeof msg) != 0) {
