@@ -197,6 +197,24 @@ static void put_ts(act__out *o, const char *key, size_t keylen, int64_t rel_ns)
     act__out_commit(o, act__fmt_ts_us(p, rel_ns));
 }
 
+/* The duration to write for a span from @p rel0 lasting @p dur ns. Viewers
+ * parse ts and dur into doubles and add them: fl(ts) + fl(dur) can round
+ * one ulp past fl(ts + dur), the next span's start when the two touch, and
+ * the spans then overlap. Write the largest dur <= the real one for which
+ * the sum in doubles never passes the end's own double (strtod of a
+ * three-decimal microsecond value is the correctly rounded quotient, as is
+ * the division below, for |ns| < 2^53). At most a nanosecond or two is
+ * given up, only when the rounding would go the wrong way. */
+static int64_t safe_dur(int64_t rel0, int64_t dur)
+{
+    if (dur <= 0)
+        return dur;
+    double t0 = (double)rel0 / 1e3, end = (double)(rel0 + dur) / 1e3;
+    for (int k = 0; k < 4 && dur > 0 && t0 + (double)dur / 1e3 > end; k++)
+        dur--;
+    return dur;
+}
+
 /* The constant start of a host event of @p type and @p kind:
  * {"ph":"X","cat":"cpu_op","name":  (cached per write). */
 static const name_ent *host_prefix(wctx *w, const char *cat, int type, uint8_t kind)
@@ -251,7 +269,7 @@ static void emit_host(wctx *w, const act__vevent *e)
     p = act__fmt_ts_us(p, rel0);
     if (e->kind == ACT__R_SPAN) {
         p = CPY(p, ",\"dur\":");
-        p = act__fmt_ts_us(p, e->t1 - e->t0);
+        p = act__fmt_ts_us(p, safe_dur(rel0, e->t1 - e->t0));
     }
     if (!(e->ext || e->open || e->has_args)) {
         p = CPY(p, "},\n");
@@ -291,7 +309,7 @@ static void emit_plugin(wctx *w, const act__vevent *e)
     int64_t rel0 = e->t0 + w->to_rel_ns;
     put_ts(o, ",\"ts\":", 6, rel0);
     if (e->kind == ACT__R_EMIT_SPAN)
-        put_ts(o, ",\"dur\":", 7, e->t1 - e->t0);
+        put_ts(o, ",\"dur\":", 7, safe_dur(rel0, e->t1 - e->t0));
     lit(o, ",\"args\":{");
     if (e->ext) {
         lit(o, "\"External id\":");
