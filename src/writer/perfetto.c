@@ -37,8 +37,52 @@ typedef struct pctx {
     uint32_t seq;       /* the thread sequence being written */
     uint32_t cseq;      /* the counter track's sequence */
     const char *path;
-    char name[64];
+    /* iids cached per interned name id (0: not yet, UINT32_MAX: not
+     * internable) and per category string, and of the fixed keys. */
+    uint32_t *gname;
+    size_t ngname;
+    struct {
+        const char *p;
+        uint32_t g;
+    } gcat[32];
+    uint32_t g_ext, g_unfinished, g_corr, g_device, g_stream, g_backend, g_unnamed;
 } pctx;
+
+/* The iid of name ref @p ref (0 when it must go as a string). */
+static uint32_t name_g(pctx *p, const act__chunk *c, uint32_t ref)
+{
+    if (ref & ACT__REF_LOCAL)
+        return 0;
+    if (ref >= p->ngname) {
+        size_t n = p->ngname ? p->ngname : 256;
+        while (n <= ref)
+            n *= 2;
+        uint32_t *ng = realloc(p->gname, n * sizeof *ng);
+        if (!ng)
+            return 0;
+        memset(ng + p->ngname, 0, (n - p->ngname) * sizeof *ng);
+        p->gname = ng;
+        p->ngname = n;
+    }
+    uint32_t g = p->gname[ref];
+    if (!g) {
+        uint32_t len;
+        const char *s = act__visit_ref(c, ref, &len);
+        g = len ? act__pf_intern(&p->pf, s, len) : p->g_unnamed;
+        p->gname[ref] = g ? g : UINT32_MAX;
+    }
+    return g == UINT32_MAX ? 0 : g;
+}
+
+static uint32_t cat_g(pctx *p, const char *cat)
+{
+    size_t h = ((uintptr_t)cat >> 3) & 31;
+    if (p->gcat[h].p != cat) {
+        p->gcat[h].p = cat;
+        p->gcat[h].g = act__pf_intern(&p->pf, cat, strlen(cat));
+    }
+    return p->gcat[h].g;
+}
 
 static void put_name_of(pctx *p, const act__chunk *c, uint32_t ref, const char **s, size_t *n)
 {
@@ -140,6 +184,27 @@ static void on_thread_events(void *ctx, int32_t pid, int32_t tid)
 
 static void put_arg(pctx *p, const act__varg *a)
 {
+    uint32_t g = name_g(p, a->c, a->key);
+    if (g) {
+        switch (a->kind) {
+        case ACT__V_INT: act__pf_arg_int_g(&p->pf, g, (int64_t)a->val); return;
+        case ACT__V_UINT: act__pf_arg_uint_g(&p->pf, g, a->val); return;
+        case ACT__V_DOUBLE: {
+            double d;
+            memcpy(&d, &a->val, sizeof d);
+            act__pf_arg_double_g(&p->pf, g, d);
+            return;
+        }
+        case ACT__V_BOOL: act__pf_arg_bool_g(&p->pf, g, a->val != 0); return;
+        case ACT__V_STR: {
+            uint32_t vn;
+            const char *v = act__visit_ref(a->c, (uint32_t)a->val, &vn);
+            act__pf_arg_str_g(&p->pf, g, v, vn);
+            return;
+        }
+        default: return;
+        }
+    }
     uint32_t kn;
     const char *k = act__visit_ref(a->c, a->key, &kn);
     switch (a->kind) {
@@ -169,28 +234,33 @@ static void on_event(void *ctx, const act__vevent *e)
     pctx *p = ctx;
     int host = e->kind == ACT__R_SPAN || e->kind == ACT__R_INSTANT;
     uint64_t track = host ? 0 : ensure_track(p, e->pid, e->tid, NULL, e->device != ACT__HOST_DEVICE);
-    const char *name;
-    size_t nn;
-    put_name_of(p, e->c, e->name, &name, &nn);
     int span = e->kind == ACT__R_SPAN || e->kind == ACT__R_EMIT_SPAN;
-    act__pf_event(&p->pf, p->seq, span ? ACT__PF_BEGIN : ACT__PF_INSTANT, track, e->t0, e->t1,
-                  e->cat, strlen(e->cat), name, nn);
+    int type = span ? ACT__PF_BEGIN : ACT__PF_INSTANT;
+    uint32_t ng = name_g(p, e->c, e->name), cg = cat_g(p, e->cat);
+    if (ng && cg) {
+        act__pf_event_g(&p->pf, p->seq, type, track, e->t0, e->t1, cg, ng);
+    } else {
+        const char *name;
+        size_t nn;
+        put_name_of(p, e->c, e->name, &name, &nn);
+        act__pf_event(&p->pf, p->seq, type, track, e->t0, e->t1, e->cat, strlen(e->cat), name, nn);
+    }
     if (e->ext)
-        act__pf_arg_uint(&p->pf, KEY("External id"), e->ext);
+        act__pf_arg_uint_g(&p->pf, p->g_ext, e->ext);
     static const char *const host_reserved[] = {"External id", "unfinished", NULL};
     static const char *const plugin_reserved[] = {"External id", "correlation", "device",
                                                   "stream", "backend", NULL};
     if (host) {
         if (e->open)
-            act__pf_arg_bool(&p->pf, KEY("unfinished"), 1);
+            act__pf_arg_bool_g(&p->pf, p->g_unfinished, 1);
     } else {
         if (e->corr)
-            act__pf_arg_uint(&p->pf, KEY("correlation"), e->corr);
+            act__pf_arg_uint_g(&p->pf, p->g_corr, e->corr);
         if (e->device != ACT__HOST_DEVICE) {
-            act__pf_arg_uint(&p->pf, KEY("device"), e->device);
-            act__pf_arg_uint(&p->pf, KEY("stream"), e->stream);
+            act__pf_arg_uint_g(&p->pf, p->g_device, e->device);
+            act__pf_arg_uint_g(&p->pf, p->g_stream, e->stream);
         }
-        act__pf_arg_str(&p->pf, KEY("backend"), e->backend, strlen(e->backend));
+        act__pf_arg_str_g(&p->pf, p->g_backend, e->backend, strlen(e->backend));
     }
     if (e->has_args) {
         act__vargs it = e->args;
@@ -316,12 +386,28 @@ int act__write_perfetto(act_session *s, const char *path, char *err, size_t errc
         snprintf(err, errcap, "%s: out of memory", path);
         return ACT_ENOMEM;
     }
+    p.g_ext = act__pf_intern(&p.pf, KEY("External id"));
+    p.g_unfinished = act__pf_intern(&p.pf, KEY("unfinished"));
+    p.g_corr = act__pf_intern(&p.pf, KEY("correlation"));
+    p.g_device = act__pf_intern(&p.pf, KEY("device"));
+    p.g_stream = act__pf_intern(&p.pf, KEY("stream"));
+    p.g_backend = act__pf_intern(&p.pf, KEY("backend"));
+    p.g_unnamed = act__pf_intern(&p.pf, KEY("(unnamed)"));
+    if (!p.g_ext || !p.g_unfinished || !p.g_corr || !p.g_device || !p.g_stream ||
+        !p.g_backend || !p.g_unnamed) {
+        act__pf_free(&p.pf);
+        act__out_abort(&p.devs);
+        act__out_abort(&out);
+        snprintf(err, errcap, "%s: out of memory", path);
+        return ACT_ENOMEM;
+    }
     act__visitor v = {sizeof v, &p, on_begin, on_device, NULL, on_process, on_thread,
                       on_thread_events, on_event, on_counter_track, on_counter, on_end};
     char verr[256];
     int vrc = act__visit(s, &v, verr, sizeof verr);
     int prc = act__pf_finish(&p.pf);
     act__pf_free(&p.pf);
+    free(p.gname);
     act__out_abort(&p.devs);
     if ((vrc || prc) && !act__out_error(&out)) {
         act__out_abort(&out);

@@ -267,8 +267,20 @@ lookup_only:;
     if (n)
         memcpy(copy, s, n);
     copy[n] = '\0';
+    if (pf->ntab + 2 > pf->gcap) {
+        size_t ncap = pf->gcap ? pf->gcap * 2 : 1024;
+        act__pf_str *ng = realloc(pf->gstr, ncap * sizeof *ng);
+        if (!ng) {
+            free(copy);
+            pf->err = ACT_ENOMEM;
+            return 0;
+        }
+        pf->gstr = ng;
+        pf->gcap = ncap;
+    }
     pf->tab[j] = (act__pf_str){copy, (uint32_t)n, h, (uint32_t)(pf->ntab + 1)};
     pf->ntab++;
+    pf->gstr[pf->tab[j].g] = pf->tab[j];
     return pf->tab[j].g;
 }
 
@@ -605,13 +617,14 @@ void act__pf_seq_flush(act__pf *pf, uint32_t seq)
 
 /* ---- events ------------------------------------------------------------------------- */
 
-void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1,
-                   const char *cat, size_t catn, const char *name, size_t namen)
+/* The start of an event's packet, up to its type and track. 0 when the
+ * sequence does not exist. */
+static int event_start(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1)
 {
     act__pf_seq *q = seq_of(pf, seq);
     pf->cur = q;
     if (!q)
-        return;
+        return 0;
     if (!track)
         track = q->default_track;
     if (type != ACT__PF_COUNTER)
@@ -638,8 +651,38 @@ void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t 
     f_varint(pf, E_TYPE, (uint64_t)type);
     if (track != q->default_track)
         f_varint(pf, E_TRACK_UUID, track);
-    if (type == ACT__PF_COUNTER)
+    return 1;
+}
+
+uint32_t act__pf_intern(act__pf *pf, const char *s, size_t n)
+{
+    s = clean(pf, 0, s, &n);
+    return intern(pf, s, n);
+}
+
+/* Refer to interned string @p g as @p kind (defined on the sequence first). */
+static void use_g(act__pf *pf, uint32_t g, int kind, uint32_t ifield, uint32_t field)
+{
+    define(pf, pf->cur, g, kind, ifield, pf->gstr[g].s, pf->gstr[g].len);
+    f_varint(pf, field, g);
+}
+
+void act__pf_event_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1,
+                     uint32_t cat_g, uint32_t name_g)
+{
+    if (!event_start(pf, seq, type, track, ts, t1))
         return;
+    if (cat_g)
+        use_g(pf, cat_g, K_CAT, I_CATEGORIES, E_CATEGORY_IIDS);
+    use_g(pf, name_g, K_NAME, I_NAMES, E_NAME_IID);
+}
+
+void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1,
+                   const char *cat, size_t catn, const char *name, size_t namen)
+{
+    if (!event_start(pf, seq, type, track, ts, t1) || type == ACT__PF_COUNTER)
+        return;
+    act__pf_seq *q = pf->cur;
     name = clean(pf, 0, name, &namen);
     if (cat) {
         cat = clean(pf, 1, cat, &catn);
@@ -658,6 +701,60 @@ void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t 
     } else {
         f_bytes(pf, E_NAME, name, namen);
     }
+}
+
+static void arg_start_g(act__pf *pf, uint32_t g)
+{
+    open_msg(pf, E_DEBUG);
+    if (pf->cur)
+        use_g(pf, g, K_KEY, I_ANN_NAMES, A_NAME_IID);
+}
+
+void act__pf_arg_int_g(act__pf *pf, uint32_t key_g, int64_t v)
+{
+    arg_start_g(pf, key_g);
+    f_varint(pf, A_INT, (uint64_t)v);
+    close_msg(pf);
+}
+
+void act__pf_arg_uint_g(act__pf *pf, uint32_t key_g, uint64_t v)
+{
+    arg_start_g(pf, key_g);
+    f_varint(pf, A_UINT, v);
+    close_msg(pf);
+}
+
+void act__pf_arg_double_g(act__pf *pf, uint32_t key_g, double v)
+{
+    arg_start_g(pf, key_g);
+    f_double(pf, A_DOUBLE, v);
+    close_msg(pf);
+}
+
+void act__pf_arg_bool_g(act__pf *pf, uint32_t key_g, int v)
+{
+    arg_start_g(pf, key_g);
+    f_varint(pf, A_BOOL, v != 0);
+    close_msg(pf);
+}
+
+static void str_value(act__pf *pf, const char *s, size_t n)
+{
+    s = clean(pf, 1, s, &n);
+    uint32_t g = pf->cur && n <= 64 ? intern(pf, s, n) : 0;
+    if (g) {
+        define(pf, pf->cur, g, K_VALUE, I_STRING_VALUES, s, n);
+        f_varint(pf, A_STRING_IID, g);
+    } else {
+        f_bytes(pf, A_STRING, s, n);
+    }
+}
+
+void act__pf_arg_str_g(act__pf *pf, uint32_t key_g, const char *s, size_t n)
+{
+    arg_start_g(pf, key_g);
+    str_value(pf, s, n);
+    close_msg(pf);
 }
 
 static void arg_start(act__pf *pf, const char *key, size_t kn)
@@ -704,14 +801,7 @@ void act__pf_arg_bool(act__pf *pf, const char *key, size_t kn, int v)
 void act__pf_arg_str(act__pf *pf, const char *key, size_t kn, const char *s, size_t n)
 {
     arg_start(pf, key, kn);
-    s = clean(pf, 1, s, &n);
-    uint32_t g = pf->cur && n <= 64 ? intern(pf, s, n) : 0;
-    if (g) {
-        define(pf, pf->cur, g, K_VALUE, I_STRING_VALUES, s, n);
-        f_varint(pf, A_STRING_IID, g);
-    } else {
-        f_bytes(pf, A_STRING, s, n);
-    }
+    str_value(pf, s, n);
     close_msg(pf);
 }
 
@@ -762,6 +852,7 @@ void act__pf_free(act__pf *pf)
         free(pf->tab[i].s);
     free(pf->seqs);
     free(pf->tab);
+    free(pf->gstr);
     free(pf->defined);
     free(pf->pkt);
     free(pf->idata);

@@ -83,6 +83,8 @@ typedef struct act__pf {
     act__pf_seq *seqs;  /* index id - 1 */
     size_t nseqs, capseqs;
     act__pf_str *tab;   /* intern table */
+    act__pf_str *gstr;  /* by iid: the interned strings */
+    size_t gcap;
     size_t tabcap, ntab;
     uint64_t *defined;  /* track uuids described so far (open addressing) */
     size_t defcap, ndef;
@@ -137,6 +139,19 @@ void act__pf_arg_str(act__pf *pf, const char *key, size_t kn, const char *s, siz
 /** A JSON text as legacy_json_value (metadata, nested args). */
 void act__pf_arg_json(act__pf *pf, const char *key, size_t kn, const char *s, size_t n);
 void act__pf_counter_value(act__pf *pf, double v);
+
+/** The iid of @p s (repaired to UTF-8), for the _g calls below; 0 when it
+ *  is not interned (too long, table full): use the string calls then. */
+uint32_t act__pf_intern(act__pf *pf, const char *s, size_t n);
+/** act__pf_event and act__pf_arg_* with strings interned already (a
+ *  writer that caches iids per name skips hashing on the hot path). */
+void act__pf_event_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1,
+                     uint32_t cat_g, uint32_t name_g);
+void act__pf_arg_int_g(act__pf *pf, uint32_t key_g, int64_t v);
+void act__pf_arg_uint_g(act__pf *pf, uint32_t key_g, uint64_t v);
+void act__pf_arg_double_g(act__pf *pf, uint32_t key_g, double v);
+void act__pf_arg_bool_g(act__pf *pf, uint32_t key_g, int v);
+void act__pf_arg_str_g(act__pf *pf, uint32_t key_g, const char *s, size_t n);
 /** @p terminating 0: flow_ids (the flow starts here), 1: terminating_flow_ids. */
 void act__pf_flow(act__pf *pf, uint64_t id, int terminating);
 void act__pf_event_end(act__pf *pf);
