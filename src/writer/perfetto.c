@@ -53,6 +53,10 @@ static uint32_t name_g(pctx *p, const act__chunk *c, uint32_t ref)
 {
     if (ref & ACT__REF_LOCAL)
         return 0;
+    /* Ids are dense, so the cache stays as small as the name table; an id
+     * act_name() never returned is an empty name. */
+    if (!act__name_known(ref))
+        return p->g_unnamed;
     if (ref >= p->ngname) {
         size_t n = p->ngname ? p->ngname : 256;
         while (n <= ref)
