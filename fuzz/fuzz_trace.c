@@ -23,20 +23,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int quiet;
-    if (!quiet) {
-        act_log_set_level(ACT_LOG_OFF);
-        quiet = 1;
-    }
-    act_session_opts o;
-    act_session_opts_init(&o);
-    o.config_text = "MAX_BUFFER_SIZE_MB = 2\nBUFFER_PREALLOC_MB = 0\n";
-    o.config_text_len = strlen(o.config_text);
-    act_session *s = NULL;
-    if (act_session_create(&o, &s) != 0 || act_session_start(s) != 0) {
-        act_session_destroy(s);
+    act_session *s = fuzz_session();
+    if (!s)
         return 0;
-    }
     run_program(data, size);
     char path[] = "/tmp/act_fuzz_trace_XXXXXX";
     int fd = mkstemp(path);

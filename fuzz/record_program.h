@@ -51,6 +51,26 @@ static int64_t i64(in *s)
     return (int64_t)v;
 }
 
+/* A started session for one input, logging off; NULL if it cannot start. */
+static act_session *fuzz_session(void)
+{
+    static int quiet;
+    if (!quiet) {
+        act_log_set_level(ACT_LOG_OFF);
+        quiet = 1;
+    }
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.config_text = "MAX_BUFFER_SIZE_MB = 2\nBUFFER_PREALLOC_MB = 0\n";
+    o.config_text_len = strlen(o.config_text);
+    act_session *s = NULL;
+    if (act_session_create(&o, &s) != 0 || act_session_start(s) != 0) {
+        act_session_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
 /* Run the program in @p data (the session must be started). */
 static void run_program(const uint8_t *data, size_t size)
 {

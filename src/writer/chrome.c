@@ -686,11 +686,9 @@ void act__write_stats_json(act__out *o, const act__vstats *st)
 int act__write_chrome(act_session *s, const char *path, char *err, size_t errcap)
 {
     act__out out;
-    int rc = act__out_open(&out, path, NULL, 0);
-    if (rc) {
-        snprintf(err, errcap, "%s", act__out_errmsg(&out));
+    int rc = act__writer_open(&out, path, err, errcap);
+    if (rc)
         return rc;
-    }
     wctx w;
     memset(&w, 0, sizeof w);
     w.o = &out;
@@ -708,13 +706,5 @@ int act__write_chrome(act_session *s, const char *path, char *err, size_t errcap
         free(w.prefix[i][1].json);
     }
     free(w.names);
-    if ((vrc || w.oom) && !act__out_error(&out)) {
-        act__out_abort(&out);
-        snprintf(err, errcap, "%s: out of memory while writing the trace", path);
-        return ACT_ENOMEM;
-    }
-    rc = act__out_finish(&out);
-    if (rc)
-        snprintf(err, errcap, "%s", act__out_errmsg(&out));
-    return rc;
+    return act__writer_close(&out, vrc || w.oom, path, err, errcap);
 }

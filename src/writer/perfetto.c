@@ -375,11 +375,9 @@ static void on_end(void *ctx, const act__vstats *st)
 int act__write_perfetto(act_session *s, const char *path, char *err, size_t errcap)
 {
     act__out out;
-    int rc = act__out_open(&out, path, NULL, 0);
-    if (rc) {
-        snprintf(err, errcap, "%s", act__out_errmsg(&out));
+    int rc = act__writer_open(&out, path, err, errcap);
+    if (rc)
         return rc;
-    }
     pctx p;
     memset(&p, 0, sizeof p);
     p.path = path;
@@ -413,13 +411,5 @@ int act__write_perfetto(act_session *s, const char *path, char *err, size_t errc
     act__pf_free(&p.pf);
     free(p.gname);
     act__out_abort(&p.devs);
-    if ((vrc || prc) && !act__out_error(&out)) {
-        act__out_abort(&out);
-        snprintf(err, errcap, "%s: out of memory while writing the trace", path);
-        return ACT_ENOMEM;
-    }
-    rc = act__out_finish(&out);
-    if (rc)
-        snprintf(err, errcap, "%s", act__out_errmsg(&out));
-    return rc;
+    return act__writer_close(&out, vrc || prc, path, err, errcap);
 }

@@ -6,6 +6,7 @@
  * always wins over the key, so that `actrace record`'s per-process .json
  * traces stay JSON whatever the user's config says.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/engine.h"
@@ -15,6 +16,27 @@ static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int act__writer_open(act__out *o, const char *path, char *err, size_t errcap)
+{
+    int rc = act__out_open(o, path, NULL, 0);
+    if (rc)
+        snprintf(err, errcap, "%s", act__out_errmsg(o));
+    return rc;
+}
+
+int act__writer_close(act__out *o, int oom, const char *path, char *err, size_t errcap)
+{
+    if (oom && !act__out_error(o)) {
+        act__out_abort(o);
+        snprintf(err, errcap, "%s: out of memory while writing the trace", path);
+        return ACT_ENOMEM;
+    }
+    int rc = act__out_finish(o);
+    if (rc)
+        snprintf(err, errcap, "%s", act__out_errmsg(o));
+    return rc;
 }
 
 int act__format_of_path(const char *path)

@@ -19,6 +19,12 @@ enum { ACT__FMT_JSON = 0, ACT__FMT_PERFETTO = 1 };
  *  (and its ".gz") are Perfetto's protobuf; anything else JSON. */
 int act__format_of_path(const char *path);
 
+/** Open @p o on @p path for a writer; the message in @p err on failure. */
+int act__writer_open(act__out *o, const char *path, char *err, size_t errcap);
+/** Finish @p o (or abandon it when @p oom, with an out-of-memory message
+ *  unless the sink has an error of its own, which then wins). */
+int act__writer_close(act__out *o, int oom, const char *path, char *err, size_t errcap);
+
 /** Chrome Trace Event JSON (chrome.c). */
 int act__write_chrome(act_session *s, const char *path, char *err, size_t errcap);
 

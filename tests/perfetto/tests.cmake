@@ -45,17 +45,11 @@ if(Python3_Interpreter_FOUND)
                    --json ${ACT_TRACE_DIR}/gen.json ${ACT_TRACE_DIR}/gen_spilled.pftrace)
   set_tests_properties(PerfettoConvert PerfettoConvertSpill PROPERTIES DEPENDS PerfettoGen
                        LABELS "writer;cli" SKIP_RETURN_CODE 77 TIMEOUT 120)
-  set(_act_kineto_ref2 "")
-  foreach(_dir "${ACT_SHARED_DIR}" "$ENV{ACT_SHARED_DIR}" "${PROJECT_SOURCE_DIR}/../shared")
-    if(_dir AND EXISTS "${_dir}/data/kineto-cpu-ops.json")
-      get_filename_component(_act_kineto_ref2 "${_dir}/data/kineto-cpu-ops.json" ABSOLUTE)
-      break()
-    endif()
-  endforeach()
-  if(_act_kineto_ref2)
+  # _act_kineto_ref: found by tests/cli_readers/tests.cmake (included first).
+  if(_act_kineto_ref)
     add_test(NAME PerfettoConvertKineto
              COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py ${_pf_args}
-                     --json ${_act_kineto_ref2} ${PROJECT_BINARY_DIR}/tests/kineto_converted.pftrace)
+                     --json ${_act_kineto_ref} ${PROJECT_BINARY_DIR}/tests/kineto_converted.pftrace)
     set_tests_properties(PerfettoConvertKineto PROPERTIES LABELS "cli" SKIP_RETURN_CODE 77
                          TIMEOUT 120)
   endif()
