@@ -74,11 +74,51 @@ static int grow(act__pf *pf, uint8_t **buf, size_t *cap, size_t need)
     return 0;
 }
 
+/* A packet is built in place in the sink's buffer (INPLACE bytes reserved,
+ * two of headroom for its frame) and committed without a copy; one that
+ * outgrows that moves to the heap buffer and is copied when complete. */
+#define INPLACE 1024u
+
+static uint8_t *room_slow(act__pf *pf, size_t n)
+{
+    if (pf->inplace) {
+        if (grow(pf, &pf->heap, &pf->heapcap, pf->len + n))
+            return NULL;
+        memcpy(pf->heap, pf->pkt, pf->len);
+        pf->pkt = pf->heap;
+        pf->cap = pf->heapcap;
+        pf->inplace = 0;
+        return pf->pkt + pf->len;
+    }
+    if (grow(pf, &pf->heap, &pf->heapcap, pf->len + n))
+        return NULL;
+    pf->pkt = pf->heap;
+    pf->cap = pf->heapcap;
+    return pf->pkt + pf->len;
+}
+
 static inline uint8_t *room(act__pf *pf, size_t n)
 {
-    if (pf->len + n > pf->cap && grow(pf, &pf->pkt, &pf->cap, pf->len + n))
-        return NULL;
+    if (pf->len + n > pf->cap)
+        return room_slow(pf, n);
     return pf->pkt + pf->len;
+}
+
+/* Start building a packet (in place when the sink has room). */
+static void pkt_begin(act__pf *pf)
+{
+    pf->len = 0;
+    pf->depth = 0;
+    char *p = act__out_reserve(pf->o, INPLACE);
+    if (p) {
+        pf->pkt = (uint8_t *)p + 2;
+        pf->cap = INPLACE - 2 - 8; /* slack for widening the frame */
+        pf->inplace = 1;
+    } else {
+        pf->pkt = pf->heap;
+        pf->cap = pf->heapcap;
+        pf->inplace = 0;
+    }
 }
 
 static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
@@ -178,6 +218,26 @@ static void emit_packet(act__pf *pf)
     }
     if (pf->err) {
         pf->len = 0;
+        return;
+    }
+    if (pf->inplace) {
+        uint8_t *start = pf->pkt - 2;
+        if (pf->len < 0x80) {
+            start[0] = F_TRACE_PACKET << 3 | WT_LEN;
+            start[1] = (uint8_t)pf->len;
+        } else {
+            /* Longer than one length byte: widen the frame in place (the
+             * reservation has the slack). */
+            uint8_t tmp[10];
+            size_t w = (size_t)(put_varint(tmp, pf->len) - tmp);
+            memmove(pf->pkt + w - 1, pf->pkt, pf->len);
+            start[0] = F_TRACE_PACKET << 3 | WT_LEN;
+            memcpy(start + 1, tmp, w);
+            pf->len += w - 1;
+        }
+        act__out_commit(pf->o, (char *)pf->pkt + pf->len);
+        pf->len = 0;
+        pf->inplace = 0;
         return;
     }
     uint8_t hdr[12], *h = hdr;
@@ -356,18 +416,24 @@ static uint32_t seq_add(act__pf *pf)
  * no_ts). */
 static void packet_start(act__pf *pf, act__pf_seq *q, int has_ts, int64_t ts)
 {
-    pf->len = 0;
-    pf->depth = 0;
+    pkt_begin(pf);
+    uint8_t *p = room(pf, 32);
+    if (!p)
+        return;
     if (has_ts) {
         if (ts < q->last_ts) {
             pf->backwards++;
             ts = q->last_ts;
         }
-        f_varint(pf, P_TIMESTAMP, (uint64_t)(ts - q->last_ts));
+        *p++ = P_TIMESTAMP << 3 | WT_VARINT;
+        p = put_varint(p, (uint64_t)(ts - q->last_ts));
         q->last_ts = ts;
     }
-    f_varint(pf, P_SEQ_ID, q->id);
-    f_varint(pf, P_SEQ_FLAGS, q->started ? SEQ_NEEDS : SEQ_CLEARED);
+    *p++ = P_SEQ_ID << 3 | WT_VARINT;
+    p = put_varint(p, q->id);
+    *p++ = P_SEQ_FLAGS << 3 | WT_VARINT;
+    *p++ = (uint8_t)(q->started ? SEQ_NEEDS : SEQ_CLEARED);
+    pf->len = (size_t)(p - pf->pkt);
     q->started = 1;
 }
 
@@ -854,7 +920,7 @@ void act__pf_free(act__pf *pf)
     free(pf->tab);
     free(pf->gstr);
     free(pf->defined);
-    free(pf->pkt);
+    free(pf->heap);
     free(pf->idata);
     free(pf->clean0);
     free(pf->clean1);

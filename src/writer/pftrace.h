@@ -74,8 +74,11 @@ typedef struct act__pf_str {
 
 typedef struct act__pf {
     act__out *o;
-    uint8_t *pkt;       /* the packet being built */
+    uint8_t *pkt;       /* the packet being built: in the sink's buffer, or heap */
     size_t len, cap;
+    uint8_t *heap;      /* packets that outgrow the in-place room */
+    size_t heapcap;
+    int inplace;
     size_t nest[8];     /* open nested messages: offset of their length byte */
     int depth;
     uint8_t *idata;     /* the packet's new InternedData entries */
