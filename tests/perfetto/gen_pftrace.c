@@ -83,6 +83,13 @@ int main(int argc, char **argv)
     act_arg_str("bytes", "tab\there \xff\xfe nul-free");
     act_span_record(ACT_CPU_OP, "grandchild", T + 4000, T + 4000);
     act_span_record(ACT_CPU_OP, "", T + 12000, T + 13000); /* unnamed */
+    /* Larger than a packet built in place: a 300-byte name (never
+     * interned) and a 5000-byte string arg. */
+    static char longname[301], longval[5001];
+    memset(longname, 'n', 300);
+    memset(longval, 'v', 5000);
+    act_span_record(ACT_CPU_OP, longname, T + 14000, T + 15000);
+    act_arg_str("long", longval);
     act_instant(ACT_CPU_INSTANT_EVENT, "mark");
     act_arg_int("neg", -5);
     act_counter_unit("memory", "rss", "bytes", 1024.0);
