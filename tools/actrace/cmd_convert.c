@@ -102,20 +102,22 @@ typedef struct conv {
 
 /* ---- tracks ------------------------------------------------------------- */
 
+/* The index of track (pid, tid), or of counter series @p cname of pid.
+ * Keys are binary (no formatting per event): a kind byte, pid, tid or the
+ * series name. */
 static uint32_t track_of(conv *c, int64_t pid, int64_t tid, const char *cname, size_t cn)
 {
-    char key[96];
-    int n = cname ? snprintf(key, sizeof key, "C %" PRId64 " ", pid)
-                  : snprintf(key, sizeof key, "%" PRId64 " %" PRId64, pid, tid);
-    char *k = key;
-    size_t kl = (size_t)n;
-    char *tmp = NULL;
+    char key[17 + 256];
+    char *k = key, *tmp = NULL;
+    size_t kl = 17 + (cname ? cn : 0);
+    if (kl > sizeof key)
+        k = tmp = act_cli_xmalloc(kl);
+    k[0] = cname ? 'C' : 'T';
+    memcpy(k + 1, &pid, 8);
+    memcpy(k + 9, &tid, 8);
     if (cname) {
-        tmp = act_cli_xmalloc(kl + cn);
-        memcpy(tmp, key, kl);
-        memcpy(tmp + kl, cname, cn);
-        k = tmp;
-        kl += cn;
+        memset(k + 9, 0, 8);
+        memcpy(k + 17, cname, cn);
     }
     int created;
     size_t *v = act_cli_map_put(&c->tracks, k, kl, c->ntrk, &created);
@@ -137,10 +139,8 @@ static uint32_t track_of(conv *c, int64_t pid, int64_t tid, const char *cname, s
 
 static cproc *proc_of(conv *c, int64_t pid)
 {
-    char key[32];
-    int n = snprintf(key, sizeof key, "%" PRId64, pid);
     int created;
-    size_t *v = act_cli_map_put(&c->procmap, key, (size_t)n, c->nprocs, &created);
+    size_t *v = act_cli_map_put(&c->procmap, (const char *)&pid, sizeof pid, c->nprocs, &created);
     if (created) {
         act_cli_grow(&c->procs, &c->capprocs, c->nprocs, sizeof *c->procs);
         c->procs[c->nprocs++] = (cproc){pid, NULL};
