@@ -68,6 +68,6 @@ if(Python3_Interpreter_FOUND AND TARGET actrace_demo AND TARGET actrace_plugin_e
                    --protoc "${ACT_PROTOC}" --proto ${PROJECT_SOURCE_DIR}/tests/perfetto/actrace_trace.proto
                    --actrace $<TARGET_FILE:actrace_cli> ${ACT_TRACE_DIR}/record_demo.pftrace)
   set_tests_properties(PerfettoRecord PROPERTIES LABELS "cli;nosan" TIMEOUT 120)
-  set_tests_properties(PerfettoRecordDecode PROPERTIES DEPENDS PerfettoRecord LABELS cli
+  set_tests_properties(PerfettoRecordDecode PROPERTIES DEPENDS PerfettoRecord LABELS "cli;nosan"
                        SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
