@@ -18,6 +18,13 @@ done
   -- "$BUILD/bin/actrace-demo"
 "$BUILD/bin/actrace" summary "$BUILD/traces/demo.json"
 echo "trace: $BUILD/traces/demo.json (open it in https://ui.perfetto.dev)"
+# The same run in Perfetto's native format, decoded with protoc against our
+# subset schema and checked by trace_processor's rules (actrace check).
+"$BUILD/bin/actrace" record -c "$(dirname "$0")/../examples/demo/demo.cfg" -o "$BUILD/traces/demo.pftrace" --force $PLUGINS \
+  -- "$BUILD/bin/actrace-demo" > /dev/null
+python3 "$(dirname "$0")/../tests/perfetto/pf_check.py" --actrace "$BUILD/bin/actrace" \
+  --proto "$(dirname "$0")/../tests/perfetto/actrace_trace.proto" "$BUILD/traces/demo.pftrace" || [ $? -eq 77 ]
+echo "trace: $BUILD/traces/demo.pftrace (Perfetto's protobuf; same run, a third of the size)"
 # The OpenCL example, when an OpenCL runtime is present: recorded with no
 # --plugin, so host and every installed backend (opencl here) are loaded.
 if [ -x "$BUILD/bin/actrace-cl-demo" ]; then

@@ -14,7 +14,8 @@ command -v dpkg-query >/dev/null 2>&1 || exit 0
 command -v apt-get >/dev/null 2>&1 || exit 0
 
 PKGS="build-essential cmake clang libclang-rt-14-dev zlib1g-dev libjansson-dev
-pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd gzip valgrind"
+pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd gzip valgrind
+protobuf-compiler python3"
 
 # One dpkg-query for all; a package it does not know prints nothing.
 # shellcheck disable=SC2086

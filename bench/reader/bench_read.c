@@ -164,6 +164,16 @@ int main(int argc, char **argv)
     char *summary[] = {actrace, "summary", file, NULL};
     double cc, cs, cp = -1;
     double tc = best_run(check, &rss_c, &cc), ts = best_run(summary, &rss_s, &cs);
+    /* convert to .pftrace (beside the trace, removed after). */
+    char pfpath[4096];
+    snprintf(pfpath, sizeof pfpath, "%s.pftrace", file);
+    char *convert[] = {actrace, "convert", file, pfpath, NULL};
+    long rss_v = 0;
+    double cv;
+    double tv = best_run(convert, &rss_v, &cv);
+    struct stat pst;
+    double pf_mb = stat(pfpath, &pst) == 0 ? (double)pst.st_size / 1e6 : 0;
+    unlink(pfpath);
     double tp = -1;
     if (on_path("python3")) {
         char *py[] = {"python3", "-c",
@@ -180,6 +190,9 @@ int main(int argc, char **argv)
            RATE(tc), RATE(cc), rss_c);
     printf("actrace summary         %8.0f MB/s (%.0f MB/s of CPU time), peak RSS %ld KiB\n",
            RATE(ts), RATE(cs), rss_s);
+    printf("actrace convert         %8.0f MB/s (%.0f MB/s of CPU time), peak RSS %ld KiB, "
+           ".pftrace %.1f MB (%.1fx smaller)\n",
+           RATE(tv), RATE(cv), rss_v, pf_mb, pf_mb > 0 ? size_mb / pf_mb : 0.0);
     if (tp > 0)
         printf("python3 json.load       %8.0f MB/s (%.0f MB/s of CPU time), peak RSS %ld KiB\n"
                "  ratios: summary %.1fx, check %.1fx (wall); %.1fx, %.1fx (CPU)\n",
@@ -189,9 +202,11 @@ int main(int argc, char **argv)
     printf("{\"trace_mb\":%.1f,\"events\":%llu,\"memchr_mb_s\":%.1f,\"reader_mb_s\":%.1f,"
            "\"check_read_mb_s\":%.1f,\"check_cpu_mb_s\":%.1f,\"check_peak_rss_kib\":%ld,"
            "\"summary_read_mb_s\":%.1f,\"summary_cpu_mb_s\":%.1f,\"summary_peak_rss_kib\":%ld,"
+           "\"convert_mb_s\":%.1f,\"convert_cpu_mb_s\":%.1f,\"convert_peak_rss_kib\":%ld,"
+           "\"convert_pftrace_mb\":%.1f,"
            "\"python_json_load_mb_s\":%.1f,\"python_cpu_mb_s\":%.1f,\"python_peak_rss_kib\":%ld}\n",
            size_mb, events, RATE(tm), RATE(tr), RATE(tc), RATE(cc), rss_c, RATE(ts),
-           RATE(cs), rss_s, RATE(tp), RATE(cp), rss_p);
+           RATE(cs), rss_s, RATE(tv), RATE(cv), rss_v, pf_mb, RATE(tp), RATE(cp), rss_p);
     if (generated)
         unlink(file); /* disk is precious: regenerated in half a second */
     return tc > 0 && ts > 0 ? 0 : 1;

@@ -1521,12 +1521,10 @@ static uint32_t flush_ranges(flusher *f)
                 f->open_at_stop++;
                 continue;
             }
-            /* A lane is free only strictly after its last range ended: two
-             * ranges that touch (end == next start) go to different lanes,
-             * because viewers add ts + dur in doubles and can see the two as
-             * overlapping by one ulp (the shared lint, chrome://tracing). */
+            /* A lane is free once its last range ended: ranges that touch
+             * share it (the writer keeps ts + dur below the next ts). */
             uint32_t lane = 0;
-            while (lane < nlanes && lane_end[lane] >= e->start)
+            while (lane < nlanes && lane_end[lane] > e->start)
                 lane++;
             if (lane == MAX_LANES) {
                 /* Drawn on a full track it would break nesting, which

@@ -775,10 +775,10 @@ static void op_times(ocl_op *op, int64_t seen)
                             &op->end);
     ocl_queue *q = op->q;
     if (q->in_order) {
-        /* One nanosecond apart at least: viewers add ts and dur in floating
-         * point and call two spans that touch exactly overlapping. */
-        if (q->last_end != INT64_MIN && op->start <= q->last_end)
-            op->start = q->last_end + 1;
+        /* Never before the previous op's end (touching is fine: the
+         * writer keeps ts + dur below the next ts in doubles). */
+        if (q->last_end != INT64_MIN && op->start < q->last_end)
+            op->start = q->last_end;
         if (op->end < op->start)
             op->end = op->start;
         q->last_end = op->end;

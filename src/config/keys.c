@@ -13,6 +13,7 @@
 #define I32MAX INT64_C(2147483647)
 
 static const char *const trace_categories[] = {"kineto", "generic", NULL};
+static const char *const output_formats[] = {"auto", "json", "perfetto", NULL};
 
 #define INT(name, lo, def) {name, ACT__K_INT, 0, lo, I32MAX, def, NULL}
 #define BOOL(name, def) {name, ACT__K_BOOL, 0, 0, 0, def, NULL}
@@ -68,6 +69,7 @@ const act__key_def act__config_keys[] = {
     INT("SPOOL_MAX_MB", 1, "8192"),
     INT("PLUGIN_TIMEOUT_MSECS", 0, "5000"),
     BOOL("DEFAULT_PLUGINS", "true"),
+    {"OUTPUT_FORMAT", ACT__K_ENUM, 0, 0, 0, "auto", output_formats},
 };
 const size_t act__config_key_count = ACT_ARRAY_SIZE(act__config_keys);
 

@@ -575,8 +575,8 @@ void act__slabs_free(act_session *s);
 void act__prefault_start(act_session *s);
 void act__prefault_stop(act_session *s);
 
-/* Writers. */
-int act__write_chrome(act_session *s, const char *path);
+/* Writers (writer/writers.h): act__write_trace picks the format. */
+int act__write_trace(act_session *s, const char *path, char *err, size_t errcap);
 
 /* Window control. */
 void act__session_open_window(act_session *s);

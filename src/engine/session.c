@@ -579,7 +579,11 @@ int act_session_write(act_session *s, const char *path)
     if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
         act_session_stop(s);
     s->errmsg[0] = '\0';
-    return act__write_chrome(s, path);
+    char err[1024];
+    int rc = act__write_trace(s, path, err, sizeof err);
+    if (rc)
+        act__session_seterr(s, "%s", err);
+    return rc;
 }
 
 void act_session_destroy(act_session *s)

@@ -1015,10 +1015,11 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     s->pid = pid;
     s->recovered = 1;
     atomic_store(&s->state, ACT__S_STOPPED);
-    rc = act__write_chrome(s, out);
+    char werr[1024];
+    rc = act__write_trace(s, out, werr, sizeof werr);
     act__names_override(NULL, NULL, 0);
     if (rc != 0) {
-        bad(err, errlen, "%s", act_session_errmsg(s));
+        bad(err, errlen, "%s", werr);
         rc = -1;
     }
     (void)nchunks;

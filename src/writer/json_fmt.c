@@ -323,3 +323,26 @@ char *act__json_escape_units(char *p, const char *s, size_t lim, size_t n,
 {
     return escape_units(p, (const unsigned char *)s, lim, n, used);
 }
+
+char *act__utf8_repair(char *p, const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+    while (i < n) {
+        if (s[i] < 0x80) {
+            *p++ = (char)s[i++];
+            continue;
+        }
+        int r = utf8_unit(s + i, n - i);
+        if (r > 0) {
+            memcpy(p, s + i, (size_t)r);
+            p += r;
+            i += (size_t)r;
+        } else {
+            memcpy(p, "\xEF\xBF\xBD", 3);
+            p += 3;
+            i += (size_t)-r;
+        }
+    }
+    return p;
+}

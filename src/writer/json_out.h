@@ -119,6 +119,11 @@ size_t act__json_str_len_bound(size_t n);
  */
 size_t act__utf8_valid_prefix(const char *s, size_t n);
 
+/** @p n bytes of @p s with each maximal ill-formed UTF-8 subpart replaced
+ *  by U+FFFD, exactly as act__json_str does, without escaping anything
+ *  (the Perfetto writer's strings). Writes at most 3*n bytes. */
+char *act__utf8_repair(char *p, const char *s, size_t n);
+
 /** 1 when all @p n bytes of @p s are well-formed UTF-8 (RFC 3629: no
  *  overlong forms, no surrogates, nothing above U+10FFFF), else 0. NULL
  *  with n == 0 is valid. The plugin host validates names with it too. */

@@ -229,10 +229,8 @@ static void rp_flush(void *state)
         c = rt(r, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
                AT(0.203 + i * 0.0005), AT(0.2033 + i * 0.0005));
         r->busy[i][0] = AT(0.24 + i * 0.15);
-        /* A 0.1% gap: back-to-back spans are legal, but viewers that add
-         * ts + dur in doubles (the shared lint, chrome://tracing) can see
-         * the rounding of two adjacent spans as a 1-ulp overlap. */
-        r->busy[i][1] = AT(0.24 + (i + 1) * 0.15 - 0.001);
+        /* Back to back: the writer keeps ts + dur below the next ts. */
+        r->busy[i][1] = AT(0.24 + (i + 1) * 0.15);
         kernel(r, "_Z11busy_kernelPfiy", A, r->busy[i][0], r->busy[i][1], c);
     }
     for (int i = 0; i < 4; i++) {

@@ -13,3 +13,9 @@ if(ACT_HAVE_JANSSON)
                LIBS PkgConfig::JANSSON LABELS engine tsan)
   add_dependencies(test_SessionConfigKeys act_tp_ok)
 endif()
+# Back-to-back spans whose ts + dur in doubles would pass the next ts
+# (`ctest -R WriterTouching`).
+if(ACT_HAVE_JANSSON)
+  act_add_test(WriterTouching SOURCES ${PROJECT_SOURCE_DIR}/tests/output/test_touching.c
+               INTERNAL LIBS PkgConfig::JANSSON Threads::Threads m LABELS engine writer)
+endif()

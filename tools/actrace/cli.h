@@ -11,6 +11,11 @@ int act_cmd_config(int argc, char **argv);
 int act_cmd_record(int argc, char **argv);
 int act_cmd_summary(int argc, char **argv);
 int act_cmd_check(int argc, char **argv);
+int act_cmd_convert(int argc, char **argv);
+
+/* Convert the JSON trace @p in into the Perfetto trace @p out (cmd_convert.c):
+ * the exit status of actrace convert; messages on standard error. */
+int act_cli_convert(const char *in, const char *out);
 
 /* A boolean flag of a subcommand: "--name" (or its alias) sets *set. */
 typedef struct act_cli_flag {

@@ -37,9 +37,11 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_pftrace.h"
 #include "cli.h"
 #include "trace_read.h"
 
@@ -1262,6 +1264,8 @@ int act_cmd_check(int argc, char **argv)
     int rc = act_cli_file_args("check", argc, argv, flags, usage, &file);
     if (rc)
         return rc == 1 ? 0 : 2;
+    if (act_cli_is_pftrace(file))
+        return act_cli_check_pftrace(file, quiet);
     char msg[512];
     act_cli_trace tr;
     if (act_cli_trace_open(&tr, file, msg, sizeof msg) != 0) {
@@ -1277,7 +1281,12 @@ int act_cmd_check(int argc, char **argv)
     c->defer_all = all && *all && strcmp(all, "0") != 0;
     act__rd_item it;
     int k;
+    uint64_t items = 0;
+    act_cli_progress_t prog = {"check", isatty(2), 0, 0, 0};
+    act_cli_progress(&prog, 0, 0);
     while ((k = act__rd_next(tr.rd, &it)) > 0) {
+        if ((++items & 4095) == 0)
+            act_cli_progress(&prog, act__rd_bytes_read(tr.rd), 0);
         if (k == ACT__RD_EVENT) {
             check_event(c, it.index, it.v);
             continue;
@@ -1288,6 +1297,7 @@ int act_cmd_check(int argc, char **argv)
             E(UINT64_MAX, "displayTimeUnit must be \"ms\" or \"ns\" (catapult "
                           "throws otherwise)");
     }
+    act_cli_progress(&prog, 0, 1);
     if (k < 0) {
         fprintf(stderr, "%s: error: %s\n", file, act__rd_errmsg(tr.rd));
         checker_free(c);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "actrace/actrace.h"
+#include "check_pftrace.h"
 #include "cli.h"
 #include "record_merge.h"
 #include "engine/spool.h"
@@ -514,7 +515,17 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     const char *base = strrchr(shown, '/');
     act__merge_result res;
     char err[PATH_MAX * 3];
-    int mrc = act__record_merge(spool, final_out, base ? base + 1 : shown, &res, err, sizeof err);
+    /* A Perfetto name: merge to JSON beside the per-process traces, then
+     * convert that (the code path of `actrace convert`, streaming). */
+    int pf = act_cli_is_pftrace(final_out);
+    char tmpjson[PATH_MAX + 32];
+    snprintf(tmpjson, sizeof tmpjson, "%s/merged.tmp", spool);
+    int mrc = act__record_merge(spool, pf ? tmpjson : final_out, base ? base + 1 : shown, &res, err,
+                                sizeof err);
+    if (mrc == 0 && pf && act_cli_convert(tmpjson, final_out) != 0) {
+        snprintf(err, sizeof err, "converting the merged trace to %s failed", shown);
+        mrc = -1;
+    }
     if (mrc != 0) {
         fprintf(stderr, "actrace record: cannot write the trace: %s\n", err);
         remove_dir(spool);
@@ -531,8 +542,9 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
         snprintf(rb, sizeof rb, ", %zu rebuilt after an abnormal end", rebuilt);
     fprintf(stderr,
             "actrace record: wrote %s (%.1f MB, %s events, %s dropped, %zu process%s%s); open it "
-            "in https://ui.perfetto.dev or `actrace summary %s`\n",
-            shown, mb, ev, dr, res.files, res.files == 1 ? "" : "es", rb, shown);
+            "in https://ui.perfetto.dev or `actrace %s %s`\n",
+            shown, mb, ev, dr, res.files, res.files == 1 ? "" : "es", rb, pf ? "check" : "summary",
+            shown);
     return rc;
 }
 

@@ -15,7 +15,8 @@ static void usage(FILE *f)
             "                         run CMD and write its trace\n"
             "  summary [--json] FILE  summarise a trace (actrace's or Kineto's)\n"
             "  check [--strict] [--quiet] FILE\n"
-            "                         validate a trace's structure\n"
+            "                         validate a trace's structure (JSON or .pftrace)\n"
+            "  convert IN OUT.pftrace convert a JSON trace to Perfetto's protobuf\n"
             "  types [--json] [--plugin PATH]...\n"
             "                         list the activity types\n"
             "  config check FILE      validate a config, print the effective one\n"
@@ -39,6 +40,8 @@ int main(int argc, char **argv)
         return act_cmd_summary(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0)
         return act_cmd_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "convert") == 0)
+        return act_cmd_convert(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("actrace %s\n", act_version());
         return 0;

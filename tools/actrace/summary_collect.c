@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 #include "summary.h"
@@ -774,12 +775,18 @@ int act_cli_summary_collect(summ *S, act_cli_trace *tr, char *msg, size_t msglen
 {
     act__rd_item it;
     int k;
+    uint64_t items = 0;
+    act_cli_progress_t prog = {"summary", isatty(2), 0, 0, 0};
+    act_cli_progress(&prog, 0, 0);
     while ((k = act__rd_next(tr->rd, &it)) > 0) {
         if (k == ACT__RD_EVENT)
             add_event(S, it.v);
         else
             add_member(S, it.key, it.v);
+        if ((++items & 4095) == 0)
+            act_cli_progress(&prog, act__rd_bytes_read(tr->rd), 0);
     }
+    act_cli_progress(&prog, 0, 1);
     if (k < 0) {
         snprintf(msg, msglen, "%s", act__rd_errmsg(tr->rd));
         return -1;

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -493,3 +494,31 @@ int act_cli_over3(const act__jv *v)
             return 1;
     return 0;
 }
+
+/* ---- progress on a terminal --------------------------------------------- */
+
+void act_cli_progress(act_cli_progress_t *p, uint64_t bytes, int done)
+{
+    if (!p->tty)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    if (p->start == 0) {
+        p->start = now;
+        p->last = now;
+        return;
+    }
+    if (done) {
+        if (p->shown)
+            fprintf(stderr, "\r%-60s\r", "");
+        return;
+    }
+    if (now - p->start < 1.0 || now - p->last < 0.25)
+        return;
+    p->last = now;
+    p->shown = 1;
+    fprintf(stderr, "\r%s: %.1f MB read, %.0f MB/s ", p->what, bytes / 1e6,
+            bytes / 1e6 / (now - p->start));
+}
+

@@ -102,6 +102,17 @@ const char *act_cli_map_key(const act_cli_map *m, const char *key, size_t len);
 size_t *act_cli_map_get(const act_cli_map *m, const char *key, size_t len);
 void act_cli_map_free(act_cli_map *m);
 
+/** Progress of a long read on a terminal (standard error): after the first
+ *  second, every quarter second, "WHAT: N MB read, R MB/s". */
+typedef struct act_cli_progress_t {
+    const char *what;
+    int tty;
+    double start, last;
+    int shown;
+} act_cli_progress_t;
+/** Call with 0 bytes first, then now and then; @p done clears the line. */
+void act_cli_progress(act_cli_progress_t *p, uint64_t bytes, int done);
+
 /** Print @p s to @p f with control bytes escaped (\n, \xNN). */
 void act_cli_put_text(FILE *f, const char *s);
 

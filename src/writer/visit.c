@@ -1,0 +1,1305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The session visitor (visit.h): the walk over a session that every
+ * writer shares. It owns everything that needs a view of the whole
+ * session before the first event is written: which stream ids need dense
+ * tids, which plugin host spans move to a side track, which correlation
+ * ids have both a launch and device work (flows), per-thread start order,
+ * counter tracks, and the statistics. The writers only format.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "plugin/loader.h"
+#include "writer/visit.h"
+
+/* A set of 64-bit keys (flow correlation ids), open addressing, 0 = empty. */
+typedef struct keyset {
+    uint64_t *slot;
+    size_t cap, n;
+} keyset;
+
+typedef struct vstate {
+    act_session *s;
+    const act__visitor *v;
+    int32_t pid;
+    keyset host_corr, dev_corr;
+    /* Streams: devices with a stream id beyond 31 bits get dense tids. */
+    size_t ndev;
+    uint8_t *dev_dense;      /* per device: its streams are renumbered */
+    struct smap_ent *smap;   /* (device, stream) -> tid, dense devices only */
+    size_t smap_cap, smap_n;
+    /* Plugin host spans moved off a thread they partially overlap. */
+    keyset moved;            /* record addresses */
+    uint64_t plugin_host_spans;
+    struct side_track *sides;
+    size_t nsides;
+    const char *host_cat[ACT__NTYPE_SLOTS + 1]; /* category by type slot */
+    uint64_t counter_samples, counter_events;
+    int oom;
+} vstate;
+
+static int key_is(const char *k, uint32_t n, const char *lit0)
+{
+    return strlen(lit0) == n && memcmp(k, lit0, n) == 0;
+}
+
+int act__vargs_next_unique(act__vargs *it, const char *const *reserved, act__varg *out)
+{
+    while (act__vargs_next(it, out)) {
+        uint32_t klen;
+        const char *key = act__visit_ref(out->c, out->key, &klen);
+        int skip = 0;
+        for (const char *const *r = reserved; r && *r && !skip; r++)
+            skip = key_is(key, klen, *r);
+        /* A later arg with the same key wins; look ahead a bounded way. */
+        act__vargs q = *it;
+        act__varg b;
+        for (int k = 0; k < 64 && !skip && act__vargs_next(&q, &b); k++) {
+            uint32_t l2;
+            const char *k2 = act__visit_ref(b.c, b.key, &l2);
+            skip = l2 == klen && memcmp(k2, key, klen) == 0;
+        }
+        if (!skip)
+            return 1;
+    }
+    return 0;
+}
+
+static int is_event(uint8_t kind)
+{
+    return kind == ACT__R_SPAN || kind == ACT__R_INSTANT || kind == ACT__R_EMIT_SPAN ||
+           kind == ACT__R_EMIT_INSTANT;
+}
+
+#define CB(w, name, ...)                                                          \
+    do {                                                                          \
+        if ((w)->v->name)                                                         \
+            (w)->v->name((w)->v->ctx, __VA_ARGS__);                               \
+    } while (0)
+
+static uint64_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdu;
+    k ^= k >> 33;
+    return k;
+}
+
+static int keyset_add(keyset *ks, uint64_t k)
+{
+    if (!k)
+        k = 1;
+    if ((ks->n + 1) * 2 > ks->cap) {
+        size_t ncap = ks->cap ? ks->cap * 2 : 1024;
+        uint64_t *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return -1;
+        for (size_t i = 0; i < ks->cap; i++) {
+            if (!ks->slot[i])
+                continue;
+            size_t j = mix(ks->slot[i]) & (ncap - 1);
+            while (ns[j])
+                j = (j + 1) & (ncap - 1);
+            ns[j] = ks->slot[i];
+        }
+        free(ks->slot);
+        ks->slot = ns;
+        ks->cap = ncap;
+    }
+    size_t j = mix(k) & (ks->cap - 1);
+    while (ks->slot[j] && ks->slot[j] != k)
+        j = (j + 1) & (ks->cap - 1);
+    if (!ks->slot[j]) {
+        ks->slot[j] = k;
+        ks->n++;
+    }
+    return 0;
+}
+
+static int keyset_has(const keyset *ks, uint64_t k)
+{
+    if (!ks->cap)
+        return 0;
+    if (!k)
+        k = 1;
+    size_t j = mix(k) & (ks->cap - 1);
+    while (ks->slot[j]) {
+        if (ks->slot[j] == k)
+            return 1;
+        j = (j + 1) & (ks->cap - 1);
+    }
+    return 0;
+}
+
+/* Flow id: unique across sources, exact in a double (< 2^53). */
+static uint64_t flow_id(uint16_t source, uint64_t corr)
+{
+    return ((uint64_t)source << 44) | (corr & ((UINT64_C(1) << 44) - 1));
+}
+
+
+/* ---- streams -------------------------------------------------------------- */
+
+/* Stream ids are 64-bit (CUPTI packs a context and a stream into one), tids
+ * are written as integers below 2^31. A device whose stream ids all fit
+ * keeps them as tids (as Kineto writes them); a device with one that does
+ * not gets tids 1, 2, 3, ... for its streams in id order. The id itself is
+ * in every event's args.stream and, for a renumbered device, in the track's
+ * thread_name. */
+typedef struct smap_ent {
+    uint64_t stream;
+    uint32_t device;
+    uint32_t tid; /* 0: empty slot */
+} smap_ent;
+
+#define STREAM_TID_MAX 0x7fffffffu
+
+static size_t smap_slot(const vstate *w, uint32_t device, uint64_t stream)
+{
+    size_t j = mix(stream ^ ((uint64_t)device << 40) ^ device) & (w->smap_cap - 1);
+    while (w->smap[j].tid &&
+           (w->smap[j].stream != stream || w->smap[j].device != device))
+        j = (j + 1) & (w->smap_cap - 1);
+    return j;
+}
+
+/* Insert (device, stream) with a provisional tid of 1; dense tids are
+ * assigned once every stream is known. */
+static int smap_add(vstate *w, uint32_t device, uint64_t stream)
+{
+    if ((w->smap_n + 1) * 2 > w->smap_cap) {
+        size_t ncap = w->smap_cap ? w->smap_cap * 2 : 64;
+        smap_ent *old = w->smap;
+        size_t ocap = w->smap_cap;
+        w->smap = calloc(ncap, sizeof *w->smap);
+        if (!w->smap) {
+            w->smap = old;
+            return -1;
+        }
+        w->smap_cap = ncap;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i].tid)
+                w->smap[smap_slot(w, old[i].device, old[i].stream)] = old[i];
+        free(old);
+    }
+    size_t j = smap_slot(w, device, stream);
+    if (!w->smap[j].tid) {
+        w->smap[j] = (smap_ent){stream, device, 1};
+        w->smap_n++;
+    }
+    return 0;
+}
+
+static uint32_t stream_tid(const vstate *w, uint32_t device, uint64_t stream)
+{
+    if (device >= w->ndev || !w->dev_dense[device])
+        return (uint32_t)stream & STREAM_TID_MAX; /* fits: see smap */
+    if (!w->smap_cap)
+        return 0;
+    return w->smap[smap_slot(w, device, stream)].tid;
+}
+
+/* tid of the track for @p source's moved spans of thread @p tid: above any
+ * Linux tid (< 2^22) and below 2^31, one per source (< 256). */
+static uint32_t side_tid(uint16_t source, uint32_t tid)
+{
+    return 0x40000000u | ((uint32_t)source << 22) | (tid & 0x3fffffu);
+}
+
+
+/* ---- categories ---------------------------------------------------------- */
+
+/* Kineto's category for a runtime/driver event of a known backend. */
+static const char *kineto_cat(const char *backend, int type)
+{
+    static const struct {
+        const char *backend, *runtime, *driver;
+    } map[] = {
+        {"cuda", "cuda_runtime", "cuda_driver"},
+        {"xpu", "xpu_runtime", "xpu_driver"},
+        {"mtia", "mtia_runtime", NULL},
+        {"glow", "glow_runtime", NULL},
+        {"hpu", "hpu_op", NULL},
+        {"privateuse1", "privateuse1_runtime", "privateuse1_driver"},
+    };
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(map); i++) {
+        if (strcmp(backend, map[i].backend) == 0)
+            return type == ACT_RUNTIME ? map[i].runtime : type == ACT_DRIVER ? map[i].driver : NULL;
+    }
+    return NULL;
+}
+
+static const char *category(const vstate *w, uint16_t source, int type)
+{
+    const char *name = act_activity_type_name((act_activity_type)type);
+    if (!name)
+        name = "unknown";
+    if (!w->s->categories_generic && source && source < w->s->nsources &&
+        (type == ACT_RUNTIME || type == ACT_DRIVER)) {
+        const char *k = kineto_cat(w->s->sources[source].backend, type);
+        if (k)
+            return k;
+    }
+    return name;
+}
+
+
+/* The end of @p r given its end field @p t1, loaded once by the caller (an
+ * open span may be ended by its thread while the writer runs). */
+static int64_t end_at(const vstate *w, const act__rec *r, int64_t t1)
+{
+    if (t1 == ACT__OPEN) {
+        t1 = w->s->stop_mono_ns;
+        if (t1 < r->t0)
+            t1 = r->t0;
+    }
+    return t1;
+}
+
+static int64_t end_of(const vstate *w, const act__rec *r)
+{
+    return end_at(w, r, atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed));
+}
+
+
+/* Position of a record: its chunk and index. */
+typedef struct rpos {
+    const act__chunk *c;
+    uint32_t i;
+    uint64_t seq; /* order of recording, for a total order when sorting */
+    int64_t t1;   /* end loaded once when sorting (INT64_MAX: open), so the
+                     comparator stays consistent if a span ends meanwhile */
+} rpos;
+
+/* Step to the record after @p p; 0 at the end of what was committed. */
+static int next_pos(rpos *p)
+{
+    if (p->i + 1 < atomic_load_explicit(&((act__chunk *)p->c)->used, memory_order_acquire)) {
+        p->i++;
+        return 1;
+    }
+    for (const act__chunk *c = atomic_load_explicit(&((act__chunk *)p->c)->next, memory_order_acquire);
+         c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+        if (atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire)) {
+            p->c = c;
+            p->i = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+
+/* ---- per-thread passes ------------------------------------------------------ */
+
+typedef struct tscan {
+    uint64_t recorded; /* events and counter samples */
+    uint64_t args;
+    uint64_t events;
+    int sorted;
+    int64_t min_t0;
+} tscan;
+
+static int cmp_pos(const void *a, const void *b)
+{
+    const rpos *x = a, *y = b;
+    const act__rec *rx = &x->c->recs[x->i], *ry = &y->c->recs[y->i];
+    if (rx->t0 != ry->t0)
+        return rx->t0 < ry->t0 ? -1 : 1;
+    /* Same start: the longer (the parent) first. */
+    int64_t dx = x->t1, dy = y->t1;
+    if (dx != dy)
+        return dx > dy ? -1 : 1;
+    /* Keep recording order otherwise (qsort is not stable). */
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void scan_thread(vstate *w, const act__thread *t, tscan *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->sorted = 1;
+    sc->min_t0 = INT64_MAX;
+    int64_t prev_t0 = INT64_MIN, prev_t1 = INT64_MAX;
+    for (const act__chunk *c = t->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+        uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+        for (uint32_t i = 0; i < n; i++) {
+            const act__rec *r = &c->recs[i];
+            if (r->kind == ACT__R_AUX_DEV) {
+                uint64_t corr = (uint64_t)atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+                if (corr && i > 0 && c->recs[i - 1].kind == ACT__R_EMIT_SPAN) {
+                    uint64_t key = flow_id((uint16_t)(r->x >> 32), corr);
+                    if (keyset_add(r->flags == ACT__EMIT_HOST_SPAN ? &w->host_corr : &w->dev_corr, key))
+                        w->oom = 1;
+                }
+                uint32_t dev = (uint32_t)r->x;
+                if (dev != ACT__HOST_DEVICE) {
+                    if ((uint64_t)r->t0 > STREAM_TID_MAX && dev < w->ndev)
+                        w->dev_dense[dev] = 1;
+                } else if (i > 0 && c->recs[i - 1].kind == ACT__R_EMIT_SPAN) {
+                    w->plugin_host_spans++;
+                }
+                continue;
+            }
+            if (r->kind == ACT__R_ARG) {
+                sc->args += 1 + ((atomic_load_explicit(&((act__rec *)r)->t1, memory_order_acquire) &
+                                  ACT__ARG2_PRESENT) != 0);
+                continue;
+            }
+            sc->recorded++;
+            if (!is_event(r->kind)) {
+                /* Counter samples count for the base time too. */
+                if (r->kind == ACT__R_COUNTER && r->t0 < sc->min_t0)
+                    sc->min_t0 = r->t0;
+                continue;
+            }
+            sc->events++;
+            if (r->t0 < sc->min_t0)
+                sc->min_t0 = r->t0;
+            int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+            if (t1 == ACT__OPEN)
+                t1 = INT64_MAX;
+            if (r->t0 < prev_t0 || (r->t0 == prev_t0 && t1 > prev_t1))
+                sc->sorted = 0;
+            prev_t0 = r->t0;
+            prev_t1 = t1;
+        }
+    }
+}
+
+
+/* ---- stream tids ----------------------------------------------------------- */
+
+static int cmp_smap(const void *a, const void *b)
+{
+    const smap_ent *x = a, *y = b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+/* Renumber the streams of every device that has an id beyond 31 bits
+ * (seen by scan_thread in events, here in named streams). */
+static void plan_streams(vstate *w, act__thread **threads, size_t nthreads)
+{
+    const act_session *s = w->s;
+    int any = 0;
+    for (size_t d = 0; d < w->ndev; d++) {
+        const act__device *dev = &s->devices[d];
+        for (size_t k = 0; k < dev->nstreams; k++)
+            if (dev->streams[k].id > STREAM_TID_MAX)
+                w->dev_dense[d] = 1;
+        any |= w->dev_dense[d];
+    }
+    if (!any)
+        return;
+    for (size_t k = 0; k < nthreads; k++) {
+        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+            uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+            for (uint32_t i = 0; i < n; i++) {
+                const act__rec *r = &c->recs[i];
+                uint32_t dev = (uint32_t)r->x;
+                if (r->kind == ACT__R_AUX_DEV && dev < w->ndev && w->dev_dense[dev] &&
+                    smap_add(w, dev, (uint64_t)r->t0))
+                    goto oom;
+            }
+        }
+    }
+    for (size_t d = 0; d < w->ndev; d++) {
+        const act__device *dev = &s->devices[d];
+        for (size_t k = 0; w->dev_dense[d] && k < dev->nstreams; k++)
+            if (smap_add(w, (uint32_t)d, dev->streams[k].id))
+                goto oom;
+    }
+    /* Dense tids in stream id order, from 1 on each device. */
+    smap_ent *v = malloc((w->smap_n ? w->smap_n : 1) * sizeof *v);
+    if (!v)
+        goto oom;
+    size_t n = 0;
+    for (size_t j = 0; j < w->smap_cap; j++)
+        if (w->smap[j].tid)
+            v[n++] = w->smap[j];
+    qsort(v, n, sizeof *v, cmp_smap);
+    uint32_t rank = 0;
+    for (size_t j = 0; j < n; j++) {
+        rank = j && v[j].device == v[j - 1].device ? rank + 1 : 1;
+        w->smap[smap_slot(w, v[j].device, v[j].stream)].tid = rank;
+    }
+    free(v);
+    return;
+oom:
+    w->oom = 1;
+}
+
+/* ---- sources sharing a thread ------------------------------------------------ */
+
+/* Spans that two sources (the app and a plugin, or two plugins) put on one
+ * thread come from different clocks and calls, and may overlap partially,
+ * which no viewer can draw on one track (Perfetto moves one to an overflow
+ * track, chrome://tracing draws them wrongly). The rule: the app's spans stay
+ * on the thread; a plugin span that partially overlaps a span of a source
+ * loaded before it (the app first) is moved to a track of its own for that
+ * thread and plugin, named "<thread> [<plugin>]". Spans that nest stay
+ * where they were recorded, so runtime calls still sit under the operators
+ * that made them. A source's spans that overlap each other are its own
+ * doing and are left alone (actrace check reports them). */
+typedef struct side_track {
+    uint32_t tid; /* the thread's tid */
+    uint16_t source;
+} side_track;
+
+typedef struct hspan {
+    int64_t t0, t1;
+    const act__rec *rec;
+    uint32_t tid, seq;
+    uint16_t source;
+} hspan;
+
+static int cmp_hspan(const void *a, const void *b)
+{
+    const hspan *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
+    if (x->t1 != y->t1)
+        return x->t1 > y->t1 ? -1 : 1; /* the parent first */
+    if (x->source != y->source)
+        return x->source < y->source ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int hspan_push(hspan **v, size_t *n, size_t *cap, hspan h)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 256;
+        hspan *nv = realloc(*v, ncap * sizeof *nv);
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = ncap;
+    }
+    h.seq = (uint32_t)*n;
+    (*v)[(*n)++] = h;
+    return 0;
+}
+
+static void move_span(vstate *w, const hspan *h)
+{
+    if (keyset_add(&w->moved, (uint64_t)(uintptr_t)h->rec)) {
+        w->oom = 1;
+        return;
+    }
+    for (size_t i = w->nsides; i-- > 0;)
+        if (w->sides[i].tid == h->tid && w->sides[i].source == h->source)
+            return;
+    side_track *ns = realloc(w->sides, (w->nsides + 1) * sizeof *ns);
+    if (!ns) {
+        w->oom = 1;
+        return;
+    }
+    w->sides = ns;
+    w->sides[w->nsides++] = (side_track){h->tid, h->source};
+}
+
+/* Decide which plugin host spans move (w->moved), before anything is
+ * written. Costs memory only for threads that have plugin host spans. */
+static void plan_overlaps(vstate *w, act__thread **threads, size_t nthreads)
+{
+    keyset tids = {NULL, 0, 0};
+    hspan *v = NULL;
+    size_t n = 0, cap = 0, *stack = NULL;
+    for (size_t k = 0; k < nthreads; k++) {
+        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+            uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+            for (uint32_t i = 0; i + 1 < used; i++) {
+                const act__rec *r = &c->recs[i], *aux = r + 1;
+                if (r->kind != ACT__R_EMIT_SPAN || aux->kind != ACT__R_AUX_DEV ||
+                    (uint32_t)aux->x != ACT__HOST_DEVICE)
+                    continue;
+                hspan h = {r->t0, end_of(w, r), r, (uint32_t)aux->t0 & 0x7fffffffu, 0,
+                           (uint16_t)(aux->x >> 32)};
+                if (hspan_push(&v, &n, &cap, h) || keyset_add(&tids, (uint64_t)h.tid + 1))
+                    goto oom;
+            }
+        }
+    }
+    for (size_t k = 0; k < nthreads; k++) {
+        uint32_t tid = (uint32_t)threads[k]->tid & 0x7fffffffu;
+        if (!keyset_has(&tids, (uint64_t)tid + 1))
+            continue;
+        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+            uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+            for (uint32_t i = 0; i < used; i++) {
+                const act__rec *r = &c->recs[i];
+                if (r->kind != ACT__R_SPAN)
+                    continue;
+                hspan h = {r->t0, end_of(w, r), r, tid, 0, 0};
+                if (hspan_push(&v, &n, &cap, h))
+                    goto oom;
+            }
+        }
+    }
+    qsort(v, n, sizeof *v, cmp_hspan);
+    stack = malloc((n ? n : 1) * sizeof *stack);
+    if (!stack)
+        goto oom;
+    /* The sweep viewers make: spans in start order, a stack of the open
+     * ones; a span that ends after the innermost open one overlaps it
+     * partially. The later source yields. */
+    for (size_t i = 0; i < n;) {
+        uint32_t tid = v[i].tid;
+        size_t sp = 0;
+        for (; i < n && v[i].tid == tid; i++) {
+            const hspan *x = &v[i];
+            int moved = 0;
+            for (;;) {
+                while (sp && v[stack[sp - 1]].t1 <= x->t0)
+                    sp--;
+                if (!sp || x->t1 <= v[stack[sp - 1]].t1)
+                    break;
+                const hspan *top = &v[stack[sp - 1]];
+                if (x->source > top->source) {
+                    moved = 1;
+                    break;
+                }
+                if (top->source == x->source)
+                    break;
+                move_span(w, top);
+                sp--;
+            }
+            if (moved)
+                move_span(w, x);
+            else
+                stack[sp++] = i;
+        }
+    }
+    free(stack);
+    free(v);
+    free(tids.slot);
+    return;
+oom:
+    w->oom = 1;
+    free(stack);
+    free(v);
+    free(tids.slot);
+}
+
+
+/* ---- counters --------------------------------------------------------------- */
+
+typedef struct csample {
+    uint32_t track; /* track index: series sharing device+source+track name */
+    uint32_t series;
+    int64_t ts;
+    double v;
+} csample;
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const csample *x = a, *y = b;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->series < y->series ? -1 : x->series > y->series;
+}
+
+/* A track's name in the trace (malloc'd). Tracks of different sources
+ * (the app and plugins) are kept apart by the engine; when two share a name
+ * on the same process, the plugin's gets its name appended ("memory
+ * [host]") so that readers grouping counters by name and pid see two
+ * tracks, not one whose keys change. */
+static char *track_name(const act_session *s, const act__series *head, int clash)
+{
+    const char *name = head->track[0] ? head->track : "(unnamed)";
+    const char *src = clash && head->source && head->source < s->nsources
+                          ? s->sources[head->source].name : NULL;
+    size_t n = strlen(name) + (src ? strlen(src) + 3 : 0) + 1;
+    char *buf = malloc(n);
+    if (buf)
+        snprintf(buf, n, src ? "%s [%s]" : "%s", name, src);
+    return buf;
+}
+
+#define NO_SERIES UINT32_MAX
+
+static uint64_t track_hash(const act__series *e)
+{
+    uint64_t h = 1469598103934665603u ^ ((uint64_t)e->source << 32 | e->device);
+    for (const char *p = e->track; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    return mix(h);
+}
+
+/* Group the @p ns series into tracks (same device, source and track name)
+ * in linear time: track_of[i] is the track's first series, next_of[i] the
+ * track's next series after i (ascending) or NO_SERIES. -1 when out of
+ * memory. */
+static int assign_tracks(const act_session *s, size_t ns, uint32_t *track_of,
+                         uint32_t *next_of, uint8_t *clash)
+{
+    size_t cap = 16;
+    while (cap < ns * 2)
+        cap *= 2;
+    uint32_t *slot = malloc(cap * sizeof *slot); /* a track's last series */
+    if (!slot)
+        return -1;
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t i = 0; i < ns; i++) {
+        const act__series *a = s->series[i];
+        size_t j = track_hash(a) & (cap - 1);
+        for (; slot[j] != NO_SERIES; j = (j + 1) & (cap - 1)) {
+            const act__series *b = s->series[slot[j]];
+            if (a->device == b->device && a->source == b->source && strcmp(a->track, b->track) == 0)
+                break;
+        }
+        next_of[i] = NO_SERIES;
+        if (slot[j] == NO_SERIES) {
+            track_of[i] = (uint32_t)i;
+        } else {
+            track_of[i] = track_of[slot[j]];
+            next_of[slot[j]] = (uint32_t)i;
+        }
+        slot[j] = (uint32_t)i;
+    }
+    /* clash[i]: another source has a track of the same name on the same
+     * device (see track_name), found through a second index that ignores
+     * the source: it keeps each name's first series, whose clash flag then
+     * stands for the name. */
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t i = 0; i < ns; i++) {
+        const act__series *a = s->series[i];
+        act__series key = *a;
+        key.source = 0;
+        size_t j = track_hash(&key) & (cap - 1);
+        for (; slot[j] != NO_SERIES; j = (j + 1) & (cap - 1)) {
+            const act__series *b = s->series[slot[j]];
+            if (a->device == b->device && strcmp(a->track, b->track) == 0)
+                break;
+        }
+        if (slot[j] == NO_SERIES)
+            slot[j] = (uint32_t)i;
+        else if (s->series[slot[j]]->source != a->source)
+            clash[slot[j]] = 1;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        const act__series *a = s->series[i];
+        act__series key = *a;
+        key.source = 0;
+        size_t j = track_hash(&key) & (cap - 1);
+        while (a->device != s->series[slot[j]]->device ||
+               strcmp(a->track, s->series[slot[j]]->track) != 0)
+            j = (j + 1) & (cap - 1);
+        clash[i] = clash[slot[j]];
+    }
+    free(slot);
+    return 0;
+}
+
+
+/* ---- names and args ------------------------------------------------------ */
+
+const char *act__visit_ref(const act__chunk *c, uint32_t ref, uint32_t *len)
+{
+    if (ref & ACT__REF_LOCAL)
+        return act__chunk_str(c, ref, len);
+    if (!ref || !act__name_known(ref)) {
+        *len = 0;
+        return "";
+    }
+    return act__name_str(ref, len);
+}
+
+int act__vargs_next(act__vargs *it, act__varg *out)
+{
+    if (it->done)
+        return 0;
+    if (it->slot == 0) {
+        const act__rec *a = &it->c->recs[it->i];
+        int64_t t1 = atomic_load_explicit(&((act__rec *)a)->t1, memory_order_acquire);
+        if (t1 & ACT__ARG2_PRESENT) {
+            it->slot = 1;
+            out->c = it->c;
+            out->key = (uint32_t)t1;
+            out->kind = (uint8_t)(t1 >> 32);
+            out->val = (uint64_t)a->t0;
+            return 1;
+        }
+    }
+    rpos q = {it->c, it->i, 0, 0};
+    if (!next_pos(&q) || q.c->recs[q.i].kind != ACT__R_ARG) {
+        it->done = 1;
+        return 0;
+    }
+    const act__rec *a = &q.c->recs[q.i];
+    it->c = q.c;
+    it->i = q.i;
+    it->slot = 0;
+    out->c = q.c;
+    out->key = a->name;
+    out->kind = a->flags;
+    out->val = a->x;
+    return 1;
+}
+
+
+/* ---- events ---------------------------------------------------------------- */
+
+static const char *host_category(vstate *w, int type)
+{
+    int slot = act__type_slot(type);
+    if (slot < 0)
+        slot = ACT__NTYPE_SLOTS;
+    if (!w->host_cat[slot])
+        w->host_cat[slot] = category(w, 0, type);
+    return w->host_cat[slot];
+}
+
+static void visit_host(vstate *w, rpos at, int32_t pid, int32_t tid)
+{
+    const act__rec *r = &at.c->recs[at.i];
+    act__vevent e;
+    e.struct_size = sizeof e;
+    e.kind = r->kind;
+    e.open = 0;
+    e.flow_dir = 0;
+    e.type = r->type;
+    e.source = 0;
+    e.pid = pid;
+    e.tid = (uint32_t)tid;
+    e.t0 = e.t1 = r->t0;
+    if (r->kind == ACT__R_SPAN) {
+        int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+        e.open = t1 == ACT__OPEN;
+        e.t1 = end_at(w, r, t1);
+    }
+    e.ext = r->x;
+    e.corr = 0;
+    e.device = ACT__HOST_DEVICE;
+    e.stream = 0;
+    e.flow = 0;
+    e.cat = host_category(w, r->type);
+    e.backend = NULL;
+    e.c = at.c;
+    e.name = r->name;
+    e.rec = r;
+    rpos look = at;
+    e.has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
+    e.args = (act__vargs){at.c, at.i, 1, !e.has_args};
+    w->v->event(w->v->ctx, &e);
+}
+
+/* One plugin record (with its AUX_DEV record right after it). */
+static void visit_plugin(vstate *w, rpos at)
+{
+    const act__rec *r = &at.c->recs[at.i];
+    rpos ap = at;
+    if (!next_pos(&ap) || ap.c->recs[ap.i].kind != ACT__R_AUX_DEV)
+        return; /* torn group: cannot happen for committed records */
+    const act__rec *aux = &ap.c->recs[ap.i];
+    act__vevent e;
+    memset(&e, 0, sizeof e);
+    e.struct_size = sizeof e;
+    e.kind = r->kind;
+    e.type = r->type;
+    e.device = (uint32_t)aux->x;
+    e.source = (uint16_t)(aux->x >> 32);
+    e.corr = (uint64_t)atomic_load_explicit(&((act__rec *)aux)->t1, memory_order_relaxed);
+    e.stream = (uint64_t)aux->t0;
+    if (e.device == ACT__HOST_DEVICE) {
+        e.pid = w->pid;
+        e.tid = (uint32_t)e.stream & 0x7fffffffu;
+        if (w->moved.n && keyset_has(&w->moved, (uint64_t)(uintptr_t)r))
+            e.tid = side_tid(e.source, e.tid);
+    } else {
+        e.pid = (int32_t)(ACT__DEVICE_PID_BASE + e.device);
+        e.tid = stream_tid(w, e.device, e.stream);
+    }
+    e.t0 = e.t1 = r->t0;
+    if (r->kind == ACT__R_EMIT_SPAN)
+        e.t1 = end_of(w, r);
+    e.ext = r->x;
+    e.cat = category(w, e.source, r->type);
+    e.backend = e.source < w->s->nsources ? w->s->sources[e.source].backend : "";
+    e.c = at.c;
+    e.name = r->name;
+    e.rec = r;
+    rpos look = ap;
+    e.has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
+    e.args = (act__vargs){ap.c, ap.i, 1, !e.has_args};
+    /* Flow from the API call to the device work it launched ("ac2g"). */
+    if (e.corr && r->kind == ACT__R_EMIT_SPAN) {
+        uint64_t key = flow_id(e.source, e.corr);
+        int host_side = (act__emit_kind)aux->flags == ACT__EMIT_HOST_SPAN;
+        if (host_side ? keyset_has(&w->dev_corr, key) : keyset_has(&w->host_corr, key)) {
+            e.flow = key;
+            e.flow_dir = host_side ? 1 : 2;
+        }
+    }
+    w->v->event(w->v->ctx, &e);
+}
+
+static void visit_at(vstate *w, rpos at, const act__thread *t)
+{
+    switch (at.c->recs[at.i].kind) {
+    case ACT__R_SPAN:
+    case ACT__R_INSTANT: visit_host(w, at, t->pid, t->tid); break;
+    case ACT__R_EMIT_SPAN:
+    case ACT__R_EMIT_INSTANT: visit_plugin(w, at); break;
+    default: break;
+    }
+}
+
+static void visit_thread(vstate *w, const act__thread *t, const tscan *sc)
+{
+    CB(w, thread_events, t->pid, t->tid);
+    if (!w->v->event)
+        return;
+    if (!sc->sorted) {
+        /* Recorded out of start order (caller-supplied times): sort this
+         * thread's events so that parents precede children. */
+        rpos *idx = malloc(sc->events * sizeof *idx);
+        if (idx) {
+            size_t k = 0;
+            for (const act__chunk *c = t->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+                uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+                for (uint32_t i = 0; i < n && k < sc->events; i++)
+                    if (is_event(c->recs[i].kind)) {
+                        int64_t t1 = atomic_load_explicit(&((act__rec *)&c->recs[i])->t1,
+                                                          memory_order_relaxed);
+                        idx[k] = (rpos){c, i, k, t1 == ACT__OPEN ? INT64_MAX : t1};
+                        k++;
+                    }
+            }
+            qsort(idx, k, sizeof *idx, cmp_pos);
+            for (size_t i = 0; i < k; i++)
+                visit_at(w, idx[i], t);
+            free(idx);
+            return;
+        }
+        w->oom = 1; /* fall through: unsorted but complete */
+    }
+    for (const act__chunk *c = t->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+        uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+        for (uint32_t i = 0; i < n; i++)
+            if (is_event(c->recs[i].kind))
+                visit_at(w, (rpos){c, i, 0, 0}, t);
+    }
+}
+
+/* ---- counters --------------------------------------------------------------- */
+
+/* Counter samples grouped per track and sorted by time; each time of a track
+ * is handed out with the latest value of every series of the track (a series
+ * not yet sampled takes its first value, flagged in seen). */
+static void visit_counters(vstate *w, act__thread **threads, size_t nthreads)
+{
+    act_session *s = w->s;
+    size_t ns = s->nseries, n = 0, cap = 0;
+    if (!ns)
+        return;
+    uint32_t *track_of = calloc(ns, sizeof *track_of);
+    uint32_t *next_of = calloc(ns, sizeof *next_of);
+    uint8_t *clash = calloc(ns, 1);
+    double *cur = calloc(ns, sizeof *cur);     /* by position in the track */
+    uint8_t *seen = calloc(ns, 1);
+    uint32_t *pos = calloc(ns, sizeof *pos);   /* series -> position */
+    uint32_t *ids = calloc(ns, sizeof *ids);
+    const act__series **tser = calloc(ns, sizeof *tser);
+    uint32_t *chg = calloc(ns, sizeof *chg);
+    double *chv = calloc(ns, sizeof *chv);
+    csample *v = NULL;
+    if (!track_of || !next_of || !clash || !cur || !seen || !pos || !ids || !tser || !chg ||
+        !chv || assign_tracks(s, ns, track_of, next_of, clash) != 0)
+        goto oom;
+    for (size_t k = 0; k < nthreads; k++) {
+        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+            uint32_t cnt = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+            for (uint32_t i = 0; i < cnt; i++) {
+                const act__rec *r = &c->recs[i];
+                if (r->kind != ACT__R_COUNTER || r->name >= ns)
+                    continue;
+                if (n == cap) {
+                    size_t ncap = cap ? cap * 2 : 1024;
+                    csample *nv = realloc(v, ncap * sizeof *nv);
+                    if (!nv)
+                        goto oom;
+                    v = nv;
+                    cap = ncap;
+                }
+                int64_t bits = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+                v[n].track = track_of[r->name];
+                v[n].series = r->name;
+                v[n].ts = r->t0;
+                memcpy(&v[n].v, &bits, sizeof bits);
+                n++;
+            }
+        }
+    }
+    if (n) /* qsort's pointer must not be NULL, even for no elements */
+        qsort(v, n, sizeof *v, cmp_sample);
+    w->counter_samples = n;
+    for (size_t i = 0; i < n;) {
+        uint32_t track = v[i].track;
+        size_t end = i;
+        while (end < n && v[end].track == track)
+            end++;
+        size_t nser = 0;
+        for (uint32_t k = track; k != NO_SERIES; k = next_of[k]) {
+            pos[k] = (uint32_t)nser;
+            ids[nser] = k;
+            tser[nser] = s->series[k];
+            seen[nser] = 0;
+            nser++;
+        }
+        /* First values, so every time of the track has every series. */
+        for (size_t j = end; j-- > i;) {
+            cur[pos[v[j].series]] = v[j].v;
+            seen[pos[v[j].series]] = 1;
+        }
+        const act__series *head = s->series[track];
+        char *tname = track_name(s, head, clash[track]);
+        if (!tname)
+            goto oom;
+        act__vctrack ct = {sizeof ct, track,
+                           head->device == ACT__HOST_DEVICE ? w->pid
+                                                            : (int32_t)(ACT__DEVICE_PID_BASE + head->device),
+                           head->device, tname,
+                           head->device == ACT__HOST_DEVICE ? "host_counter" : "gpu_pm_counter",
+                           nser, tser, ids};
+        CB(w, counter_track, &ct);
+        for (size_t j = i; j < end;) {
+            /* One time per call: samples of different series at the same
+             * time share it; a series sampled again at the same time
+             * (sorted next to each other) starts another, so that no
+             * sample's value is lost. */
+            int64_t ts = v[j].ts;
+            size_t j0 = j, nchg = 0;
+            for (; j < end && v[j].ts == ts && (j == j0 || v[j].series != v[j - 1].series); j++) {
+                uint32_t p = pos[v[j].series];
+                cur[p] = v[j].v;
+                chg[nchg] = p;
+                chv[nchg++] = v[j].v;
+            }
+            w->counter_events++;
+            act__vcsample cs = {sizeof cs, ts, nchg, chg, chv, cur, seen};
+            CB(w, counter, &ct, &cs);
+        }
+        free(tname);
+        i = end;
+    }
+    goto done;
+oom:
+    w->oom = 1;
+done:
+    free(v);
+    free(track_of);
+    free(next_of);
+    free(clash);
+    free(cur);
+    free(seen);
+    free(pos);
+    free(ids);
+    free(tser);
+    free(chg);
+    free(chv);
+}
+
+/* ---- metadata ------------------------------------------------------------------ */
+
+static void process(vstate *w, int32_t pid, int64_t sort_index, const char *name, uint32_t device)
+{
+    act__vprocess p = {sizeof p, pid, sort_index, name, device};
+    CB(w, process, &p);
+}
+
+static void thread(vstate *w, int32_t pid, int64_t tid, const char *name, int is_stream)
+{
+    act__vthread t = {sizeof t, pid, tid, name, (uint8_t)is_stream};
+    CB(w, thread, &t);
+}
+
+static void visit_metadata(vstate *w, act__thread **threads, size_t nthreads)
+{
+    act_session *s = w->s;
+    char buf[256];
+    const char *pname = act__process_name(buf, sizeof buf);
+    process(w, w->pid, 0, pname ? pname : "host", ACT__HOST_DEVICE);
+    for (size_t i = 0; i < nthreads; i++) {
+        const char *tn = act__thread_name_lookup(threads[i]->tid, threads[i]->serial, buf, sizeof buf);
+        if (tn)
+            thread(w, threads[i]->pid, threads[i]->tid, tn, 0);
+    }
+    for (size_t i = 0; i < w->nsides; i++) {
+        const side_track *st = &w->sides[i];
+        const char *tn = act__thread_name_lookup((int32_t)st->tid, ACT__SERIAL_ANY, buf, sizeof buf);
+        const char *src = st->source < s->nsources ? s->sources[st->source].name : "";
+        char label[320];
+        if (tn)
+            snprintf(label, sizeof label, "%s [%s]", tn, src);
+        else
+            snprintf(label, sizeof label, "thread %" PRIu32 " [%s]", st->tid, src);
+        thread(w, w->pid, side_tid(st->source, st->tid), label, 0);
+    }
+    /* Threads a plugin named (name_thread, ABI 1.1) whose events came
+     * through the plugin, so they have no chunk of their own. */
+    int32_t named[1024];
+    size_t nnamed = act__thread_names_by_plugin(named, 1024);
+    for (size_t k = 0; k < nnamed && k < 1024; k++) {
+        size_t i = 0;
+        while (i < nthreads && !(threads[i]->tid == named[k] && threads[i]->pid == w->pid))
+            i++;
+        const char *tn = i == nthreads ? act__thread_name_lookup(named[k], 0, buf, sizeof buf) : NULL;
+        if (tn)
+            thread(w, w->pid, named[k], tn, 0);
+    }
+    for (size_t d = 0; d < s->ndevices; d++) {
+        const act__device *dev = &s->devices[d];
+        if (!act__source_live(s, dev->source))
+            continue;
+        int32_t pid = (int32_t)(ACT__DEVICE_PID_BASE + d);
+        char label[320];
+        if (dev->name[0])
+            snprintf(label, sizeof label, "%s (device %zu)", dev->name, d);
+        else
+            snprintf(label, sizeof label, "device %zu", d);
+        process(w, pid, (int64_t)(100 + d), label, (uint32_t)d);
+        if (d < w->ndev && w->dev_dense[d]) {
+            /* Renumbered streams: every track is named, by default with
+             * its stream id. */
+            for (size_t j = 0; j < w->smap_cap; j++) {
+                const smap_ent *e = &w->smap[j];
+                if (!e->tid || e->device != d)
+                    continue;
+                const char *nm = NULL;
+                for (size_t k = 0; k < dev->nstreams && !nm; k++)
+                    if (dev->streams[k].id == e->stream)
+                        nm = dev->streams[k].name;
+                snprintf(label, sizeof label, "stream %" PRIu64, e->stream);
+                thread(w, pid, e->tid, nm ? nm : label, 1);
+            }
+            continue;
+        }
+        for (size_t k = 0; k < dev->nstreams; k++)
+            thread(w, pid, (int64_t)stream_tid(w, (uint32_t)d, dev->streams[k].id),
+                   dev->streams[k].name, 1);
+    }
+}
+
+static int env_int(const char *const *names, int64_t *out)
+{
+    for (; *names; names++) {
+        const char *e = secure_getenv(*names);
+        if (e && *e) {
+            char *end;
+            long long v = strtoll(e, &end, 10);
+            if (*end == '\0' && v >= 0) {
+                *out = v;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- statistics ------------------------------------------------------------------ */
+
+static void visit_end(vstate *w, const uint64_t *recorded)
+{
+    act_session *s = w->s;
+    act__vstats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    /* recorded + dropped == attempted. */
+    for (const act__thread *t = s->threads; t; t = t->next) {
+        for (int r = 0; r < ACT__DROP_NREASONS; r++) {
+            uint64_t n = atomic_load_explicit(&t->dropped_reason[r], memory_order_relaxed);
+            st.by_reason[r] += n;
+            st.dropped += n;
+        }
+        for (int k = 0; k < ACT__NTYPE_SLOTS; k++)
+            st.by_type[k] += atomic_load_explicit(&t->dropped_type[k], memory_order_relaxed);
+        st.args_orphan += atomic_load_explicit(&t->args_dropped[0], memory_order_relaxed);
+        st.args_event_dropped += atomic_load_explicit(&t->args_dropped[1], memory_order_relaxed);
+    }
+    /* Session-wide: not counted by type (see engine.h). */
+    st.by_reason[ACT__DROP_REENTRANT] = atomic_load(&s->dropped_reentrant);
+    st.dropped += st.by_reason[ACT__DROP_REENTRANT];
+    static const char *const reasons[ACT__DROP_NREASONS] = {
+        "buffer_full", "type_not_selected", "bad_type", "unbalanced",
+        "orphan_arg", "non_finite", "bad_times", "reentrant"};
+    st.reason_names = reasons;
+    st.recorded = recorded[0];
+    st.args_recorded = recorded[1];
+    st.args_reentrant = atomic_load(&s->args_dropped_reentrant);
+    st.args_dropped = st.args_orphan + st.args_event_dropped + st.args_reentrant;
+    st.buffer_bytes = atomic_load(&s->bytes);
+    st.buffer_limit_bytes = s->max_bytes;
+    size_t np = act__plugins_count(s->plugins);
+    act__vplugin *pl = calloc(np ? np : 1, sizeof *pl);
+    const char **warn = NULL;
+    size_t nwarn = 0;
+    for (size_t i = 0; i < np; i++)
+        nwarn += act__plugins_warning_count(s->plugins, i);
+    warn = calloc(nwarn ? nwarn : 1, sizeof *warn);
+    if (!pl || !warn) {
+        w->oom = 1;
+        np = 0;
+    }
+    for (size_t i = 0, wk = 0; i < np; i++) {
+        act__vplugin *p = &pl[i];
+        p->name = act__plugins_name(s->plugins, i);
+        p->path = act__plugins_path(s->plugins, i);
+        p->rejected = act__plugins_rejected(s->plugins, i);
+        for (size_t k = 0; k < act__plugins_reason_count() && p->nreasons < 16; k++) {
+            const char *key;
+            uint64_t n = act__plugins_rejected_by(s->plugins, i, k, &key);
+            if (!n)
+                continue;
+            p->reason_key[p->nreasons] = key;
+            p->reason_n[p->nreasons++] = n;
+        }
+        p->filtered = act__plugins_filtered(s->plugins, i);
+        p->dropped = act__plugins_dropped(s->plugins, i);
+        p->nwarnings = act__plugins_warning_count(s->plugins, i);
+        p->warnings = warn + wk;
+        for (size_t k = 0; k < p->nwarnings; k++)
+            warn[wk++] = act__plugins_warning(s->plugins, i, k);
+    }
+    st.nplugins = np;
+    st.plugins = pl;
+    uint8_t *live = calloc(s->nseries ? s->nseries : 1, 1);
+    if (!live)
+        w->oom = 1;
+    else
+        for (size_t i = 0; i < s->nseries; i++)
+            live[i] = (uint8_t)act__source_live(s, s->series[i]->source);
+    st.nseries = live ? s->nseries : 0;
+    st.series = (const act__series *const *)s->series;
+    st.series_live = live;
+    st.counter_samples = w->counter_samples;
+    st.counter_events = w->counter_events;
+    CB(w, end, &st);
+    free(live);
+    free(pl);
+    free(warn);
+}
+
+/* ---- entry ----------------------------------------------------------------------- */
+
+int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
+{
+    vstate w;
+    memset(&w, 0, sizeof w);
+    w.s = s;
+    w.v = v;
+    w.pid = s->pid ? s->pid : (int32_t)getpid();
+
+    /* The session lock is held for the whole walk: devices, streams,
+     * counter series, sources and the thread list may still grow (a
+     * plugin's thread naming a stream, an app call in flight) and would be
+     * reallocated under the visitor otherwise. Recording itself is not
+     * blocked but for a thread that needs a new chunk. Lock order: the
+     * session lock before the names locks (act__thread_name_lookup). */
+    pthread_mutex_lock(&s->lock);
+    /* Snapshot the thread list in attach order. */
+    size_t nthreads = 0;
+    for (act__thread *t = s->threads; t; t = t->next)
+        nthreads++;
+    act__thread **threads = malloc((nthreads ? nthreads : 1) * sizeof *threads);
+    tscan *scans = calloc(nthreads ? nthreads : 1, sizeof *scans);
+    if (threads) {
+        size_t i = nthreads;
+        for (act__thread *t = s->threads; t; t = t->next)
+            threads[--i] = t;
+    }
+    if (!threads || !scans) {
+        pthread_mutex_unlock(&s->lock);
+        free(threads);
+        free(scans);
+        snprintf(err, errcap, "out of memory");
+        return ACT_ENOMEM;
+    }
+
+    uint64_t recorded[2] = {0, 0}; /* events, args */
+    int64_t min_t0 = s->start_mono_ns ? s->start_mono_ns : act__clock_ns();
+    w.ndev = s->ndevices;
+    w.dev_dense = calloc(w.ndev ? w.ndev : 1, 1);
+    if (!w.dev_dense)
+        w.oom = 1, w.ndev = 0;
+    for (size_t i = 0; i < nthreads; i++) {
+        scan_thread(&w, threads[i], &scans[i]);
+        recorded[0] += scans[i].recorded;
+        recorded[1] += scans[i].args;
+        if (scans[i].events && scans[i].min_t0 < min_t0)
+            min_t0 = scans[i].min_t0;
+    }
+    plan_streams(&w, threads, nthreads);
+    if (w.plugin_host_spans)
+        plan_overlaps(&w, threads, nthreads);
+
+    act__vinfo info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    info.pid = w.pid;
+    /* Base: a whole second at least one second before the earliest event,
+     * so every ts is positive and never 0 (as in Kineto's traces). */
+    int64_t first_unix = min_t0 + s->mono_to_unix_ns;
+    info.base_unix_ns = (first_unix / 1000000000 - 1) * 1000000000;
+    info.to_rel_ns = s->mono_to_unix_ns - info.base_unix_ns;
+    info.mono_to_unix_ns = s->mono_to_unix_ns;
+    info.proc_start = s->proc_start;
+    info.trace_id = act_config_get_str(s->config, "REQUEST_TRACE_ID");
+    info.group_trace_id = act_config_get_str(s->config, "REQUEST_GROUP_TRACE_ID");
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "unknown");
+    host[sizeof host - 1] = '\0';
+    info.host_name = host;
+    info.trace_name = s->trace_name;
+    info.recovered = s->recovered;
+    info.categories_generic = s->categories_generic;
+    static const char *const rank_env[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", NULL};
+    static const char *const world_env[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL};
+    static const char *const local_env[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL};
+    info.has_rank = env_int(rank_env, &info.rank);
+    info.has_world = env_int(world_env, &info.world);
+    info.has_local = env_int(local_env, &info.local);
+
+    CB(&w, begin, &info);
+    for (size_t d = 0; d < s->ndevices; d++) {
+        const act__device *dev = &s->devices[d];
+        if (!act__source_live(s, dev->source))
+            continue;
+        act__vdevice vd = {sizeof vd, (uint32_t)d, dev->name, dev->vendor,
+                           dev->source < s->nsources ? s->sources[dev->source].backend : "",
+                           dev->props, dev->nprops};
+        CB(&w, device, &vd);
+    }
+    CB(&w, metadata, &info);
+    visit_metadata(&w, threads, nthreads);
+    for (size_t i = 0; i < nthreads; i++)
+        visit_thread(&w, threads[i], &scans[i]);
+    visit_counters(&w, threads, nthreads);
+    visit_end(&w, recorded);
+    pthread_mutex_unlock(&s->lock);
+
+    free(w.dev_dense);
+    free(w.smap);
+    free(w.moved.slot);
+    free(w.sides);
+    free(w.host_corr.slot);
+    free(w.dev_corr.slot);
+    free(threads);
+    free(scans);
+    if (w.oom) {
+        snprintf(err, errcap, "out of memory while writing the trace");
+        return ACT_ENOMEM;
+    }
+    return 0;
+}

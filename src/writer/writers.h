@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace writers over the session visitor (visit.h). Each returns 0 or
+ * a negative ACT_E* code with a message in @p err (naming the path); none
+ * touches the session's state beyond reading it.
+ */
+#ifndef ACT_WRITER_WRITERS_H
+#define ACT_WRITER_WRITERS_H
+
+#include <stddef.h>
+
+#include "writer/json_out.h"
+#include "writer/visit.h"
+
+/** Output formats. */
+enum { ACT__FMT_JSON = 0, ACT__FMT_PERFETTO = 1 };
+
+/** The format a path asks for: ".pftrace", ".pftrace.gz", ".perfetto-trace"
+ *  (and its ".gz") are Perfetto's protobuf; anything else JSON. */
+int act__format_of_path(const char *path);
+
+/** Open @p o on @p path for a writer; the message in @p err on failure. */
+int act__writer_open(act__out *o, const char *path, char *err, size_t errcap);
+/** Finish @p o (or abandon it when @p oom, with an out-of-memory message
+ *  unless the sink has an error of its own, which then wins). */
+int act__writer_close(act__out *o, int oom, const char *path, char *err, size_t errcap);
+
+/** Chrome Trace Event JSON (chrome.c). */
+int act__write_chrome(act_session *s, const char *path, char *err, size_t errcap);
+
+/** Perfetto protobuf (perfetto.c). */
+int act__write_perfetto(act_session *s, const char *path, char *err, size_t errcap);
+
+/** One deviceProperties entry as a JSON object (chrome.c). */
+void act__write_device_json(act__out *o, const act__vdevice *dev);
+
+/** actraceStats as one compact JSON object (chrome.c). */
+void act__write_stats_json(act__out *o, const act__vstats *st);
+
+#endif /* ACT_WRITER_WRITERS_H */

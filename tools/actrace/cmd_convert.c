@@ -1,0 +1,880 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * actrace convert IN OUT: any trace the reader understands (actrace's or
+ * Kineto's Chrome JSON, plain, .gz or "-") into Perfetto's protobuf
+ * (OUT ending in .pftrace or .pftrace.gz), streaming.
+ *
+ * A JSON trace is not sorted per track, and a protobuf span is a BEGIN and
+ * an END that must come in order on its sequence. So convert sorts, in
+ * bounded memory: each event becomes a compact record (track, start, end,
+ * name, category, args) appended to a run buffer of RUN_BYTES (24 MiB); a full run
+ * is sorted by (track, start, longer first, input order) and spilled to an
+ * unlinked temporary file; at the end the runs are merged (a heap over one
+ * read buffer per run) and each track becomes one sequence, its spans fed
+ * to the encoder in start order. Memory: the run buffer, the
+ * reader's item buffer (1 MiB, more only for a larger event), one
+ * READ_BUF per spilled run, and per track its name and ids, never
+ * anything per event. A trace that fits in one run never touches the
+ * disk.
+ *
+ * What maps to what: X events are spans, i/I instants, C counters (one
+ * counter track per (pid, name, key): "name key"), s/t flows start and f
+ * flows end on the slice that begins at the same time on the same track (a
+ * flow with no such slice is an instant "flow" carrying it), M events name
+ * processes and threads, and the top-level members (baseTimeNanoseconds,
+ * deviceProperties, actraceStats, ...) go on the "actrace" track as the
+ * session writer puts them. B/E events are counted and skipped (actrace
+ * and Kineto do not write them). Time: ts is microseconds since
+ * baseTimeNanoseconds (0 when absent); the clock snapshot says the three
+ * clocks coincide at that base, so wall-clock times come out right.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_pftrace.h"
+#include "cli.h"
+#include "trace_read.h"
+#include "writer/json_out.h"
+#include "writer/pftrace.h"
+
+#define RUN_BYTES ((size_t)24 << 20)
+#define READ_BUF ((size_t)256 << 10)
+
+enum { R_FLOW_OUT = 0, R_FLOW_IN = 1, R_SLICE = 2, R_INSTANT = 3, R_COUNTER = 4 };
+enum { A_INT = 1, A_UINT, A_DOUBLE, A_BOOL, A_STR, A_JSON };
+
+/* A record: this header, then name, category and args bytes. */
+typedef struct crec {
+    uint32_t len; /* header included, multiple of 8 */
+    uint32_t track;
+    int64_t t0, t1;
+    uint64_t seq;
+    uint64_t x; /* flow id, or counter value bits */
+    uint32_t namelen, catlen, argslen;
+    uint8_t kind, pad[3];
+} crec;
+
+typedef struct ctrack {
+    int64_t pid, tid;  /* tid -1: a counter track (name: its series) */
+    char *name;        /* thread name, or the counter's "name key" */
+    uint64_t uuid;
+} ctrack;
+
+typedef struct cproc {
+    int64_t pid;
+    char *name;
+} cproc;
+
+typedef struct run {
+    int fd;
+    uint64_t off, end; /* next byte to read, end of the run in the file */
+    uint8_t *buf;
+    size_t len, pos;
+    crec *head; /* current record (in buf or in big) */
+    uint8_t *big;
+    int eof;
+} run;
+
+typedef struct conv {
+    const char *in;
+    uint8_t *runbuf;
+    size_t runlen, runcap;
+    uint64_t seq;
+    FILE *spill;        /* all spilled runs, one after the other */
+    size_t nruns;
+    uint64_t *run_off;  /* byte offset of each run in spill, and an end */
+    size_t run_cap;
+    act_cli_map tracks; /* "pid tid" or "C pid name key" -> index */
+    ctrack *trk;
+    size_t ntrk, captrk;
+    cproc *procs;
+    size_t nprocs, capprocs;
+    act_cli_map procmap;
+    act__out meta;      /* top-level members as annotations, rendered */
+    int64_t base_ns;
+    uint64_t events, skipped_be, skipped_bad, unbound_flows;
+} conv;
+
+/* ---- tracks ------------------------------------------------------------- */
+
+/* The index of track (pid, tid), or of counter series @p cname of pid.
+ * Keys are binary (no formatting per event): a kind byte, pid, tid or the
+ * series name. */
+static uint32_t track_of(conv *c, int64_t pid, int64_t tid, const char *cname, size_t cn)
+{
+    char key[17 + 256];
+    char *k = key, *tmp = NULL;
+    size_t kl = 17 + (cname ? cn : 0);
+    if (kl > sizeof key)
+        k = tmp = act_cli_xmalloc(kl);
+    k[0] = cname ? 'C' : 'T';
+    memcpy(k + 1, &pid, 8);
+    memcpy(k + 9, &tid, 8);
+    if (cname) {
+        memset(k + 9, 0, 8);
+        memcpy(k + 17, cname, cn);
+    }
+    int created;
+    size_t *v = act_cli_map_put(&c->tracks, k, kl, c->ntrk, &created);
+    if (created) {
+        act_cli_grow(&c->trk, &c->captrk, c->ntrk, sizeof *c->trk);
+        ctrack *t = &c->trk[c->ntrk++];
+        t->pid = pid;
+        t->tid = cname ? -1 : tid;
+        t->name = NULL;
+        if (cname) {
+            t->name = act_cli_xmalloc(cn + 1);
+            memcpy(t->name, cname, cn);
+            t->name[cn] = '\0';
+        }
+    }
+    free(tmp);
+    return (uint32_t)*v;
+}
+
+static cproc *proc_of(conv *c, int64_t pid)
+{
+    int created;
+    size_t *v = act_cli_map_put(&c->procmap, (const char *)&pid, sizeof pid, c->nprocs, &created);
+    if (created) {
+        act_cli_grow(&c->procs, &c->capprocs, c->nprocs, sizeof *c->procs);
+        c->procs[c->nprocs++] = (cproc){pid, NULL};
+    }
+    return &c->procs[*v];
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static int cmp_rec(const crec *a, const crec *b)
+{
+    if (a->track != b->track)
+        return a->track < b->track ? -1 : 1;
+    if (a->t0 != b->t0)
+        return a->t0 < b->t0 ? -1 : 1;
+    int ra = a->kind == R_FLOW_IN ? R_FLOW_OUT : a->kind, rb = b->kind == R_FLOW_IN ? R_FLOW_OUT : b->kind;
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    if (a->t1 != b->t1)
+        return a->t1 > b->t1 ? -1 : 1; /* the parent first */
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int cmp_ptr(const void *x, const void *y)
+{
+    return cmp_rec(*(const crec *const *)x, *(const crec *const *)y);
+}
+
+static void spill_run(conv *c)
+{
+    if (!c->runlen)
+        return;
+    if (!c->spill) {
+        c->spill = tmpfile();
+        if (!c->spill) {
+            fprintf(stderr, "actrace convert: cannot create a temporary file: %s\n", strerror(errno));
+            exit(1);
+        }
+    }
+    size_t n = 0;
+    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
+        n++;
+    crec **idx = act_cli_xmalloc((n ? n : 1) * sizeof *idx);
+    n = 0;
+    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
+        idx[n++] = (crec *)(c->runbuf + o);
+    qsort(idx, n, sizeof *idx, cmp_ptr);
+    act_cli_grow(&c->run_off, &c->run_cap, c->nruns + 1, sizeof *c->run_off);
+    if (c->nruns == 0)
+        c->run_off[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fwrite(idx[i], idx[i]->len, 1, c->spill) != 1) {
+            fprintf(stderr, "actrace convert: cannot write the temporary file: %s\n", strerror(errno));
+            exit(1);
+        }
+    free(idx);
+    c->nruns++;
+    c->run_off[c->nruns] = (uint64_t)ftello(c->spill);
+    c->runlen = 0;
+}
+
+/* Room for a record of @p len bytes in the run buffer (spilling it first
+ * when full). */
+static crec *rec_new(conv *c, size_t len)
+{
+    len = (len + 7) & ~(size_t)7;
+    if (c->runlen + len > c->runcap) {
+        spill_run(c);
+        if (len > c->runcap) {
+            c->runbuf = act_cli_xrealloc(c->runbuf, len);
+            c->runcap = len;
+        }
+    }
+    crec *r = (crec *)(c->runbuf + c->runlen);
+    memset(r, 0, sizeof *r);
+    r->len = (uint32_t)len;
+    r->seq = c->seq++;
+    c->runlen += len;
+    return r;
+}
+
+/* ---- args ----------------------------------------------------------------- */
+
+typedef struct abuf {
+    uint8_t *p;
+    size_t len, cap;
+} abuf;
+
+static void aput(abuf *b, const void *s, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 256;
+        while (nc < b->len + n)
+            nc *= 2;
+        b->p = act_cli_xrealloc(b->p, nc);
+        b->cap = nc;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+static void aput_entry(abuf *b, uint8_t type, const char *key, size_t kn, const void *v, size_t vn)
+{
+    uint32_t k32 = (uint32_t)kn, v32 = (uint32_t)vn;
+    aput(b, &type, 1);
+    aput(b, &k32, 4);
+    aput(b, key, kn);
+    aput(b, &v32, 4);
+    aput(b, v, vn);
+}
+
+/* A JSON value as compact text (for args that are objects, arrays or null). */
+static char *json_text(const act__jv *v, size_t *n)
+{
+    char *s = NULL;
+    FILE *f = open_memstream(&s, n);
+    if (!f) {
+        fprintf(stderr, "actrace: out of memory\n");
+        exit(1);
+    }
+    act_cli_json_write(f, v);
+    fclose(f);
+    return s;
+}
+
+static void encode_value(abuf *b, const char *key, size_t kn, const act__jv *v)
+{
+    switch (v->type) {
+    case ACT__J_TRUE:
+    case ACT__J_FALSE: {
+        uint8_t t = v->type == ACT__J_TRUE;
+        aput_entry(b, A_BOOL, key, kn, &t, 1);
+        break;
+    }
+    case ACT__J_STRING: aput_entry(b, A_STR, key, kn, v->s, v->len); break;
+    case ACT__J_NUMBER: {
+        int64_t i;
+        if (v->integer && act__jv_i64(v, &i)) {
+            aput_entry(b, A_INT, key, kn, &i, 8);
+        } else if (v->integer && v->s[0] != '-') {
+            char *end;
+            errno = 0;
+            unsigned long long u = strtoull(v->s, &end, 10);
+            if (!errno) {
+                uint64_t u64 = u;
+                aput_entry(b, A_UINT, key, kn, &u64, 8);
+                break;
+            }
+            double d;
+            act__jv_num(v, &d);
+            aput_entry(b, A_DOUBLE, key, kn, &d, 8);
+        } else {
+            double d = 0;
+            act__jv_num(v, &d);
+            aput_entry(b, A_DOUBLE, key, kn, &d, 8);
+        }
+        break;
+    }
+    default: {
+        size_t n;
+        char *s = json_text(v, &n);
+        aput_entry(b, A_JSON, key, kn, s, n);
+        free(s);
+        break;
+    }
+    }
+}
+
+static void emit_args(act__pf *pf, const uint8_t *p, size_t n)
+{
+    size_t o = 0;
+    while (o + 9 <= n) {
+        uint8_t type = p[o];
+        uint32_t kn, vn;
+        memcpy(&kn, p + o + 1, 4);
+        const char *key = (const char *)p + o + 5;
+        memcpy(&vn, p + o + 5 + kn, 4);
+        const uint8_t *v = p + o + 9 + kn;
+        o += 9 + kn + vn;
+        int64_t i;
+        uint64_t u;
+        double d;
+        switch (type) {
+        case A_INT: memcpy(&i, v, 8); act__pf_arg_int(pf, key, kn, i); break;
+        case A_UINT: memcpy(&u, v, 8); act__pf_arg_uint(pf, key, kn, u); break;
+        case A_DOUBLE: memcpy(&d, v, 8); act__pf_arg_double(pf, key, kn, d); break;
+        case A_BOOL: act__pf_arg_bool(pf, key, kn, v[0]); break;
+        case A_STR: act__pf_arg_str(pf, key, kn, (const char *)v, vn); break;
+        case A_JSON: act__pf_arg_json(pf, key, kn, (const char *)v, vn); break;
+        default: return;
+        }
+    }
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+static void add_event(conv *c, uint8_t kind, uint32_t track, int64_t t0, int64_t t1, uint64_t x,
+                      const act__jv *name, const act__jv *cat, const act__jv *args, abuf *ab)
+{
+    ab->len = 0;
+    if (args && args->type == ACT__J_OBJECT)
+        for (const act__jv *a = args->child; a; a = a->next)
+            encode_value(ab, a->key, a->klen, a);
+    size_t nn = name && name->type == ACT__J_STRING ? name->len : 0;
+    size_t cn = cat && cat->type == ACT__J_STRING ? cat->len : 0;
+    crec *r = rec_new(c, sizeof(crec) + nn + cn + ab->len);
+    r->kind = kind;
+    r->track = track;
+    r->t0 = t0;
+    r->t1 = t1;
+    r->x = x;
+    r->namelen = (uint32_t)nn;
+    r->catlen = (uint32_t)cn;
+    r->argslen = (uint32_t)ab->len;
+    uint8_t *p = (uint8_t *)(r + 1);
+    if (nn)
+        memcpy(p, name->s, nn);
+    if (cn)
+        memcpy(p + nn, cat->s, cn);
+    if (ab->len)
+        memcpy(p + nn + cn, ab->p, ab->len);
+    c->events++;
+}
+
+static int id_of(const act__jv *v, int64_t *out)
+{
+    uint32_t u;
+    if (!v || !act_cli_json_id(v, &u) || u > 0x7fffffffu)
+        return 0;
+    *out = u;
+    return 1;
+}
+
+static void read_event(conv *c, const act__jv *e, abuf *ab)
+{
+    act_cli_fields f;
+    act_cli_get_fields(e, &f);
+    if (!f.ph || f.ph->type != ACT__J_STRING || f.ph->len != 1) {
+        c->skipped_bad++;
+        return;
+    }
+    char ph = f.ph->s[0];
+    int64_t pid = 0, tid = 0, ts = 0, dur = 0;
+    if (ph == 'M') {
+        if (!id_of(f.pid, &pid) || !f.name || !f.args)
+            return;
+        const act__jv *nm = act__jv_get(f.args, "name");
+        if (!nm || nm->type != ACT__J_STRING)
+            return;
+        if (act__jv_is(f.name, "process_name")) {
+            cproc *p = proc_of(c, pid);
+            free(p->name);
+            p->name = act_cli_xstrdup(nm->s);
+        } else if (act__jv_is(f.name, "thread_name") && id_of(f.tid, &tid)) {
+            uint32_t ti = track_of(c, pid, tid, NULL, 0); /* may move c->trk */
+            ctrack *t = &c->trk[ti];
+            free(t->name);
+            t->name = act_cli_xstrdup(nm->s);
+        }
+        return;
+    }
+    if (ph == 'B' || ph == 'E') {
+        c->skipped_be++;
+        return;
+    }
+    if (!id_of(f.pid, &pid) || !f.ts || !act_cli_json_ns(f.ts, &ts)) {
+        c->skipped_bad++;
+        return;
+    }
+    if (ph != 'C' && !id_of(f.tid, &tid)) {
+        c->skipped_bad++;
+        return;
+    }
+    proc_of(c, pid);
+    switch (ph) {
+    case 'X':
+        if (!f.dur || !act_cli_json_ns(f.dur, &dur) || dur < 0)
+            dur = 0;
+        add_event(c, R_SLICE, track_of(c, pid, tid, NULL, 0), ts, ts + dur, 0, f.name, f.cat,
+                  f.args, ab);
+        break;
+    case 'i':
+    case 'I':
+        add_event(c, R_INSTANT, track_of(c, pid, tid, NULL, 0), ts, ts, 0, f.name, f.cat, f.args,
+                  ab);
+        break;
+    case 's':
+    case 't':
+    case 'f': {
+        /* Integer ids as they are; string ids ("0x1f", as Chrome allows)
+         * by a hash of their text. */
+        int64_t i64;
+        uint64_t id;
+        if (f.id && act__jv_i64(f.id, &i64) && i64 >= 0) {
+            id = (uint64_t)i64;
+        } else if (f.id && f.id->type == ACT__J_STRING) {
+            id = 1469598103934665603u;
+            for (size_t i = 0; i < f.id->len; i++)
+                id = (id ^ (unsigned char)f.id->s[i]) * 1099511628211u;
+        } else {
+            c->skipped_bad++;
+            return;
+        }
+        add_event(c, ph == 'f' ? R_FLOW_IN : R_FLOW_OUT, track_of(c, pid, tid, NULL, 0), ts, ts, id,
+                  NULL, NULL, NULL, ab);
+        break;
+    }
+    case 'C': {
+        if (!f.name || f.name->type != ACT__J_STRING || !f.args || f.args->type != ACT__J_OBJECT)
+            return;
+        for (const act__jv *a = f.args->child; a; a = a->next) {
+            double v;
+            if (!act__jv_num(a, &v))
+                continue;
+            size_t n = f.name->len + 1 + a->klen;
+            char *cn = act_cli_xmalloc(n);
+            memcpy(cn, f.name->s, f.name->len);
+            cn[f.name->len] = ' ';
+            memcpy(cn + f.name->len + 1, a->key, a->klen);
+            uint32_t tr = track_of(c, pid, 0, cn, n);
+            free(cn);
+            uint64_t bits;
+            memcpy(&bits, &v, 8);
+            add_event(c, R_COUNTER, tr, ts, ts, bits, NULL, NULL, NULL, ab);
+        }
+        break;
+    }
+    default: c->skipped_bad++; break;
+    }
+}
+
+/* A top-level member, kept for the metadata instant. */
+static void read_member(conv *c, const char *key, const act__jv *v, abuf *ab)
+{
+    if (strcmp(key, "traceEvents") == 0 || strcmp(key, "displayTimeUnit") == 0 ||
+        strcmp(key, "schemaVersion") == 0)
+        return;
+    if (strcmp(key, "baseTimeNanoseconds") == 0) {
+        int64_t b;
+        if (act__jv_i64(v, &b))
+            c->base_ns = b;
+    }
+    ab->len = 0;
+    encode_value(ab, key, strlen(key), v);
+    act__out_write(&c->meta, ab->p, ab->len);
+}
+
+/* ---- merging ---------------------------------------------------------------- */
+
+static int run_next(conv *c, run *r, size_t k)
+{
+    (void)c;
+    if (r->pos + sizeof(crec) > r->len) {
+        /* Refill, keeping the partial record. */
+        size_t keep = r->len - r->pos;
+        memmove(r->buf, r->buf + r->pos, keep);
+        r->len = keep;
+        r->pos = 0;
+        (void)k;
+        uint64_t left = r->end - r->off;
+        size_t want = READ_BUF - keep < left ? READ_BUF - keep : (size_t)left;
+        ssize_t got = want ? pread(r->fd, r->buf + keep, want, (off_t)r->off) : 0;
+        if (got < 0) {
+            fprintf(stderr, "actrace convert: cannot read the temporary file: %s\n", strerror(errno));
+            exit(1);
+        }
+        r->off += (uint64_t)got;
+        r->len += (size_t)got;
+        if (r->len < sizeof(crec))
+            return 0;
+    }
+    crec h;
+    memcpy(&h, r->buf + r->pos, sizeof h);
+    if (r->pos + h.len <= r->len) {
+        r->head = (crec *)(r->buf + r->pos);
+        r->pos += h.len;
+        return 1;
+    }
+    /* A record that is not all in the buffer: read it whole aside. */
+    free(r->big);
+    r->big = act_cli_xmalloc(h.len);
+    size_t have = r->len - r->pos;
+    memcpy(r->big, r->buf + r->pos, have);
+    if (pread(r->fd, r->big + have, h.len - have, (off_t)r->off) != (ssize_t)(h.len - have))
+        return 0;
+    r->off += h.len - have;
+    r->pos = r->len = 0;
+    r->head = (crec *)r->big;
+    return 1;
+}
+
+typedef struct merger {
+    conv *c;
+    run *runs;
+    size_t *heap, nheap;
+    crec **mem; /* the last run, sorted in memory */
+    size_t nmem, imem;
+} merger;
+
+static const crec *mhead(merger *m, size_t k)
+{
+    return k == m->c->nruns ? m->mem[m->imem] : m->runs[k].head;
+}
+
+static void sift(merger *m, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, b = i;
+        if (l < m->nheap && cmp_rec(mhead(m, m->heap[l]), mhead(m, m->heap[b])) < 0)
+            b = l;
+        if (l + 1 < m->nheap && cmp_rec(mhead(m, m->heap[l + 1]), mhead(m, m->heap[b])) < 0)
+            b = l + 1;
+        if (b == i)
+            return;
+        size_t t = m->heap[i];
+        m->heap[i] = m->heap[b];
+        m->heap[b] = t;
+        i = b;
+    }
+}
+
+/* The next record in sorted order (valid until the next call), or NULL. */
+static const crec *merge_next(merger *m, size_t *cur)
+{
+    if (*cur != SIZE_MAX) {
+        size_t k = m->heap[0];
+        int more = k == m->c->nruns ? ++m->imem < m->nmem : run_next(m->c, &m->runs[k], k);
+        if (!more)
+            m->heap[0] = m->heap[--m->nheap];
+        if (m->nheap)
+            sift(m, 0);
+    }
+    *cur = 0;
+    return m->nheap ? mhead(m, m->heap[0]) : NULL;
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+static uint64_t uuid_of(const ctrack *t, uint32_t idx)
+{
+    if (t->tid < 0)
+        return ACT__PF_UUID_COUNTER(idx);
+    if (t->pid == 0)
+        return (uint64_t)1 << 61 | 0x80000000u | (uint64_t)t->tid;
+    return act__pf_uuid_thread((int32_t)t->pid, (uint32_t)t->tid);
+}
+
+static uint64_t proc_uuid(int64_t pid)
+{
+    return pid == 0 ? (uint64_t)1 << 61 : act__pf_uuid_process((int32_t)pid);
+}
+
+static void write_tracks(conv *c, act__pf *pf)
+{
+    for (size_t i = 0; i < c->nprocs; i++) {
+        const cproc *p = &c->procs[i];
+        uint64_t u = proc_uuid(p->pid);
+        act__pf_track_seen(pf, u);
+        char buf[64];
+        const char *nm = p->name;
+        if (p->pid == 0) {
+            /* pid 0 (Kineto's device 0) cannot be a ProcessDescriptor. */
+            if (!nm) {
+                snprintf(buf, sizeof buf, "process 0");
+                nm = buf;
+            }
+            act__pf_track_named(pf, u, 0, nm, strlen(nm));
+        } else {
+            act__pf_track_process(pf, u, (int32_t)p->pid, nm, nm ? strlen(nm) : 0);
+        }
+    }
+    for (size_t i = 0; i < c->ntrk; i++) {
+        ctrack *t = &c->trk[i];
+        t->uuid = uuid_of(t, (uint32_t)i);
+        act__pf_track_seen(pf, t->uuid);
+        uint64_t parent = proc_uuid(t->pid);
+        if (t->tid < 0)
+            act__pf_track_counter(pf, t->uuid, parent, t->name, strlen(t->name), NULL);
+        else if (t->pid == 0 || t->tid == 0 || (uint64_t)t->pid >= 0x40000000u) {
+            char buf[64];
+            const char *nm = t->name;
+            if (!nm) {
+                snprintf(buf, sizeof buf, "stream %" PRId64, t->tid);
+                nm = buf;
+            }
+            act__pf_track_named(pf, t->uuid, parent, nm, strlen(nm));
+        } else {
+            act__pf_track_thread(pf, t->uuid, parent, (int32_t)t->pid, (int32_t)t->tid, t->name,
+                                 t->name ? strlen(t->name) : 0);
+        }
+    }
+}
+
+static void write_events(conv *c, act__pf *pf)
+{
+    merger m;
+    memset(&m, 0, sizeof m);
+    m.c = c;
+    m.runs = act_cli_xcalloc(c->nruns + 1, sizeof *m.runs);
+    m.heap = act_cli_xcalloc(c->nruns + 1, sizeof *m.heap);
+    for (size_t k = 0; k < c->nruns; k++) {
+        run *r = &m.runs[k];
+        /* Runs share one file: each reads its range with pread. */
+        if (k == 0 && fflush(c->spill) != 0) {
+            fprintf(stderr, "actrace convert: cannot write the temporary file: %s\n", strerror(errno));
+            exit(1);
+        }
+        r->fd = fileno(c->spill);
+        r->off = c->run_off[k];
+        r->end = c->run_off[k + 1];
+        r->buf = act_cli_xmalloc(READ_BUF);
+        if (run_next(c, r, k))
+            m.heap[m.nheap++] = k;
+    }
+    size_t n = 0;
+    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
+        n++;
+    m.mem = act_cli_xmalloc((n ? n : 1) * sizeof *m.mem);
+    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
+        m.mem[m.nmem++] = (crec *)(c->runbuf + o);
+    qsort(m.mem, m.nmem, sizeof *m.mem, cmp_ptr);
+    if (m.nmem)
+        m.heap[m.nheap++] = c->nruns;
+    for (size_t i = m.nheap / 2 + 1; i-- > 0;)
+        sift(&m, i);
+
+    size_t cur = SIZE_MAX;
+    uint32_t track = UINT32_MAX, seq = 0;
+    /* Flows waiting for the slice that begins with them. */
+    uint64_t pend[64];
+    int pend_dir[64];
+    size_t npend = 0;
+    int64_t pend_t = 0;
+    const crec *r;
+    for (;;) {
+        r = merge_next(&m, &cur);
+        if (npend && (!r || r->track != track || r->t0 != pend_t || r->kind != R_SLICE)) {
+            /* No slice starts with them: an instant carries them. */
+            act__pf_event(pf, seq, ACT__PF_INSTANT, 0, pend_t + c->base_ns, 0, NULL, 0, "flow", 4);
+            for (size_t i = 0; i < npend; i++)
+                act__pf_flow(pf, pend[i], pend_dir[i]);
+            act__pf_event_end(pf);
+            c->unbound_flows += npend;
+            npend = 0;
+        }
+        if (!r)
+            break;
+        if (r->track != track) {
+            if (seq)
+                act__pf_seq_flush(pf, seq);
+            track = r->track;
+            seq = act__pf_seq_new(pf, r->t0 + c->base_ns, c->trk[track].uuid);
+        }
+        const char *p = (const char *)(r + 1);
+        int64_t t0 = r->t0 + c->base_ns, t1 = r->t1 + c->base_ns;
+        switch (r->kind) {
+        case R_FLOW_OUT:
+        case R_FLOW_IN:
+            if (npend == 64) {
+                act__pf_event(pf, seq, ACT__PF_INSTANT, 0, t0, 0, NULL, 0, "flow", 4);
+                for (size_t i = 0; i < npend; i++)
+                    act__pf_flow(pf, pend[i], pend_dir[i]);
+                act__pf_event_end(pf);
+                c->unbound_flows += npend;
+                npend = 0;
+            }
+            pend_t = r->t0;
+            pend_dir[npend] = r->kind == R_FLOW_IN;
+            pend[npend++] = r->x;
+            break;
+        case R_COUNTER: {
+            double v;
+            memcpy(&v, &r->x, 8);
+            act__pf_event(pf, seq, ACT__PF_COUNTER, 0, t0, t0, NULL, 0, NULL, 0);
+            act__pf_counter_value(pf, v);
+            act__pf_event_end(pf);
+            break;
+        }
+        default: {
+            const char *name = r->namelen ? p : "(unnamed)";
+            size_t nn = r->namelen ? r->namelen : 9;
+            act__pf_event(pf, seq, r->kind == R_SLICE ? ACT__PF_BEGIN : ACT__PF_INSTANT, 0, t0, t1,
+                          r->catlen ? p + r->namelen : NULL, r->catlen, name, nn);
+            emit_args(pf, (const uint8_t *)p + r->namelen + r->catlen, r->argslen);
+            if (npend && r->t0 == pend_t && r->kind == R_SLICE) {
+                for (size_t i = 0; i < npend; i++)
+                    act__pf_flow(pf, pend[i], pend_dir[i]);
+                npend = 0;
+            }
+            act__pf_event_end(pf);
+            break;
+        }
+        }
+    }
+    if (seq)
+        act__pf_seq_flush(pf, seq);
+    for (size_t k = 0; k < c->nruns; k++) {
+        free(m.runs[k].buf);
+        free(m.runs[k].big);
+    }
+    free(m.runs);
+    free(m.heap);
+    free(m.mem);
+}
+
+static void write_meta(conv *c, act__pf *pf)
+{
+    size_t n;
+    if (act__out_finish(&c->meta) != 0)
+        return;
+    uint8_t *b = (uint8_t *)act__out_mem_take(&c->meta, &n);
+    act__pf_track_seen(pf, ACT__PF_UUID_META);
+    act__pf_track_named(pf, ACT__PF_UUID_META, 0, "actrace", 7);
+    uint32_t seq = act__pf_seq_new(pf, c->base_ns, ACT__PF_UUID_META);
+    act__pf_event(pf, seq, ACT__PF_INSTANT, 0, c->base_ns, 0, "actrace", 7, "actraceMetadata", 15);
+    if (b)
+        emit_args(pf, b, n);
+    act__pf_event_end(pf);
+    free(b);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: actrace convert IN OUT\n"
+               "  IN: a Chrome JSON trace (actrace's, Kineto's; .gz; - for stdin)\n"
+               "  OUT: a Perfetto trace (.pftrace, .pftrace.gz)\n");
+}
+
+int act_cmd_convert(int argc, char **argv)
+{
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc != 3) {
+        usage(stderr);
+        return 2;
+    }
+    const char *in = argv[1], *outp = argv[2];
+    if (!act_cli_is_pftrace(outp)) {
+        fprintf(stderr, "actrace convert: %s: the output must end in .pftrace or .pftrace.gz\n", outp);
+        return 2;
+    }
+    return act_cli_convert(in, outp);
+}
+
+int act_cli_convert(const char *in, const char *outp)
+{
+    char msg[512];
+    act_cli_trace tr;
+    if (act_cli_trace_open(&tr, in, msg, sizeof msg) != 0) {
+        fprintf(stderr, "%s: error: %s\n", in, msg);
+        return 2;
+    }
+    conv c;
+    memset(&c, 0, sizeof c);
+    c.in = in;
+    c.runcap = RUN_BYTES;
+    /* Test hook: a small run buffer, so that small inputs spill too. */
+    const char *rb = getenv("ACT_CONVERT_RUN_BYTES");
+    if (rb && atol(rb) >= 4096)
+        c.runcap = (size_t)atol(rb);
+    c.runbuf = act_cli_xmalloc(c.runcap);
+    if (act__out_open_mem(&c.meta, 0) != 0) {
+        fprintf(stderr, "actrace: out of memory\n");
+        return 1;
+    }
+    act_cli_progress_t prog = {"convert", isatty(2), 0, 0, 0};
+    act_cli_progress(&prog, 0, 0);
+    abuf ab = {NULL, 0, 0};
+    act__rd_item it;
+    int k;
+    uint64_t items = 0;
+    while ((k = act__rd_next(tr.rd, &it)) > 0) {
+        if (k == ACT__RD_EVENT)
+            read_event(&c, it.v, &ab);
+        else
+            read_member(&c, it.key, it.v, &ab);
+        if ((++items & 4095) == 0)
+            act_cli_progress(&prog, act__rd_bytes_read(tr.rd), 0);
+    }
+    act_cli_progress(&prog, 0, 1);
+    if (k < 0) {
+        fprintf(stderr, "%s: error: %s\n", in, act__rd_errmsg(tr.rd));
+        act_cli_trace_close(&tr);
+        return 2;
+    }
+    act_cli_trace_close(&tr);
+    /* The last run stays in memory and is merged with the spilled ones. */
+
+    act__out out;
+    if (act__out_open(&out, outp, msg, sizeof msg) != 0) {
+        fprintf(stderr, "actrace convert: %s\n", msg);
+        return 1;
+    }
+    act__pf pf;
+    if (act__pf_init(&pf, &out) != 0) {
+        fprintf(stderr, "actrace: out of memory\n");
+        return 1;
+    }
+    act__pf_clocks(&pf, c.base_ns, c.base_ns, c.base_ns);
+    write_tracks(&c, &pf);
+    write_events(&c, &pf);
+    write_meta(&c, &pf);
+    int rc = act__pf_finish(&pf);
+    uint64_t clamped = pf.clamped;
+    act__pf_free(&pf);
+    if (rc) {
+        act__out_abort(&out);
+        fprintf(stderr, "actrace: out of memory\n");
+        return 1;
+    }
+    if (act__out_finish(&out) != 0) {
+        fprintf(stderr, "actrace convert: %s\n", act__out_errmsg(&out));
+        return 1;
+    }
+    if (c.skipped_be || c.skipped_bad || clamped || c.unbound_flows)
+        fprintf(stderr,
+                "actrace convert: %s: %" PRIu64 " B/E events skipped, %" PRIu64
+                " malformed events skipped, %" PRIu64 " slices cut to their parent's end, %" PRIu64
+                " flows with no slice starting with them\n",
+                in, c.skipped_be, c.skipped_bad, clamped, c.unbound_flows);
+    if (c.spill)
+        fclose(c.spill);
+    for (size_t i = 0; i < c.ntrk; i++)
+        free(c.trk[i].name);
+    for (size_t i = 0; i < c.nprocs; i++)
+        free(c.procs[i].name);
+    free(c.trk);
+    free(c.procs);
+    free(c.run_off);
+    free(c.runbuf);
+    free(ab.p);
+    act_cli_map_free(&c.tracks);
+    act_cli_map_free(&c.procmap);
+    return 0;
+}
