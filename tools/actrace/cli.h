@@ -11,6 +11,7 @@ int act_cmd_config(int argc, char **argv);
 int act_cmd_record(int argc, char **argv);
 int act_cmd_summary(int argc, char **argv);
 int act_cmd_check(int argc, char **argv);
+int act_cmd_trigger(int argc, char **argv);
 
 /* A boolean flag of a subcommand: "--name" (or its alias) sets *set. */
 typedef struct act_cli_flag {
