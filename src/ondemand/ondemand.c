@@ -519,9 +519,23 @@ static void od_at_exit(void)
         unlink(sa.sun_path);
 }
 
+/* Between polls: ACTRACE_DAEMON_POLL_MS, else the config file's
+ * ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS (Kineto's key), else 5 s. */
+static int64_t poll_interval_ms(void)
+{
+    int64_t secs = 5;
+    act_config *cfg = NULL;
+    if (act_config_load_env(NULL, &cfg, NULL) == 0)
+        secs = get_int(cfg, "ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS", 5);
+    act_config_destroy(cfg);
+    if (secs < 1 || secs > 3600)
+        secs = 5;
+    return env_ms("ACTRACE_DAEMON_POLL_MS", secs * 1000, 1, 3600000);
+}
+
 static int start_poller(void)
 {
-    od_poll_ns = env_ms("ACTRACE_DAEMON_POLL_MS", 5000, 1, 3600000) * 1000000;
+    od_poll_ns = poll_interval_ms() * 1000000;
     find_pids();
     make_name();
     od_fd = act__dyno_bind(od_name);
