@@ -409,6 +409,47 @@ def case_trigger_not_ours():
         p.communicate()
 
 
+def case_trigger_tcp():
+    """Without --serve, trigger speaks to dynolog as dyno does: TCP, an
+    int32 length and the JSON of setKinetOnDemandRequest."""
+    import threading
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(2)
+    got = []
+
+    def serve(matched):
+        c, _ = srv.accept()
+        n, = struct.unpack("=i", c.recv(4, socket.MSG_WAITALL))
+        got.append(json.loads(c.recv(n, socket.MSG_WAITALL)))
+        resp = json.dumps({"processesMatched": matched, "activityProfilersTriggered": matched,
+                           "activityProfilersBusy": 0}).encode()
+        c.sendall(struct.pack("=i", len(resp)) + resp)
+        c.close()
+
+    port = str(srv.getsockname()[1])
+    for matched, status in (([4321], 0), ([], 1)):
+        t = threading.Thread(target=serve, args=(matched,))
+        t.start()
+        r = subprocess.run([ACTRACE, "trigger", "--host", "127.0.0.1", "--port", port,
+                            "--job-id", "7", "--pid", "4321", "--pid", "99", "--iterations", "6",
+                            "--roundup", "50", "--log-file", "/tmp/x \"q\".json", "--trace-id", "tcp-1"],
+                           capture_output=True, text=True, timeout=60)
+        t.join()
+        check(r.returncode == status, "trigger exit %d for %s: %r" % (r.returncode, matched, r.stderr))
+        req = got[-1]
+        check(req["fn"] == "setKinetOnDemandRequest" and req["job_id"] == 7 and
+              req["pids"] == [4321, 99], "request %s" % req)
+        check(req["config"] == "ACTIVITIES_LOG_FILE=/tmp/x \"q\".json\nPROFILE_START_ITERATION=0\n"
+              "PROFILE_START_ITERATION_ROUNDUP=50\nACTIVITIES_ITERATIONS=6\nREQUEST_TRACE_ID=tcp-1\n",
+              "config %r" % req["config"])
+        check("activityProfilersTriggered" in r.stdout, "response not printed: %r" % r.stdout)
+    srv.close()
+    r = subprocess.run([ACTRACE, "trigger", "--host", "127.0.0.1", "--port", port],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "cannot reach" in r.stderr, "no daemon: %d %r" % (r.returncode, r.stderr))
+
+
 def case_abstract():
     """The default transport: abstract names, the daemon at "\\0dynolog\\0"."""
     global env
