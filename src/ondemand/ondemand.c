@@ -577,7 +577,11 @@ static int start_poller(void)
 static void od_atfork_child(void)
 {
     pthread_mutex_init(&od_lock, NULL);
-    od_session = NULL; /* the parent's: its memory is only a copy here */
+    /* The parent's session (its memory is only a copy here): no step of
+     * the child may open or close its window. */
+    atomic_store(&step_session, NULL);
+    atomic_store(&step_inflight, 0);
+    od_session = NULL;
     free(od_path);
     od_path = NULL;
     if (od_fd >= 0)

@@ -132,6 +132,25 @@ def contiguous(xs):
     return bool(xs) and xs == list(range(xs[0], xs[0] + len(xs)))
 
 
+def appear(path, timeout=30):
+    """Wait for a trace that no daemon of ours serves (trigger did)."""
+    end = time.monotonic() + timeout
+    while not os.path.exists(path) and time.monotonic() < end:
+        time.sleep(0.05)
+
+
+def once(text):
+    """A daemon's answer: text to the first poll, nothing to the others."""
+    sent = []
+
+    def answer(poll):
+        if sent:
+            return ""
+        sent.append(poll)
+        return text
+    return answer
+
+
 def wait_file(path, d, timeout=30):
     d.serve_until(lambda: os.path.exists(path), timeout)
     return check(os.path.exists(path), "no trace at " + path)
@@ -195,16 +214,8 @@ def case_duration_busy_iterations():
     check(not os.path.exists("%s/busy_%d.json" % (tmp, pid)), "the busy request was traced")
     it = ("ACTIVITIES_LOG_FILE=%s/it.pt.trace.json\nPROFILE_START_ITERATION=0\n"
           "PROFILE_START_ITERATION_ROUNDUP=10\nACTIVITIES_ITERATIONS=5\nREQUEST_TRACE_ID=it-2\n" % tmp)
-    sent = {"it": False}
-
-    def answer_it(poll):
-        if not sent["it"]:
-            sent["it"] = True
-            return it
-        return ""
-
     path = "%s/it_%d.pt.trace.json" % (tmp, pid)
-    d.serve_until(lambda: os.path.exists(path), 30, answer_it)
+    d.serve_until(lambda: os.path.exists(path), 30, once(it))
     if check(os.path.exists(path), "no iteration trace at " + path):
         t = trace_at(path)
         check(t.get("trace_id") == "it-2", "trace_id %r" % t.get("trace_id"))
@@ -261,14 +272,7 @@ def case_fork():
 def one_request(text, steps=("steps", "200", "10")):
     d = Daemon(sockdir)
     p, pid = start(list(steps))
-    sent = {"x": False}
-
-    def answer(poll):
-        if not sent["x"]:
-            sent["x"] = True
-            return text
-        return ""
-    return d, p, pid, answer
+    return d, p, pid, once(text)
 
 
 def case_path():
@@ -336,9 +340,7 @@ def case_trigger():
     check(r.returncode == 0, "trigger exit status %d" % r.returncode)
     check("pid %d: triggered" % pid in r.stdout, "trigger's report %r" % r.stdout)
     path = "%s/trig_%d.json" % (tmp, pid)
-    end = time.monotonic() + 30
-    while not os.path.exists(path) and time.monotonic() < end:
-        time.sleep(0.05)
+    appear(path)
     if check(os.path.exists(path), "no trace at " + path):
         t = trace_at(path)
         check(t.get("trace_id") == "trig-1", "trace_id %r" % t.get("trace_id"))
@@ -348,9 +350,7 @@ def case_trigger():
                 "--log-file", tmp + "/trig_it.json", "--timeout-ms", "20000")
     check(r.returncode == 0, "trigger --iterations exit status %d" % r.returncode)
     path = "%s/trig_it_%d.json" % (tmp, pid)
-    end = time.monotonic() + 30
-    while not os.path.exists(path) and time.monotonic() < end:
-        time.sleep(0.05)
+    appear(path)
     if check(os.path.exists(path), "no trace at " + path):
         t = trace_at(path)
         s = steps_in(t)
@@ -377,9 +377,7 @@ def case_trigger_busy():
     check(r.returncode == 1 and "pid %d: busy" % pid in r.stdout, "second trigger: %d %r" %
           (r.returncode, r.stdout))
     path = "%s/long_%d.json" % (tmp, pid)
-    end = time.monotonic() + 30
-    while not os.path.exists(path) and time.monotonic() < end:
-        time.sleep(0.05)
+    appear(path)
     check(os.path.exists(path), "no trace at " + path)
     p.kill()
     p.communicate()
@@ -398,9 +396,7 @@ def case_trigger_not_ours():
     r = trigger("--pid", str(pa), "--job-id", "1", "--timeout-ms", "500")
     check(r.returncode == 1, "job 1 matched: %r" % r.stdout)
     path = "%s/mine_%d.json" % (tmp, pb)
-    end = time.monotonic() + 30
-    while not os.path.exists(path) and time.monotonic() < end:
-        time.sleep(0.05)
+    appear(path)
     check(os.path.exists(path), "no trace at " + path)
     time.sleep(0.3)
     check(not os.path.exists("%s/mine_%d.json" % (tmp, pa)), "the other process traced")
