@@ -356,6 +356,13 @@ def case_trigger():
         s = steps_in(t)
         check(len(s) == 3 and contiguous(s) and s[0] % 4 == 0, "iteration window's steps %s, %s" %
               (s, [(e["name"], e["ts"], e.get("dur")) for e in t["traceEvents"] if e.get("ph") == "X"]))
+    # A daemon that is alive keeps its endpoint.
+    d = Daemon(sockdir)
+    r = trigger("--pid", str(pid), "--timeout-ms", "500")
+    check(r.returncode == 1 and "a daemon listens" in r.stderr, "over a live daemon: %d %r" %
+          (r.returncode, r.stderr))
+    check(d.recv(0.2) is not None, "the live daemon lost its endpoint")
+    d.close()
     # Usage errors.
     p.kill()
     _, err = p.communicate()

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -221,8 +222,28 @@ typedef struct seen {
     int busy;
 } seen;
 
+/* In the directory mode, binding removes a file of that name first (as
+ * dynolog does): never the socket of a daemon that is alive. */
+static int daemon_listens(void)
+{
+    struct sockaddr_un a;
+    socklen_t alen;
+    if (act__dyno_addr(ACT__DYNO_DAEMON, &a, &alen) != 0 || !a.sun_path[0])
+        return 0; /* abstract: bind itself fails with EADDRINUSE */
+    int p = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int alive = p >= 0 && connect(p, (struct sockaddr *)&a, alen) == 0;
+    if (p >= 0)
+        close(p);
+    return alive;
+}
+
 static int serve(const trig *t, const char *config)
 {
+    if (daemon_listens()) {
+        fprintf(stderr, "actrace trigger: a daemon listens on \"%s\" already: leave out "
+                "--serve to ask it\n", ACT__DYNO_DAEMON);
+        return 1;
+    }
     int fd = act__dyno_bind(ACT__DYNO_DAEMON);
     if (fd < 0) {
         fprintf(stderr, "actrace trigger: cannot bind the daemon's endpoint \"%s\": %s%s\n",
