@@ -21,8 +21,9 @@
  * that is a multiple of PROFILE_START_ITERATION_ROUNDUP). When the window has closed the poller writes the trace to the
  * request's ACTIVITIES_LOG_FILE with "_<pid>" inserted, and polls again.
  *
- * Busy. While a session of the poller is open, polls ask for config type
- * 0, as Kineto's do while it traces: dynolog keeps a request that arrives
+ * Busy. While the process records (a session of the poller's, of its
+ * program's, or of `actrace record`), polls ask for config type 0, as
+ * Kineto's do while it traces: dynolog keeps a request that arrives
  * meanwhile for later and tells a second requester that the process is
  * busy. A daemon that hands over a config anyway (one that ignores the
  * type) is answered by dropping it with a warning: requests are never
@@ -456,8 +457,10 @@ static int busy(void)
 static void send_poll(int is_busy)
 {
     unsigned char buf[ACT__DYNO_POLL_LEN(ACT__DYNO_MAX_PIDS)];
-    /* Activities only while no window of ours is open (Kineto's rule). */
-    int32_t type = is_busy ? 0 : ACT__DYNO_CFG_ACTIVITIES;
+    /* Activities only while the process does not record: no window of
+     * ours, no session of its program's or of `actrace record` (Kineto's
+     * rule: it asks for none while its profiler is active). */
+    int32_t type = is_busy || act_session_active() ? 0 : ACT__DYNO_CFG_ACTIVITIES;
     size_t n = act__dyno_poll_encode(buf, type, od_job, od_pids, od_npids);
     int rc = act__dyno_send(od_fd, ACT__DYNO_DAEMON, ACT__DYNO_REQ, buf, n);
     static int warned;

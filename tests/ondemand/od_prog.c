@@ -7,6 +7,8 @@
  *   od_prog steps N MS   N steps of MS ms: a span "ProfilerStep#i", then
  *                        act_step(); prints "pid P" first
  *   od_prog fork N MS    the same in a forked child too (both print)
+ *   od_prog own N MS FILE  the same inside a session of its own, written
+ *                        to FILE
  *   od_prog probe MS     after MS ms, prints "threads T sockets S": its
  *                        thread count (/proc/self/task) and UNIX sockets
  *                        (/proc/self/fd), for "nothing polls without the
@@ -93,6 +95,15 @@ int main(int argc, char **argv)
         steps(atoi(argv[2]), atoi(argv[3]));
         return 0;
     }
-    fprintf(stderr, "usage: od_prog steps|fork N MS | probe MS\n");
+    if (argc == 5 && strcmp(argv[1], "own") == 0) {
+        act_session *s = NULL;
+        if (act_session_create(NULL, &s) != 0 || act_session_start(s) != 0)
+            return 1;
+        steps(atoi(argv[2]), atoi(argv[3]));
+        int rc = act_session_write(s, argv[4]);
+        act_session_destroy(s);
+        return rc == 0 ? 0 : 1;
+    }
+    fprintf(stderr, "usage: od_prog steps|fork N MS | own N MS FILE | probe MS\n");
     return 2;
 }

@@ -252,6 +252,26 @@ def case_no_daemon():
     d.close()
 
 
+def case_own_session():
+    """A program that records on its own is busy: its polls ask for no
+    activities, and a config handed over anyway is dropped."""
+    d = Daemon(sockdir)
+    own = os.path.join(tmp, "own.json")
+    p, pid = start(["own", "60", "10", own])
+    give = once("ACTIVITIES_LOG_FILE=%s/od.json\nACTIVITIES_DURATION_MSECS=50\n" % tmp)
+    # The first poll may come before main() started the session.
+    seen = d.serve_until(lambda: p.poll() is not None, 30,
+                         lambda q: give(q) if q.ctype == 0 else "")
+    _, err = p.communicate()
+    check(p.returncode == 0, "od_prog own: exit %s %r" % (p.returncode, err[-300:]))
+    check(len(seen) > 2 and all(q.ctype == 0 for q in seen[1:]), "poll types %s" %
+          [q.ctype for q in seen])
+    check(os.path.exists(own) and len(steps_in(trace_at(own))) == 60, "the program's own trace")
+    check(not os.path.exists("%s/od_%d.json" % (tmp, pid)), "a request traced during the program's session")
+    check("busy" in err, "no busy message: %r" % err[-300:])
+    d.close()
+
+
 def case_fork():
     """A forked child polls on its own endpoint with its own pid first."""
     d = Daemon(sockdir)
@@ -368,7 +388,8 @@ def case_trigger():
     _, err = p.communicate()
     if failures:
         sys.stderr.write(err)
-    for bad in (["--pid", "x"], ["--duration-ms", "0"], ["--log-file", "a\nPLUGINS=/x.so"]):
+    for bad in (["--pid", "x"], ["--duration-ms", "0"], ["--log-file", "a\nPLUGINS=/x.so"],
+                ["--duration-ms", "5", "--iterations", "2"], ["stray"]):
         r = trigger(*bad)
         check(r.returncode == 2 and "actrace trigger" in r.stderr, "%s: %d %r" % (bad, r.returncode, r.stderr))
 

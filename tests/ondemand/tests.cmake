@@ -12,7 +12,7 @@ if(ACT_PYTHON3 AND TARGET actrace_cli)
   # Each case in its own socket directory (KINETO_IPC_SOCKET_DIR), except
   # the one abstract-socket case, which holds the name "dynolog" of the
   # whole host: RESOURCE_LOCK keeps two runs from binding it at once.
-  foreach(case registration duration_busy_iterations no_daemon fork path plugins exit
+  foreach(case registration duration_busy_iterations no_daemon own_session fork path plugins exit
           trigger trigger_busy trigger_not_ours trigger_tcp abstract)
     add_test(NAME OnDemand.${case}
              COMMAND ${ACT_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/ondemand/test_ondemand.py

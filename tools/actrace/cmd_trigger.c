@@ -351,7 +351,7 @@ int act_cmd_trigger(int argc, char **argv)
         {"timeout-ms", required_argument, 0, O_TIMEOUT},
         {"count", required_argument, 0, O_COUNT},    {"serve", no_argument, 0, O_SERVE},
         {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
-    int c;
+    int c, dur_set = 0;
     long long v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -367,7 +367,11 @@ int act_cmd_trigger(int argc, char **argv)
             t.pids[t.npids++] = (int32_t)v;
             break;
         case O_JOB: if (num("--job-id", optarg, 0, &t.job)) return 2; break;
-        case O_DUR: if (num("--duration-ms", optarg, 1, &t.duration_ms)) return 2; break;
+        case O_DUR:
+            if (num("--duration-ms", optarg, 1, &t.duration_ms))
+                return 2;
+            dur_set = 1;
+            break;
         case O_ITER: if (num("--iterations", optarg, 1, &t.iterations)) return 2; break;
         case O_ROUND: if (num("--roundup", optarg, 1, &t.roundup)) return 2; break;
         case O_START: if (num("--start-time", optarg, 1, &t.start_time)) return 2; break;
@@ -400,6 +404,11 @@ int act_cmd_trigger(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "actrace trigger: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
+        return 2;
+    }
+    if (dur_set && t.iterations) {
+        fprintf(stderr, "actrace trigger: --duration-ms and --iterations are two kinds of "
+                "window: give one\n");
         return 2;
     }
     char *config = request_config(&t);
