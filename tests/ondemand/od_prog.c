@@ -9,9 +9,10 @@
  *   od_prog fork N MS    the same in a forked child too (both print)
  *   od_prog own N MS FILE  the same inside a session of its own, written
  *                        to FILE
- *   od_prog probe MS     after MS ms, prints "threads T sockets S": its
- *                        thread count (/proc/self/task) and UNIX sockets
- *                        (/proc/self/fd), for "nothing polls without the
+ *   od_prog probe MS     after MS ms, prints "threads T sockets S poller P":
+ *                        its thread count (/proc/self/task), its sockets
+ *                        (/proc/self/fd) and whether a thread is named
+ *                        actrace-dyno, for "nothing polls without the
  *                        variable"
  */
 #define _GNU_SOURCE 1
@@ -46,6 +47,29 @@ static void steps(int n, int ms)
     }
 }
 
+/* 1 if a thread of the process is named @p comm. */
+static int has_thread(const char *comm)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        char path[300], name[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = e->d_name[0] != '.' ? fopen(path, "r") : NULL;
+        if (f) {
+            if (fgets(name, sizeof name, f))
+                name[strcspn(name, "\n")] = '\0';
+            fclose(f);
+            found = strcmp(name, comm) == 0;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
 static int count_dir(const char *dir, int sockets)
 {
     DIR *d = opendir(dir);
@@ -76,8 +100,8 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "probe") == 0) {
         sleep_ms(atoi(argv[2]));
-        printf("threads %d sockets %d\n", count_dir("/proc/self/task", 0),
-               count_dir("/proc/self/fd", 1));
+        printf("threads %d sockets %d poller %d\n", count_dir("/proc/self/task", 0),
+               count_dir("/proc/self/fd", 1), has_thread("actrace-dyno"));
         return 0;
     }
     if (argc == 4 && (strcmp(argv[1], "steps") == 0 || strcmp(argv[1], "fork") == 0)) {
