@@ -104,7 +104,10 @@ int main(void)
     for (int step = 0; step < STEPS; step++) {
         while (atomic_load(&batches_ready) <= step)
             usleep(100);
-        act_span_begin(ACT_USER_ANNOTATION, "ProfilerStep");
+        /* Kineto's step name, which HTA and TensorBoard key on. */
+        char step_name[32];
+        snprintf(step_name, sizeof step_name, "ProfilerStep#%d", step);
+        act_span_begin(ACT_USER_ANNOTATION, step_name);
         act_arg_int("step", step);
         act_span_begin(ACT_USER_ANNOTATION, "forward");
         op(matmul, "[[64, 512], [512, 512]]", 400);

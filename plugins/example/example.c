@@ -29,6 +29,10 @@
 #include <actrace/plugin.h>
 
 #define MAX_LAUNCHES 256
+/* The device's streams. Numbered from 1: a backend whose native ids start
+ * at 0 adds 1 (docs/plugin-guide.md). */
+#define STREAM_COMPUTE 1
+#define STREAM_COPY 2
 /* Per launch: 2 API spans, 1 kernel, 1 copy, 1 sync = 5 records. */
 #define MAX_RECORDS (MAX_LAUNCHES * 5)
 
@@ -106,10 +110,12 @@ static void launch(example *ex, int i)
                    corr_copy, "exampleMemcpyAsync");
     r->external_id = ext;
 
-    /* Device work on stream 0 (compute) and stream 1 (copy). */
+    /* Device work on stream 1 (compute) and stream 2 (copy). Streams are
+     * numbered from 1, as CUDA's are: HolisticTraceAnalysis links a kernel
+     * to its launch only on a stream > 0. */
     int64_t k0 = t1 + 10000, k1 = k0 + 40000;
     r = add_record(ex, ACT_PLUGIN_RECORD_DEVICE_SPAN, ACT_CONCURRENT_KERNEL,
-                   ex->device, 0, k0, k1, corr_kernel,
+                   ex->device, STREAM_COMPUTE, k0, k1, corr_kernel,
                    i % 2 ? "example_relu" : "example_gemm");
     r->external_id = ext;
     /* Typed args: the host escapes and formats them. */
@@ -130,12 +136,12 @@ static void launch(example *ex, int i)
     r->nargs = 2;
 
     r = add_record(ex, ACT_PLUGIN_RECORD_DEVICE_SPAN, ACT_GPU_MEMCPY,
-                   ex->device, 1, t1 + 7000, t1 + 17000, corr_copy,
+                   ex->device, STREAM_COPY, t1 + 7000, t1 + 17000, corr_copy,
                    "Memcpy HtoD");
     r->external_id = ext;
     /* The custom type: drawn on the compute stream after the kernel. */
     add_record(ex, ACT_PLUGIN_RECORD_DEVICE_SPAN, ex->sync_type, ex->device,
-               0, k1, k1 + 2000, 0, "example_sync");
+               STREAM_COMPUTE, k1, k1 + 2000, 0, "example_sync");
 
     /* Utilisation: busy while the kernel runs, idle after. */
     act_plugin_sample *s = &ex->samples[ex->nsamples];
@@ -225,8 +231,8 @@ static int32_t example_init(const act_plugin_host *host, void **state,
         free(ex);
         return ACT_PLUGIN_EINVAL;
     }
-    host->name_stream(host->ctx, ex->device, 0, "compute", 7);
-    host->name_stream(host->ctx, ex->device, 1, "copy", 4);
+    host->name_stream(host->ctx, ex->device, STREAM_COMPUTE, "compute", 7);
+    host->name_stream(host->ctx, ex->device, STREAM_COPY, "copy", 4);
 
     /* A counter track on the device. */
     act_plugin_counter ctr;

@@ -40,6 +40,8 @@ const act__key_def act__config_keys[] = {
     STR("REQUEST_GROUP_TRACE_ID", ""),
     LIST("CUPTI_PM_SAMPLING_METRICS"),
     INT("CUPTI_PM_SAMPLING_DEVICE_ID", 0, "-1"),
+    /* How often the process polls the dynolog daemon (docs/on-demand.md). */
+    INT("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS", 1, "5"),
 
     /* Other Kineto keys: checked and kept, no effect in actrace. */
     COMPAT_BOOL("ACTIVITIES_DISPLAY_CUDA_SYNC_WAIT_EVENTS", "true"),

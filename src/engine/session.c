@@ -22,6 +22,7 @@
 
 #include "engine/engine.h"
 #include "engine/spool.h"
+#include "ondemand/ondemand.h"
 #include "plugin/loader.h"
 
 void act__record_atfork_child(void);
@@ -514,6 +515,7 @@ int act_session_start(act_session *s)
 
 void act_step(void)
 {
+    act__ondemand_step(); /* counts the step; drives an on-demand iteration window */
     if (!atomic_load_explicit(&started, memory_order_relaxed))
         return;
     /* Announce the step, then look again (seq_cst on both sides, against

@@ -528,27 +528,17 @@ static void on_end(void *ctx, const act__vstats *st)
     lit(o, ACT_VERSION_STRING);
     lit(o, "\"}}\n]");
 
-    if (info->has_rank || info->has_world || info->has_local) {
-        lit(o, ",\n\"distributedInfo\":{");
-        const char *sep = "";
-        if (info->has_rank) {
-            lit(o, "\"rank\":");
-            put_i64(o, info->rank);
-            sep = ",";
-        }
-        if (info->has_world) {
-            lit(o, sep);
-            lit(o, "\"world_size\":");
-            put_i64(o, info->world);
-            sep = ",";
-        }
-        if (info->has_local) {
-            lit(o, sep);
-            lit(o, "\"local_rank\":");
-            put_i64(o, info->local);
-        }
-        act__out_char(o, '}');
-    }
+    /* distributedInfo in every trace, in Kineto's layout; ", " and ": "
+     * because HTA finds a file's rank with "rank":\s+(\d+). */
+    lit(o, ",\n\"distributedInfo\": {\"backend\": ");
+    put_str0(o, info->dist_backend);
+    lit(o, ", \"rank\": ");
+    put_i64(o, info->rank);
+    lit(o, ", \"world_size\": ");
+    put_i64(o, info->world);
+    lit(o, ", \"local_rank\": ");
+    put_i64(o, info->local);
+    act__out_char(o, '}');
     if (info->recovered) {
         /* Rebuilt from the spool of a process that could not write its
          * trace: per-thread drop counts died with it. */

@@ -1264,12 +1264,20 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
     info.trace_name = s->trace_name;
     info.recovered = s->recovered;
     info.categories_generic = s->categories_generic;
-    static const char *const rank_env[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", NULL};
-    static const char *const world_env[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL};
-    static const char *const local_env[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL};
+    /* distributedInfo: the launcher's variables in order, torchrun's,
+     * Slurm's, OpenMPI's; a process none of them names is a job of one
+     * (rank 0 of 1). No launcher names the communication backend. */
+    static const char *const rank_env[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", NULL};
+    static const char *const world_env[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", NULL};
+    static const char *const local_env[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", NULL};
+    info.rank = 0;
+    info.world = 1;
+    info.local = 0;
     info.has_rank = env_int(rank_env, &info.rank);
     info.has_world = env_int(world_env, &info.world);
     info.has_local = env_int(local_env, &info.local);
+    const char *backend = secure_getenv("ACTRACE_DIST_BACKEND");
+    info.dist_backend = backend && *backend ? backend : "unknown";
 
     CB(&w, begin, &info);
     for (size_t d = 0; d < s->ndevices; d++) {

@@ -104,6 +104,7 @@ typedef struct act__vinfo {
     int has_rank, has_world, has_local;
     int64_t rank, world, local;
     int categories_generic;
+    const char *dist_backend; /* ACTRACE_DIST_BACKEND, else "unknown" */
 } act__vinfo;
 
 typedef struct act__vdevice {

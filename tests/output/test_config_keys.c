@@ -3,8 +3,12 @@
  * Kineto config keys that must have their documented effect on a session
  * (issue 12): ACTIVITIES_ENABLED = false records nothing and loads no
  * plugin, PROFILE_START_TIME delays collection until that wall-clock time,
- * REQUEST_GROUP_TRACE_ID is written into the trace.
+ * REQUEST_GROUP_TRACE_ID is written into the trace. And distributedInfo
+ * (issue 19): in every trace, from the launcher's variables, in a form
+ * HolisticTraceAnalysis's rank pattern "rank":\s+(\d+) matches.
  */
+#include <regex.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,11 +155,93 @@ static void test_group_trace_id(void)
     act_session_destroy(s);
 }
 
+static const char *const dist_vars[] = {
+    "RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+    "ACTRACE_DIST_BACKEND", NULL};
+
+/* The rank as HTA reads it: the first match of "rank":\s+(\d+) in the
+ * file's text; -1 without one. */
+static long hta_rank(const char *path)
+{
+    size_t len;
+    char *text = tu_slurp(path, &len);
+    CHECK(text != NULL);
+    regex_t re;
+    CHECK_EQ_INT(regcomp(&re, "\"rank\":[[:space:]]+([0-9]+)", REG_EXTENDED), 0);
+    regmatch_t m[2];
+    long rank = -1;
+    if (text && regexec(&re, text, 2, m, 0) == 0)
+        rank = strtol(text + m[1].rm_so, NULL, 10);
+    regfree(&re);
+    free(text);
+    return rank;
+}
+
+/* Write a trace under the given variables (name=value pairs, NULL-ended)
+ * and return its distributedInfo (a new reference). */
+static json_t *dist_info(const char *name, const char *const *vars, long *rank_re)
+{
+    for (const char *const *v = dist_vars; *v; v++)
+        unsetenv(*v);
+    for (; vars && *vars; vars += 2)
+        setenv(vars[0], vars[1], 1);
+    act_session *s = tu_session(NULL);
+    span("x");
+    const char *path = tu_trace_path(name);
+    CHECK_OK(act_session_write(s, path));
+    act_session_destroy(s);
+    *rank_re = hta_rank(path);
+    json_t *root = tu_load(path);
+    json_t *d = json_incref(json_object_get(root, "distributedInfo"));
+    json_decref(root);
+    CHECK(d != NULL);
+    return d ? d : json_object();
+}
+
+static void test_distributed_info(void)
+{
+    struct {
+        const char *name;
+        const char *vars[13];
+        long rank, world, local;
+        const char *backend;
+    } cases[] = {
+        {"output_dist_none.json", {NULL}, 0, 1, 0, "unknown"},
+        {"output_dist_torchrun.json",
+         {"RANK", "3", "WORLD_SIZE", "4", "LOCAL_RANK", "1", "ACTRACE_DIST_BACKEND", "nccl",
+          /* torchrun's win over Slurm's and OpenMPI's */
+          "SLURM_PROCID", "7", "OMPI_COMM_WORLD_RANK", "8", NULL},
+         3, 4, 1, "nccl"},
+        {"output_dist_slurm.json",
+         {"SLURM_PROCID", "12", "SLURM_NTASKS", "16", "SLURM_LOCALID", "4",
+          "OMPI_COMM_WORLD_RANK", "9", NULL},
+         12, 16, 4, "unknown"},
+        {"output_dist_ompi.json",
+         {"OMPI_COMM_WORLD_RANK", "5", "OMPI_COMM_WORLD_SIZE", "6",
+          "OMPI_COMM_WORLD_LOCAL_RANK", "2", "RANK", "not a number", NULL},
+         5, 6, 2, "unknown"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        long rank_re;
+        json_t *d = dist_info(cases[i].name, cases[i].vars, &rank_re);
+        CHECK_EQ_INT(rank_re, cases[i].rank);
+        CHECK_EQ_INT(tu_int(d, "rank"), cases[i].rank);
+        CHECK_EQ_INT(tu_int(d, "world_size"), cases[i].world);
+        CHECK_EQ_INT(tu_int(d, "local_rank"), cases[i].local);
+        CHECK_EQ_STR(json_string_value(json_object_get(d, "backend")), cases[i].backend);
+        json_decref(d);
+    }
+    for (const char *const *v = dist_vars; *v; v++)
+        unsetenv(*v);
+}
+
 int main(void)
 {
     act_log_set_level(ACT_LOG_OFF);
     test_disabled();
     test_start_time();
     test_group_trace_id();
+    test_distributed_info();
     CHECK_MAIN_END;
 }

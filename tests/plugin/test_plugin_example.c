@@ -74,6 +74,9 @@ int main(int argc, char **argv)
     json_int_t compute = trace_thread(root, dev, "compute");
     json_int_t copy = trace_thread(root, dev, "copy");
     CHECK(compute >= 0 && copy >= 0 && compute != copy);
+    /* Streams from 1 (HTA links no kernel on stream 0 to its launch). */
+    CHECK_EQ_INT(compute, 1);
+    CHECK_EQ_INT(copy, 2);
     char *props = json_dumps(json_object_get(root, "deviceProperties"), 0);
     CHECK(props && strstr(props, "Example NPU 0") &&
           strstr(props, "totalGlobalMem"));

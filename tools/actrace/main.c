@@ -20,6 +20,8 @@ static void usage(FILE *f)
             "  types [--json] [--plugin PATH]...\n"
             "                         list the activity types\n"
             "  config check FILE      validate a config, print the effective one\n"
+            "  trigger [--serve] [--pid PID]... [--duration-ms MS | --iterations N] ...\n"
+            "                         ask running processes for a trace (dynolog's way)\n"
             "  version                print the version\n");
 }
 
@@ -42,6 +44,8 @@ int main(int argc, char **argv)
         return act_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "convert") == 0)
         return act_cmd_convert(argc - 1, argv + 1);
+    if (strcmp(cmd, "trigger") == 0)
+        return act_cmd_trigger(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("actrace %s\n", act_version());
         return 0;

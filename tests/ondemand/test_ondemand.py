@@ -1,0 +1,519 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""On-demand tracing (issue 19): a fake dynolog daemon drives od_prog.
+
+The daemon side of dynolog's IPC fabric, written here from the protocol's
+description (docs/on-demand.md), apart from the C code under test:
+datagram sockets, a 40-byte header {uint64 size; char type[32]} and a
+payload; a poll "req" is {int32 config type; int32 n; int64 job id;
+int32 pids[n]}, the reply "req" is the config text, empty for nothing.
+
+usage: test_ondemand.py OD_PROG ACTRACE CASE
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+OD_PROG, ACTRACE, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+HDR = struct.Struct("=Q32s")
+POLL = struct.Struct("=iiq")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+    return cond
+
+
+class Poll:
+    def __init__(self, addr, ctype, job, pids):
+        self.addr, self.ctype, self.job, self.pids = addr, ctype, job, pids
+
+
+class Daemon:
+    """The daemon's endpoint: "dynolog" in DIR, or abstract "\\0dynolog\\0"."""
+
+    def __init__(self, sockdir):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        if sockdir:
+            path = os.path.join(sockdir, "dynolog")
+            if os.path.exists(path):
+                os.unlink(path)  # the previous case's daemon
+            self.s.bind(path)
+        else:
+            # The abstract name with the trailing NUL counted, as dynolog binds it.
+            self.s.bind(b"\0dynolog\0")
+
+    def recv(self, timeout):
+        """The next poll, or None after timeout seconds."""
+        self.s.settimeout(timeout)
+        try:
+            data, addr = self.s.recvfrom(1 << 20)
+        except socket.timeout:
+            return None
+        size, mtype = HDR.unpack_from(data)
+        check(size == len(data) - HDR.size, "header size %d, datagram %d" % (size, len(data)))
+        check(mtype.rstrip(b"\0") == b"req", "message type %r" % mtype)
+        payload = data[HDR.size:]
+        ctype, n, job = POLL.unpack_from(payload)
+        check(len(payload) == POLL.size + 4 * n, "poll of %d bytes for %d pids" % (len(payload), n))
+        pids = list(struct.unpack_from("=%di" % n, payload, POLL.size))
+        return Poll(addr, ctype, job, pids)
+
+    def reply(self, poll, text=""):
+        body = text.encode()
+        self.s.sendto(HDR.pack(len(body), b"req") + body, poll.addr)
+
+    def serve_until(self, done, timeout, answer=lambda p: ""):
+        """Answer polls until done() or timeout; returns the polls seen."""
+        seen, end = [], time.monotonic() + timeout
+        while not done() and time.monotonic() < end:
+            p = self.recv(0.05)
+            if p:
+                seen.append(p)
+                self.reply(p, answer(p))
+        return seen
+
+    def close(self):
+        self.s.close()
+
+
+tmp = tempfile.mkdtemp(prefix="act_ondemand_")
+sockdir = os.path.join(tmp, "sock")
+os.mkdir(sockdir)
+env = dict(os.environ)
+for k in ("ACTRACE_USE_DAEMON", "KINETO_USE_DAEMON", "ACTRACE_RECORD_DIR",
+          "ACTRACE_RECORD_OUTPUT", "ACTRACE_CONFIG", "ACTRACE_PLUGINS"):
+    env.pop(k, None)
+env.update({"ACTRACE_USE_DAEMON": "1", "ACTRACE_DAEMON_POLL_MS": "40",
+            "KINETO_IPC_SOCKET_DIR": sockdir, "KINETO_ONDEMAND_TRACE_DIR": tmp,
+            "SLURM_JOB_ID": "4242", "ACTRACE_LOG": "debug"})
+
+
+def start(args, **over):
+    e = dict(env)
+    e.update(over)
+    e = {k: v for k, v in e.items() if v is not None}
+    p = subprocess.Popen([OD_PROG] + args, env=e, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline() if args[0] != "probe" else ""
+    m = re.match(r"pid (\d+)", line)
+    return p, int(m.group(1)) if m else p.pid
+
+
+def finish(p):
+    out, err = p.communicate(timeout=60)
+    sys.stderr.write(err)
+    check(p.returncode == 0, "od_prog exit status %s" % p.returncode)
+    return out, err
+
+
+def trace_at(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def steps_in(trace):
+    """The numbers of the ProfilerStep#N spans in a trace, sorted."""
+    return sorted(int(e["name"].split("#")[1]) for e in trace["traceEvents"]
+                  if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
+
+
+def contiguous(xs):
+    return bool(xs) and xs == list(range(xs[0], xs[0] + len(xs)))
+
+
+def appear(path, timeout=30):
+    """Wait for a trace that no daemon of ours serves (trigger did)."""
+    end = time.monotonic() + timeout
+    while not os.path.exists(path) and time.monotonic() < end:
+        time.sleep(0.05)
+
+
+def once(text):
+    """A daemon's answer: text to the first poll, nothing to the others."""
+    sent = []
+
+    def answer(poll):
+        if sent:
+            return ""
+        sent.append(poll)
+        return text
+    return answer
+
+
+def wait_file(path, d, timeout=30):
+    d.serve_until(lambda: os.path.exists(path), timeout)
+    return check(os.path.exists(path), "no trace at " + path)
+
+
+def case_registration():
+    d = Daemon(sockdir)
+    p, pid = start(["steps", "20", "10"])
+    first = d.recv(10)
+    if check(first is not None, "no poll arrived"):
+        # The process first, then its ancestors: our own pid is its parent.
+        check(first.pids[0] == pid and len(first.pids) >= 2 and first.pids[1] == os.getpid(),
+              "pids %s (process %d, parent %d)" % (first.pids, pid, os.getpid()))
+        check(len(first.pids) <= 11, "more than 10 ancestors")
+        check(first.ctype == 2, "config type %d, not 2 (activities)" % first.ctype)
+        check(first.job == 4242, "job id %d, not SLURM_JOB_ID" % first.job)
+        name = first.addr if isinstance(first.addr, str) else first.addr.decode()
+        check(os.path.basename(name).startswith("dynoconfigclient"), "endpoint %r" % name)
+        d.reply(first)
+    # It keeps polling (every 40 ms here), from the same endpoint.
+    seen = d.serve_until(lambda: False, 0.5)
+    check(len(seen) >= 2 and all(s.addr == first.addr for s in seen), "%d more polls" % len(seen))
+    finish(p)
+    d.close()
+
+
+def case_duration_busy_iterations():
+    """A duration request; a request while it runs (busy: dropped); then an
+    iteration request, each trace at its path with its trace_id."""
+    d = Daemon(sockdir)
+    p, pid = start(["steps", "400", "10"])
+    dur = "ACTIVITIES_LOG_FILE=%s/dur.json\nACTIVITIES_DURATION_MSECS=300\nREQUEST_TRACE_ID=dur-1\n" % tmp
+    busy = "ACTIVITIES_LOG_FILE=%s/busy.json\nACTIVITIES_DURATION_MSECS=50\nREQUEST_TRACE_ID=busy\n" % tmp
+    state = {"sent": False, "busy_polls": 0, "busy_sent": False}
+
+    def answer(poll):
+        if not state["sent"]:
+            state["sent"] = True
+            return dur
+        if poll.ctype == 0:  # tracing: Kineto's "while tracing" poll
+            state["busy_polls"] += 1
+            if not state["busy_sent"]:
+                state["busy_sent"] = True
+                return busy  # a daemon that hands it over anyway
+        return ""
+
+    path = "%s/dur_%d.json" % (tmp, pid)
+    d.serve_until(lambda: os.path.exists(path), 30, answer)
+    if check(os.path.exists(path), "no duration trace at " + path):
+        t = trace_at(path)
+        check(t.get("trace_id") == "dur-1", "trace_id %r" % t.get("trace_id"))
+        s = steps_in(t)
+        # A window, not the run: some steps, consecutive, far fewer than 400.
+        check(contiguous(s) and len(s) < 200, "duration window's steps %s" % s)
+        check(t["distributedInfo"]["rank"] == 0, "distributedInfo %s" % t.get("distributedInfo"))
+    check(state["busy_polls"] > 0, "no poll with config type 0 while tracing")
+    # Polls ask for activities again once the trace is written.
+    again = []
+    d.serve_until(lambda: len(again) >= 3, 20, lambda q: again.append(q) or "")
+    check(again and all(q.ctype == 2 for q in again), "polls after the trace: %s" %
+          [q.ctype for q in again])
+    check(not os.path.exists("%s/busy_%d.json" % (tmp, pid)), "the busy request was traced")
+    it = ("ACTIVITIES_LOG_FILE=%s/it.pt.trace.json\nPROFILE_START_ITERATION=0\n"
+          "PROFILE_START_ITERATION_ROUNDUP=10\nACTIVITIES_ITERATIONS=5\nREQUEST_TRACE_ID=it-2\n" % tmp)
+    path = "%s/it_%d.pt.trace.json" % (tmp, pid)
+    d.serve_until(lambda: os.path.exists(path), 30, once(it))
+    if check(os.path.exists(path), "no iteration trace at " + path):
+        t = trace_at(path)
+        check(t.get("trace_id") == "it-2", "trace_id %r" % t.get("trace_id"))
+        s = steps_in(t)
+        check(len(s) == 5 and contiguous(s) and s[0] % 10 == 0 and s[0] > 0,
+              "iteration window's steps %s (5 from a multiple of 10)" % s)
+    p.kill()
+    p.communicate()
+    check(not os.path.exists("%s/busy_%d.json" % (tmp, pid)), "the busy request was traced")
+    d.close()
+
+
+def case_no_daemon():
+    """Without the variable (or with it false) nothing polls: one thread,
+    no socket, no poll; with it, one more thread and one socket."""
+    # (With the variable, TSan's runtime adds a thread of its own: the
+    # poller is found by its name.)
+    for value, threads, sockets, poller in ((None, 1, 0, 0), ("0", 1, 0, 0), ("false", 1, 0, 0),
+                                            ("1", None, 1, 1)):
+        d = Daemon(sockdir)
+        p, _ = start(["probe", "300"], ACTRACE_USE_DAEMON=value, KINETO_USE_DAEMON=None)
+        out, _ = finish(p)
+        m = re.search(r"threads (\d+) sockets (\d+) poller (\d)", out)
+        if check(m, "probe printed %r" % out):
+            got = (int(m.group(1)) if threads else None, int(m.group(2)), int(m.group(3)))
+            check(got == (threads, sockets, poller),
+                  "ACTRACE_USE_DAEMON=%s: %s, want threads %s sockets %d poller %d" %
+                  (value, m.group(0), threads, sockets, poller))
+        poll = d.recv(0.2)
+        check((poll is not None) == (value == "1"), "ACTRACE_USE_DAEMON=%s: poll %s" %
+              (value, poll and poll.pids))
+        d.close()
+    # Kineto's variable does the same.
+    d = Daemon(sockdir)
+    p, _ = start(["probe", "300"], ACTRACE_USE_DAEMON=None, KINETO_USE_DAEMON="1")
+    out, _ = finish(p)
+    check("sockets 1 poller 1" in out, "KINETO_USE_DAEMON=1: %r" % out)
+    d.close()
+
+
+def case_own_session():
+    """A program that records on its own is busy: its polls ask for no
+    activities, and a config handed over anyway is dropped."""
+    d = Daemon(sockdir)
+    own = os.path.join(tmp, "own.json")
+    p, pid = start(["own", "60", "10", own])
+    give = once("ACTIVITIES_LOG_FILE=%s/od.json\nACTIVITIES_DURATION_MSECS=50\n" % tmp)
+    # The first poll may come before main() started the session.
+    seen = d.serve_until(lambda: p.poll() is not None, 30,
+                         lambda q: give(q) if q.ctype == 0 else "")
+    _, err = p.communicate()
+    check(p.returncode == 0, "od_prog own: exit %s %r" % (p.returncode, err[-300:]))
+    # Type 2 until main() started its session, 0 while it runs, 2 after
+    # it stopped (the program writes its trace and exits).
+    types = "".join(str(q.ctype) for q in seen)
+    check(re.fullmatch(r"2*000+2*", types) is not None, "poll types %s" % types)
+    check(os.path.exists(own) and len(steps_in(trace_at(own))) == 60, "the program's own trace")
+    check(not os.path.exists("%s/od_%d.json" % (tmp, pid)), "a request traced during the program's session")
+    check("busy" in err, "no busy message: %r" % err[-300:])
+    d.close()
+
+
+def case_fork():
+    """A forked child polls on its own endpoint with its own pid first."""
+    d = Daemon(sockdir)
+    # TSan's runtime refuses threads after a multi-threaded fork by default.
+    p, _ = start(["fork", "60", "10"],
+                 TSAN_OPTIONS=(os.environ.get("TSAN_OPTIONS", "") + " die_after_fork=0").strip())
+    pid = p.pid  # the parent (either may print first)
+    seen = d.serve_until(lambda: False, 1.0)
+    firsts = {q.pids[0]: q.addr for q in seen}
+    check(pid in firsts and len(firsts) == 2, "pids polling: %s" % sorted(firsts))
+    check(len(set(firsts.values())) == len(firsts), "parent and child share an endpoint")
+    child = [k for k in firsts if k != pid]
+    if child:
+        q = [q for q in seen if q.pids[0] == child[0]][0]
+        check(q.pids[1] == pid, "the child's ancestors %s" % q.pids)
+    finish(p)
+    d.close()
+
+
+def one_request(text, steps=("steps", "200", "10")):
+    d = Daemon(sockdir)
+    p, pid = start(list(steps))
+    return d, p, pid, once(text)
+
+
+def case_path():
+    """A log file outside KINETO_ONDEMAND_TRACE_DIR (or through "..") goes
+    to the default name there; a name without .json gets no pid."""
+    for f in ("/etc/actrace_ondemand.json", tmp + "/../escape.json"):
+        d, p, pid, answer = one_request("ACTIVITIES_LOG_FILE=%s\nACTIVITIES_DURATION_MSECS=50\n" % f)
+        path = "%s/libkineto_activities_%d.json" % (tmp, pid)
+        d.serve_until(lambda: os.path.exists(path), 30, answer)
+        check(os.path.exists(path), "%s: no trace at %s" % (f, path))
+        check(not os.path.exists(f), "wrote " + f)
+        p.kill()
+        p.communicate()
+        d.close()
+    d, p, pid, answer = one_request("ACTIVITIES_LOG_FILE=%s/plain.trace\nACTIVITIES_DURATION_MSECS=50\n" % tmp)
+    path = tmp + "/plain.trace"
+    wait = d.serve_until(lambda: os.path.exists(path), 30, answer)
+    check(os.path.exists(path), "no trace at " + path)
+    p.kill()
+    p.communicate()
+    d.close()
+
+
+def case_plugins():
+    """A daemon's config never loads code: PLUGINS is refused, nothing traced."""
+    so = os.path.join(tmp, "evil.so")
+    open(so, "w").close()
+    d, p, pid, answer = one_request(
+        "ACTIVITIES_LOG_FILE=%s/pl.json\nACTIVITIES_DURATION_MSECS=50\nPLUGINS=%s\n" % (tmp, so))
+    d.serve_until(lambda: False, 1.0, answer)
+    p.kill()
+    _, err = p.communicate()
+    check(not os.path.exists("%s/pl_%d.json" % (tmp, pid)), "a PLUGINS request was traced")
+    check("names PLUGINS" in err, "no message about PLUGINS: %r" % err[-500:])
+    d.close()
+
+
+def case_exit():
+    """A window still open when the program exits is written at exit."""
+    d, p, pid, answer = one_request(
+        "ACTIVITIES_LOG_FILE=%s/ex.json\nACTIVITIES_DURATION_MSECS=600000\nREQUEST_TRACE_ID=ex\n" % tmp,
+        ("steps", "60", "10"))
+    d.serve_until(lambda: p.poll() is not None, 30, answer)
+    finish(p)
+    path = "%s/ex_%d.json" % (tmp, pid)
+    if check(os.path.exists(path), "no trace at exit at " + path):
+        t = trace_at(path)
+        check(t.get("trace_id") == "ex" and contiguous(steps_in(t)) and steps_in(t)[-1] == 59,
+              "trace at exit: steps %s" % steps_in(t))
+    d.close()
+
+
+def trigger(*args, timeout=60):
+    e = dict(env)
+    e.pop("ACTRACE_USE_DAEMON")  # the command itself is not traced
+    return subprocess.run([ACTRACE, "trigger", "--serve"] + list(args), env=e,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def case_trigger():
+    p, pid = start(["steps", "400", "10"])
+    r = trigger("--pid", str(pid), "--job-id", "4242", "--duration-ms", "200",
+                "--log-file", tmp + "/trig.json", "--trace-id", "trig-1", "--timeout-ms", "20000")
+    sys.stderr.write(r.stdout + r.stderr)
+    check(r.returncode == 0, "trigger exit status %d" % r.returncode)
+    check("pid %d: triggered" % pid in r.stdout, "trigger's report %r" % r.stdout)
+    path = "%s/trig_%d.json" % (tmp, pid)
+    appear(path)
+    if check(os.path.exists(path), "no trace at " + path):
+        t = trace_at(path)
+        check(t.get("trace_id") == "trig-1", "trace_id %r" % t.get("trace_id"))
+        check(contiguous(steps_in(t)) and len(steps_in(t)) < 200, "duration window's steps %s" % steps_in(t))
+    # An iteration request through trigger.
+    r = trigger("--pid", str(pid), "--job-id", "4242", "--iterations", "3", "--roundup", "4",
+                "--log-file", tmp + "/trig_it.json", "--timeout-ms", "20000")
+    check(r.returncode == 0, "trigger --iterations exit status %d" % r.returncode)
+    path = "%s/trig_it_%d.json" % (tmp, pid)
+    appear(path)
+    if check(os.path.exists(path), "no trace at " + path):
+        t = trace_at(path)
+        s = steps_in(t)
+        check(len(s) == 3 and contiguous(s) and s[0] % 4 == 0, "iteration window's steps %s, %s" %
+              (s, [(e["name"], e["ts"], e.get("dur")) for e in t["traceEvents"] if e.get("ph") == "X"]))
+    # A daemon that is alive keeps its endpoint.
+    d = Daemon(sockdir)
+    r = trigger("--pid", str(pid), "--timeout-ms", "500")
+    check(r.returncode == 1 and "a daemon listens" in r.stderr, "over a live daemon: %d %r" %
+          (r.returncode, r.stderr))
+    check(d.recv(0.2) is not None, "the live daemon lost its endpoint")
+    d.close()
+    # Usage errors.
+    p.kill()
+    _, err = p.communicate()
+    if failures:
+        sys.stderr.write(err)
+    for bad in (["--pid", "x"], ["--duration-ms", "0"], ["--log-file", "a\nPLUGINS=/x.so"],
+                ["--duration-ms", "5", "--iterations", "2"], ["stray"]):
+        r = trigger(*bad)
+        check(r.returncode == 2 and "actrace trigger" in r.stderr, "%s: %d %r" % (bad, r.returncode, r.stderr))
+
+
+def case_trigger_busy():
+    """A second request while the first's window is open: busy, not queued."""
+    p, pid = start(["steps", "600", "10"])
+    r = trigger("--pid", str(pid), "--job-id", "4242", "--duration-ms", "3000",
+                "--log-file", tmp + "/long.json", "--timeout-ms", "20000")
+    check(r.returncode == 0, "first trigger: %d %r" % (r.returncode, r.stdout))
+    r = trigger("--pid", str(pid), "--job-id", "4242", "--duration-ms", "100",
+                "--log-file", tmp + "/second.json", "--timeout-ms", "20000")
+    check(r.returncode == 1 and "pid %d: busy" % pid in r.stdout, "second trigger: %d %r" %
+          (r.returncode, r.stdout))
+    path = "%s/long_%d.json" % (tmp, pid)
+    appear(path)
+    check(os.path.exists(path), "no trace at " + path)
+    p.kill()
+    p.communicate()
+    check(not os.path.exists("%s/second_%d.json" % (tmp, pid)), "the busy request was queued")
+
+
+def case_trigger_not_ours():
+    """A request for another pid: that process traces, this one does not."""
+    a, pa = start(["steps", "400", "10"])
+    b, pb = start(["steps", "400", "10"])
+    r = trigger("--pid", str(pb), "--job-id", "4242", "--duration-ms", "100",
+                "--log-file", tmp + "/mine.json", "--timeout-ms", "20000")
+    check(r.returncode == 0 and "pid %d: triggered" % pb in r.stdout and str(pa) not in r.stdout,
+          "trigger: %d %r" % (r.returncode, r.stdout))
+    # A wrong job id matches nobody.
+    r = trigger("--pid", str(pa), "--job-id", "1", "--timeout-ms", "500")
+    check(r.returncode == 1, "job 1 matched: %r" % r.stdout)
+    path = "%s/mine_%d.json" % (tmp, pb)
+    appear(path)
+    check(os.path.exists(path), "no trace at " + path)
+    time.sleep(0.3)
+    check(not os.path.exists("%s/mine_%d.json" % (tmp, pa)), "the other process traced")
+    for p in (a, b):
+        p.kill()
+        p.communicate()
+
+
+def case_trigger_tcp():
+    """Without --serve, trigger speaks to dynolog as dyno does: TCP, an
+    int32 length and the JSON of setKinetOnDemandRequest."""
+    import threading
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(2)
+    got = []
+
+    def serve(matched):
+        c, _ = srv.accept()
+        n, = struct.unpack("=i", c.recv(4, socket.MSG_WAITALL))
+        got.append(json.loads(c.recv(n, socket.MSG_WAITALL)))
+        resp = json.dumps({"processesMatched": matched, "activityProfilersTriggered": matched,
+                           "activityProfilersBusy": 0}).encode()
+        c.sendall(struct.pack("=i", len(resp)) + resp)
+        c.close()
+
+    port = str(srv.getsockname()[1])
+    for matched, status in (([4321], 0), ([], 1)):
+        t = threading.Thread(target=serve, args=(matched,))
+        t.start()
+        r = subprocess.run([ACTRACE, "trigger", "--host", "127.0.0.1", "--port", port,
+                            "--job-id", "7", "--pid", "4321", "--pid", "99", "--iterations", "6",
+                            "--roundup", "50", "--log-file", "/tmp/x \"q\".json", "--trace-id", "tcp-1"],
+                           capture_output=True, text=True, timeout=60)
+        t.join()
+        check(r.returncode == status, "trigger exit %d for %s: %r" % (r.returncode, matched, r.stderr))
+        req = got[-1]
+        check(req["fn"] == "setKinetOnDemandRequest" and req["job_id"] == 7 and
+              req["pids"] == [4321, 99], "request %s" % req)
+        check(req["config"] == "ACTIVITIES_LOG_FILE=/tmp/x \"q\".json\nPROFILE_START_ITERATION=0\n"
+              "PROFILE_START_ITERATION_ROUNDUP=50\nACTIVITIES_ITERATIONS=6\nREQUEST_TRACE_ID=tcp-1\n",
+              "config %r" % req["config"])
+        check("activityProfilersTriggered" in r.stdout, "response not printed: %r" % r.stdout)
+    srv.close()
+    r = subprocess.run([ACTRACE, "trigger", "--host", "127.0.0.1", "--port", port],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "cannot reach" in r.stderr, "no daemon: %d %r" % (r.returncode, r.stderr))
+
+
+def case_abstract():
+    """The default transport: abstract names, the daemon at "\\0dynolog\\0"."""
+    global env
+    env = dict(env)
+    env.pop("KINETO_IPC_SOCKET_DIR")
+    try:
+        d = Daemon(None)
+    except OSError as e:
+        print("skip: cannot bind the abstract name dynolog (%s): a daemon runs?" % e)
+        sys.exit(77)
+    p, pid = start(["steps", "300", "10"])
+    first = d.recv(10)
+    if check(first is not None, "no poll on the abstract name"):
+        # The client's name is abstract, its length counting a trailing NUL.
+        check(isinstance(first.addr, bytes) and first.addr.startswith(b"\0dynoconfigclient")
+              and first.addr.endswith(b"\0"), "client address %r" % (first.addr,))
+        d.reply(first, "ACTIVITIES_LOG_FILE=%s/abs.json\nACTIVITIES_DURATION_MSECS=100\n"
+                "REQUEST_TRACE_ID=abs\n" % tmp)
+        path = "%s/abs_%d.json" % (tmp, pid)
+        if wait_file(path, d):
+            check(trace_at(path).get("trace_id") == "abs", "trace_id")
+    d.close()
+    p.kill()
+    p.communicate()
+
+
+try:
+    globals()["case_" + CASE]()
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+if failures:
+    print("%d check(s) failed" % len(failures), file=sys.stderr)
+    sys.exit(1)
+print("ok")
