@@ -49,12 +49,15 @@ def _cache_dir():
 
 
 def _compiler():
-    cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") \
-        or shutil.which("clang++")
+    cxx = os.environ.get("CXX")
+    if cxx:
+        cxx = shutil.which(cxx)
+    else:
+        cxx = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
     if not cxx:
-        raise BuildError("actrace.torch: no C++ compiler found (set CXX, or install one: "
+        raise BuildError("actrace.torch: no C++ compiler found (CXX=%s; set CXX, or install one: "
                          "apt-get install g++); record_ops() builds a small shim against "
-                         "the installed torch on first use")
+                         "the installed torch on first use" % os.environ.get("CXX", ""))
     return cxx
 
 
