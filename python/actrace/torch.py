@@ -144,6 +144,14 @@ def record_ops(shapes=False):
     return True
 
 
+def _record_nothing():
+    """Bench only: RecordFunction callbacks that record nothing (the floor
+    of any RecordFunction-based tracer)."""
+    global _shapes
+    if _load().actrace_torch_enable(0x100) == 0:
+        _shapes = False
+
+
 def stop_ops():
     """Stop recording ops."""
     global _shapes

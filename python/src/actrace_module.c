@@ -77,7 +77,31 @@ static inline void name_thread(void)
 /* The interned id of @p name, or 0 when it is not to be interned (the
  * cache is full, the string table is full): the caller then passes the
  * string, which the library copies. */
-static act_name_id intern(PyObject *name)
+/* In front of the dict: the last names seen, by object identity (a literal
+ * in a loop is the same object each time). Entries hold a reference. */
+#define IDCACHE 64
+static struct {
+    PyObject *name;
+    act_name_id id;
+} g_idcache[IDCACHE];
+
+static act_name_id intern_slow(PyObject *name);
+
+static inline act_name_id intern(PyObject *name)
+{
+    size_t h = ((uintptr_t)name >> 4) & (IDCACHE - 1);
+    if (g_idcache[h].name == name)
+        return g_idcache[h].id;
+    act_name_id id = intern_slow(name);
+    if (id) {
+        Py_INCREF(name);
+        Py_XSETREF(g_idcache[h].name, name);
+        g_idcache[h].id = id;
+    }
+    return id;
+}
+
+static act_name_id intern_slow(PyObject *name)
 {
     PyObject *v = PyDict_GetItemWithError(g_name_cache, name);
     if (v)
@@ -276,7 +300,7 @@ static inline void record(int type, act_name_id id, PyObject *name,
 
 /* ---- annotate --------------------------------------------------------------- */
 
-#define SLOTS 8
+#define SLOTS 4
 typedef struct {
     PyObject_HEAD
     PyObject *name; /* str or None (decorator: the function's name) */
@@ -305,6 +329,22 @@ static PyTypeObject AnnotateType;
 static PyTypeObject AnnotatedType;
 static AnnotateObject *g_inert; /* what annotate() returns when disabled */
 
+/* Freed annotate objects, reused: `with annotate("x"):` makes one per span. */
+#define FREELIST 16
+static AnnotateObject *g_free[FREELIST];
+static int g_nfree;
+
+static AnnotateObject *annotate_alloc(PyTypeObject *tp)
+{
+    if (tp == &AnnotateType && g_nfree > 0) {
+        AnnotateObject *o = g_free[--g_nfree];
+        memset((char *)o + sizeof(PyObject), 0, sizeof *o - sizeof(PyObject));
+        Py_SET_REFCNT(o, 1); /* a static, non-GC type: nothing else to reset */
+        return o;
+    }
+    return (AnnotateObject *)tp->tp_alloc(tp, 0);
+}
+
 static PyObject *annotate_make(PyTypeObject *tp, PyObject *name, PyObject *type,
                                PyObject *kw)
 {
@@ -316,7 +356,7 @@ static PyObject *annotate_make(PyTypeObject *tp, PyObject *name, PyObject *type,
         PyErr_SetString(PyExc_TypeError, "actrace.annotate: name must be a str or None");
         return NULL;
     }
-    AnnotateObject *self = (AnnotateObject *)tp->tp_alloc(tp, 0);
+    AnnotateObject *self = annotate_alloc(tp);
     if (!self)
         return NULL;
     if (parse_type(type, &self->type) < 0 || args_from_dict(&self->args, kw) < 0) {
@@ -421,6 +461,10 @@ static void annotate_dealloc(AnnotateObject *self)
 {
     Py_XDECREF(self->name);
     args_clear(&self->args);
+    if (Py_TYPE(self) == &AnnotateType && g_nfree < FREELIST) {
+        g_free[g_nfree++] = self;
+        return;
+    }
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

@@ -17,12 +17,13 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
 import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import wheelvenv
+
+ROOT = wheelvenv.ROOT
 WORK = os.environ.get("ACT_PYTEST_WORK") or os.path.join(ROOT, "build", "pytest")
 TRACES = os.environ.get("ACT_TRACE_DIR") or os.path.join(ROOT, "build", "traces")
 
@@ -67,38 +68,10 @@ class Venv:
             return json.load(f)
 
 
-def _sh(cmd, **kw):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
-    if r.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s" % (" ".join(cmd), r.returncode, r.stdout[-6000:]))
-    return r.stdout
-
-
 @pytest.fixture(scope="session")
 def venv():
-    os.makedirs(WORK, exist_ok=True)
     os.makedirs(TRACES, exist_ok=True)
-    wheels = os.path.join(WORK, "wheelhouse")
-    if os.path.isdir(wheels):
-        for f in os.listdir(wheels):
-            os.unlink(os.path.join(wheels, f))
-    # The wheel, once per session; the build folder persists (incremental).
-    _sh([sys.executable, "-m", "pip", "wheel", "-q", ROOT, "--no-build-isolation", "--no-deps",
-         "-w", wheels, "-C", "build-dir=" + os.path.join(WORK, "wheel-build")])
-    whl = [f for f in os.listdir(wheels) if f.endswith(".whl")]
-    assert len(whl) == 1, whl
-    # A fresh venv that borrows the cached venv's packages (torch, pytest).
-    path = os.path.join(WORK, "venv")
-    if os.path.exists(path):
-        import shutil
-        shutil.rmtree(path)
-    _sh([sys.executable, "-m", "venv", "--without-pip", path])
-    v = Venv(path)
-    with open(os.path.join(v.site, "_actrace_test_cached.pth"), "w") as f:
-        f.write(sysconfig.get_paths()["purelib"] + "\n")
-    _sh([v.python, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-         os.path.join(wheels, whl[0])])
-    return v
+    return Venv(wheelvenv.make(WORK))
 
 
 @pytest.fixture
