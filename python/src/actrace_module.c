@@ -232,6 +232,23 @@ static int args_from_dict(args_t *a, PyObject *kw)
     return 0;
 }
 
+/* @p dst shares @p src's converted args (their objects stay referenced). */
+static int args_share(args_t *dst, const args_t *src)
+{
+    if (!src->n)
+        return 0;
+    dst->items = PyMem_Calloc((size_t)src->n, sizeof(arg_t));
+    if (!dst->items) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(dst->items, src->items, (size_t)src->n * sizeof(arg_t));
+    dst->n = src->n;
+    Py_INCREF(src->refs);
+    dst->refs = src->refs;
+    return 0;
+}
+
 static void args_emit(const args_t *a)
 {
     for (Py_ssize_t i = 0; i < a->n; i++) {
@@ -309,7 +326,8 @@ typedef struct {
     args_t args;
     /* Open uses as a context manager: (thread, start) pairs, so one object
      * may be entered again, recursively or from several threads. */
-    int nopen;
+    int nopen; /* slots in use */
+    int nover; /* open uses beyond the slots: balanced, not recorded */
     unsigned long tid[SLOTS];
     int64_t t0[SLOTS];
 } AnnotateObject;
@@ -482,35 +500,39 @@ static PyObject *annotate_enter(AnnotateObject *self, PyObject *unused)
     if (self->nopen < SLOTS) {
         self->tid[self->nopen] = PyThread_get_thread_ident();
         self->t0[self->nopen] = act_now_ns();
+        self->nopen++;
+    } else {
+        self->nover++;
     }
-    /* Deeper uses stay balanced (counted) but are not recorded. */
-    self->nopen++;
     return (PyObject *)self;
 }
 
 static PyObject *annotate_exit(AnnotateObject *self, PyObject *const *args, Py_ssize_t n)
 {
-    if (g_disabled || self->nopen <= 0)
+    if (g_disabled)
         Py_RETURN_FALSE;
     int64_t t1 = act_now_ns();
-    int top = self->nopen > SLOTS ? SLOTS : self->nopen;
-    if (self->nopen > SLOTS) {
-        self->nopen--;
-        Py_RETURN_FALSE;
-    }
     unsigned long me = PyThread_get_thread_ident();
-    for (int i = top - 1; i >= 0; i--) {
+    /* This thread's innermost open use. */
+    for (int i = self->nopen - 1; i >= 0; i--) {
         if (self->tid[i] != me)
             continue;
+        if (self->nover > 0 && i == self->nopen - 1 && self->nopen == SLOTS) {
+            /* Likely an inner use that found no slot: balance it first. */
+            self->nover--;
+            Py_RETURN_FALSE;
+        }
         int64_t t0 = self->t0[i];
-        for (int j = i; j + 1 < top; j++) {
+        for (int j = i; j + 1 < self->nopen; j++) {
             self->tid[j] = self->tid[j + 1];
             self->t0[j] = self->t0[j + 1];
         }
         self->nopen--;
         record(self->type, self->id, self->name, t0, t1, &self->args);
-        break;
+        Py_RETURN_FALSE;
     }
+    if (self->nover > 0)
+        self->nover--;
     Py_RETURN_FALSE;
 }
 
@@ -609,21 +631,10 @@ static PyObject *annotated_new_for(AnnotateObject *a, PyObject *fn)
                                                 act_activity_type_name(
                                                     (act_activity_type)a->type));
         PyObject *r = NULL;
-        if (inner) {
-            AnnotateObject *ai = (AnnotateObject *)inner;
-            /* Same args as the decorator's (shared refs). */
-            if (a->args.n) {
-                ai->args.items = PyMem_Calloc((size_t)a->args.n, sizeof(arg_t));
-                if (ai->args.items) {
-                    memcpy(ai->args.items, a->args.items, (size_t)a->args.n * sizeof(arg_t));
-                    ai->args.n = a->args.n;
-                    Py_INCREF(a->args.refs);
-                    ai->args.refs = a->args.refs;
-                }
-            }
+        /* Same args as the decorator's. */
+        if (inner && args_share(&((AnnotateObject *)inner)->args, &a->args) == 0)
             r = PyObject_CallFunctionObjArgs(g_gen_wrapper, fn, inner, NULL);
-            Py_DECREF(inner);
-        }
+        Py_XDECREF(inner);
         Py_XDECREF(own);
         return r;
     }
@@ -643,21 +654,12 @@ static PyObject *annotated_new_for(AnnotateObject *a, PyObject *fn)
     self->args.refs = NULL;
     self->dict = NULL;
     self->vectorcall = annotated_vectorcall;
-    if (a->args.n) {
-        self->args.items = PyMem_Calloc((size_t)a->args.n, sizeof(arg_t));
-        if (!self->args.items) {
-            Py_XDECREF(own);
-            PyObject_GC_Track(self);
-            Py_DECREF(self);
-            return PyErr_NoMemory();
-        }
-        memcpy(self->args.items, a->args.items, (size_t)a->args.n * sizeof(arg_t));
-        self->args.n = a->args.n;
-        Py_INCREF(a->args.refs);
-        self->args.refs = a->args.refs;
-    }
     Py_XDECREF(own);
     PyObject_GC_Track(self);
+    if (args_share(&self->args, &a->args) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     /* functools.update_wrapper: __name__, __qualname__, __doc__,
      * __module__, __wrapped__ and the function's __dict__. */
     PyObject *ft = PyImport_ImportModule("functools");

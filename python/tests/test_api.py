@@ -32,6 +32,16 @@ def gen(n):
         yield i
     return "done"
 
+@actrace.annotate("rec")
+def rec(k):
+    return rec(k - 1) if k else 0
+
+deep = actrace.annotate("deep")
+def nest(k):
+    if k:
+        with deep:
+            nest(k - 1)
+
 class C:
     @actrace.annotate()
     def method(self, v):
@@ -63,6 +73,8 @@ with actrace.session(output=sys.argv[1]) as s:
     next(g)
     g.close()
     assert C().method(4) == 8
+    assert rec(5) == 0
+    nest(6)
     reused = actrace.annotate("reused")
     with reused:
         with reused:
@@ -113,6 +125,11 @@ def test_api_in_trace(venv, trace_path):
     # One object entered twice: two nested spans.
     a, b = sorted(x["reused"], key=lambda e: e["dur"])
     assert inside(a, b)
+    # Recursion through the decorator: every level; one object entered six
+    # deep: the outer four (its slots), nested, the rest balanced.
+    assert len(x["rec"]) == 6
+    d = sorted(x["deep"], key=lambda e: e["ts"])
+    assert len(d) == 4 and all(inside(d[i + 1], d[i]) for i in range(3))
     # Counters with their unit.
     c = events(t, ph="C", name="memory")
     assert [e["args"]["used"] for e in c] == [1024, 2048]
