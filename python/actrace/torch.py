@@ -109,12 +109,25 @@ def _build(src, out):
     os.replace(tmp, out)
 
 
+def _check_owned(path):
+    """Refuse to load code from a file or folder that someone else could
+    have written (a shared cache folder, a hostile $ACTRACE_CACHE_DIR)."""
+    import stat
+    for p in (os.path.dirname(path), path):
+        st = os.stat(p)
+        if st.st_uid not in (0, os.geteuid()) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise BuildError("actrace.torch: refusing %s: owned by uid %d or writable by "
+                             "others (mode %o); use a private $ACTRACE_CACHE_DIR"
+                             % (p, st.st_uid, stat.S_IMODE(st.st_mode)))
+
+
 def _load():
     global _lib
     if _lib is None:
         src, out = shim_path()
         if not os.path.exists(out):
             _build(src, out)
+        _check_owned(out)
         lib = ctypes.CDLL(out)
         lib.actrace_torch_enable.argtypes = [ctypes.c_int]
         lib.actrace_torch_enable.restype = ctypes.c_int

@@ -120,3 +120,19 @@ def test_missing_compiler_is_named(venv, tmp_path):
             print("BuildError:", e)
     ''', env=venv.env(CXX="/nonexistent/c++", ACTRACE_CACHE_DIR=tmp_path / "cache"))
     assert "BuildError: actrace.torch: no C++ compiler" in r.stdout, r.stdout + r.stderr
+
+
+def test_shim_in_a_folder_others_can_write_is_refused(venv, tmp_path):
+    cache = tmp_path / "shared-cache"
+    r = venv.run('''
+        import os, actrace.torch
+        src, out = actrace.torch.shim_path()
+        actrace.torch._build(src, out)
+        os.chmod(os.path.dirname(out), 0o777)
+        try:
+            actrace.torch.record_ops()
+        except actrace.torch.BuildError as e:
+            print("BuildError:", e)
+    ''', env=venv.env(ACTRACE_CACHE_DIR=cache))
+    assert "BuildError: actrace.torch: refusing" in r.stdout and "writable by others" in r.stdout, \
+        r.stdout + r.stderr
