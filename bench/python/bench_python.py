@@ -187,7 +187,24 @@ def ops():
     print(json.dumps({"bench": "python_ops", "iterations": ITERS, "models": out}))
 
 
+def disabled_spans():
+    """ACTRACE_DISABLE=1, in a child process (the flag is read at import)."""
+    import subprocess
+    code = ("import time, actrace\nassert actrace.disabled\nN=%d\n"
+            "def run(f):\n    t = time.thread_time_ns()\n    for _ in range(N):\n"
+            "        with f('span'):\n            pass\n    return time.thread_time_ns() - t\n"
+            "def empty():\n    t = time.thread_time_ns()\n    for _ in range(N):\n        pass\n"
+            "    return time.thread_time_ns() - t\n"
+            "print((min(run(actrace.annotate) for _ in range(5)) - min(empty() for _ in range(5))) / N)\n"
+            % N)
+    env = dict(os.environ, ACTRACE_DISABLE="1")
+    ns = float(subprocess.check_output([sys.executable, "-c", code], env=env, text=True))
+    print("span  %-42s %8.1f ns" % ("actrace.annotate, ACTRACE_DISABLE=1", ns))
+    print(json.dumps({"bench": "python_spans_disabled", "spans": N, "ns_per_span": ns}))
+
+
 if __name__ == "__main__":
     spans()
+    disabled_spans()
     if "--spans-only" not in sys.argv:
         ops()

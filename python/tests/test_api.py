@@ -296,3 +296,31 @@ def test_command_from_the_venv(venv):
     r = subprocess.run([venv.actrace, "record", "-o", "/dev/null", "--force", "--",
                         venv.python, "-c", "raise SystemExit(3)"], env=venv.env())
     assert r.returncode == 3
+
+
+def test_start_stop_write_by_hand(venv, trace_path, tmp_path):
+    second = str(tmp_path / "again.json")
+    r = venv.run('''
+        import sys, actrace
+        assert actrace.start() == "running"
+        try:
+            actrace.start()
+        except RuntimeError as e:
+            print("twice:", e)
+        with actrace.annotate("by-hand"):
+            pass
+        actrace.stop()
+        with actrace.annotate("after-stop"):
+            pass
+        assert actrace.write(sys.argv[1]) == sys.argv[1]
+        assert actrace.write(sys.argv[2]) == sys.argv[2]   # written again, same data
+        try:
+            actrace.write("/nonexistent-dir/x.json")
+        except OSError as e:
+            print("bad path:", e)
+    ''', args=[trace_path, second])
+    assert "twice: actrace: a session is already running" in r.stdout
+    assert "bad path:" in r.stdout and "/nonexistent-dir/x.json" in r.stdout, r.stdout
+    for p in (trace_path, second):
+        t = venv.check_trace(p)
+        assert [e["name"] for e in events(t, ph="X")] == ["by-hand"]
