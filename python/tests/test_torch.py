@@ -136,3 +136,29 @@ def test_shim_in_a_folder_others_can_write_is_refused(venv, tmp_path):
     ''', env=venv.env(ACTRACE_CACHE_DIR=cache))
     assert "BuildError: actrace.torch: refusing" in r.stdout and "writable by others" in r.stdout, \
         r.stdout + r.stderr
+
+
+def test_op_correlation_is_pushed(venv, trace_path):
+    """While an op runs its correlation id is the thread's current one, so
+    what is recorded inside it (device work from a backend, here a span from
+    a custom op's Python body) carries the op's "External id"."""
+    venv.run('''
+        import sys, torch, actrace, actrace.torch
+        @torch.library.custom_op("actrace_test::probe", mutates_args=())
+        def probe(x: torch.Tensor) -> torch.Tensor:
+            with actrace.annotate("inside-op"):
+                pass
+            return x.clone()
+        with actrace.session(output=sys.argv[1]):
+            actrace.torch.record_ops()
+            torch.ops.actrace_test.probe(torch.ones(2))
+            with actrace.annotate("outside-op"):
+                pass
+    ''', args=[trace_path])
+    t = venv.check_trace(trace_path)
+    op, = events(t, ph="X", name="actrace_test::probe")
+    inner, = events(t, ph="X", name="inside-op")
+    outer, = events(t, ph="X", name="outside-op")
+    assert inside(inner, op)
+    assert inner["args"]["External id"] == op["args"]["External id"]
+    assert "External id" not in outer.get("args", {})
