@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Thin wrapper around CMake. The quick start is `make demo` and `make test`.
 #
-#   make [build]     install missing Debian packages (scripts/deps.sh), configure
-#                    (once) and build into $(BUILD)
+#   make [build]     install missing Debian packages (scripts/deps.sh), make the
+#                    cached Python venv (scripts/pyvenv.sh), configure (once)
+#                    and build into $(BUILD)
 #   make demo        build, then run the main job (scripts/demo.sh)
 #   make test        build, then run every test through ctest
 #   make bench       build and run the benchmarks
@@ -20,7 +21,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
 
-.PHONY: all build demo test bench install clean asan tsan fuzz validate deps
+.PHONY: all build demo test bench install clean asan tsan fuzz validate deps pyvenv
 
 all: build
 
@@ -28,13 +29,19 @@ $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
 
 # deps first: on a fresh Debian machine the configure step then finds them.
-build: deps $(BUILD)/CMakeCache.txt
+build: deps pyvenv $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Debian packages the full demo and tests use (scripts/deps.sh; fast when
 # installed; ACT_NO_DEPS=1 skips it).
 deps:
 	@sh ./scripts/deps.sh
+
+# The cached Python venv (torch, pytest; scripts/pyvenv.sh; fast when it is
+# there; ACT_NO_VENV=1 skips it and the Python tests skip). A failure never
+# stops the C build: the Python test then names the command to run.
+pyvenv:
+	@sh ./scripts/pyvenv.sh >/dev/null || echo "warning: scripts/pyvenv.sh failed: the Python tests will fail until it succeeds"
 
 demo: build
 	@./scripts/demo.sh $(BUILD)

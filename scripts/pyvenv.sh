@@ -24,6 +24,10 @@ if [ "${1:-}" = "--path" ]; then
     echo "$VENV"
     exit 0
 fi
+if [ "${ACT_NO_VENV:-0}" = 1 ]; then
+    echo "pyvenv: skipped (ACT_NO_VENV=1); the Python tests will skip" >&2
+    exit 0
+fi
 # What the tests need. Bump STAMP when the list changes.
 REQS="torch numpy pytest scikit-build-core nvtx"
 STAMP="1 $REQS"

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,8 +130,36 @@ static int is_bare_name(const char *s)
     return 1;
 }
 
+#ifdef ACT_PLUGIN_REL_DIR
+static pthread_once_t near_once = PTHREAD_ONCE_INIT;
+static char near_dir[PATH_MAX];
+
+/* <the folder of the loaded libactrace>/ACT_PLUGIN_REL_DIR, if it is a
+ * directory; else near_dir stays "". */
+static void near_find(void)
+{
+    Dl_info info;
+    if (!dladdr((void *)(uintptr_t)act__plugins_load, &info) || !info.dli_fname)
+        return;
+    char *self = realpath(info.dli_fname, NULL);
+    char *cut = self ? strrchr(self, '/') : NULL;
+    struct stat st;
+    if (cut && (size_t)snprintf(near_dir, sizeof near_dir, "%.*s/%s", (int)(cut - self),
+                                self, ACT_PLUGIN_REL_DIR) < sizeof near_dir &&
+        stat(near_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        free(self);
+        return;
+    }
+    near_dir[0] = '\0';
+    free(self);
+}
+#endif
+
 /* The folder bare names resolve in. The build tree wins when libactrace
- * (this very code, found with dladdr) lies below the build directory. */
+ * (this very code, found with dladdr) lies below the build directory;
+ * else <the library's own folder>/actrace/plugins when that folder exists,
+ * so an install that moved (a wheel in a venv, `cmake --install --prefix`)
+ * finds its plugins; else the configured install folder. */
 static const char *plugin_dir(void)
 {
     const char *env = secure_getenv("ACTRACE_PLUGIN_DIR");
@@ -143,22 +172,33 @@ static const char *plugin_dir(void)
     const char *build = ACT_PLUGIN_BUILD_DIR;
     const char *slash = strrchr(build, '/');
     Dl_info info;
-    if (slash && slash != build &&
-        dladdr((void *)(uintptr_t)act__plugins_load, &info) &&
-        info.dli_fname) {
+    char *self = NULL;
+    if (dladdr((void *)(uintptr_t)act__plugins_load, &info) && info.dli_fname)
+        self = realpath(info.dli_fname, NULL);
+    if (self && slash && slash != build) {
         /* Both sides canonical, so a symlinked build folder still counts. */
         char root[PATH_MAX];
         snprintf(root, sizeof root, "%.*s", (int)(slash - build), build);
         char *rroot = realpath(root, NULL);
-        char *self = realpath(info.dli_fname, NULL);
         const char *r = rroot ? rroot : root;
         size_t n = strlen(r);
-        int inside = self && strncmp(self, r, n) == 0 && self[n] == '/';
-        free(self);
+        int inside = strncmp(self, r, n) == 0 && self[n] == '/';
         free(rroot);
-        if (inside)
+        if (inside) {
+            free(self);
             return build;
+        }
     }
+#ifdef ACT_PLUGIN_REL_DIR
+    /* Computed once: the library does not move while it is loaded. (Not
+     * thread-local: libactrace's static TLS must stay small for dlopen.) */
+    pthread_once(&near_once, near_find);
+    if (near_dir[0]) {
+        free(self);
+        return near_dir;
+    }
+#endif
+    free(self);
     return ACT_PLUGIN_INSTALL_DIR;
 }
 

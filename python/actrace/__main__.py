@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: MIT
+"""python -m actrace: the actrace command."""
+import sys
+
+from ._cli import main
+
+sys.exit(main())

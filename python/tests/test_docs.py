@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: MIT
+"""docs/python.md's training-loop example runs as written, and its trace
+has what the text says; it is copied to the validated trace folder."""
+import os
+import re
+import shutil
+
+from conftest import ROOT, TRACES, events, inside
+
+
+def _example():
+    text = open(os.path.join(ROOT, "docs", "python.md")).read()
+    m = re.search(r"<!-- example: train[^>]*-->\s*```python\n(.*?)```", text, re.S)
+    assert m, "docs/python.md lost its example block"
+    return m.group(1)
+
+
+def test_doc_example(venv, tmp_path):
+    venv.run(_example(), cwd=str(tmp_path))
+    path = str(tmp_path / "train.json")
+    t = venv.check_trace(path)
+    shutil.copy(path, os.path.join(TRACES, "py_doc_example.json"))
+    x = {}
+    for e in events(t, ph="X"):
+        x.setdefault(e["name"], []).append(e)
+    steps = [x["ProfilerStep#%d" % i][0] for i in range(5)]
+    for name in ("load_batch", "forward", "backward"):
+        assert len(x[name]) == 5
+        assert all(any(inside(e, s) for s in steps) for e in x[name]), name
+    for op in ("aten::linear", "aten::addmm", "aten::relu", "aten::mse_loss"):
+        assert op in x, op
+    assert all(any(inside(op, f) for f in x["forward"]) for op in x["aten::relu"])
+    assert "AddmmBackward0" in x
+    assert [e["args"]["step"] for e in x["forward"]] == [0, 1, 2, 3, 4]
+    assert len(events(t, ph="C", name="training")) == 5

@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: MIT
+"""actrace.torch.record_ops() on a real model with torch from PyPI."""
+import pytest
+
+from conftest import events, inside
+
+MODEL = r'''
+import sys, torch, actrace, actrace.torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(2, 8), torch.randn(2, 4)
+def train_step():
+    with torch.autograd.profiler.record_function("forward"):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+'''
+
+
+def _by_name(t):
+    x = {}
+    for e in events(t, ph="X"):
+        x.setdefault(e["name"], []).append(e)
+    return x
+
+
+@pytest.mark.parametrize("shapes", [True, False])
+def test_record_ops(venv, trace_path, shapes):
+    venv.run(MODEL + '''
+with actrace.session(output=sys.argv[1]):
+    assert actrace.torch.record_ops(shapes=%s)
+    for i in range(3):
+        train_step()
+        actrace.step()
+    actrace.torch.stop_ops()
+    model(x)  # after stop_ops: not recorded
+''' % shapes, args=[trace_path])
+    t = venv.check_trace(trace_path)
+    x = _by_name(t)
+    for op in ("aten::linear", "aten::relu", "aten::addmm", "aten::mse_loss"):
+        assert op in x and all(e["cat"] == "cpu_op" for e in x[op]), op
+    assert len(x["aten::linear"]) == 2 * 3
+    assert len(x["aten::relu"]) == 3
+    # record_function regions are user annotations around their ops.
+    fwd = x["forward"]
+    assert len(fwd) == 3 and all(e["cat"] == "user_annotation" for e in fwd)
+    for lin in x["aten::linear"]:
+        assert any(inside(lin, f) for f in fwd)
+        # addmm runs inside linear.
+    for mm in x["aten::addmm"]:
+        if any(inside(mm, f) for f in fwd):
+            assert any(inside(mm, lin) for lin in x["aten::linear"])
+    # Steps.
+    for i in range(3):
+        st, = x["ProfilerStep#%d" % i]
+        assert sum(inside(f, st) for f in fwd) == 1
+    # Kineto's args: External id unique per op, Sequence number on forward ops.
+    ops = [e for e in events(t, ph="X", cat="cpu_op")]
+    ids = [e["args"]["External id"] for e in ops]
+    assert len(set(ids)) == len(ids) and all(isinstance(i, int) and i > 0 for i in ids)
+    assert all(isinstance(e["args"]["Sequence number"], int) for e in x["aten::linear"])
+    if shapes:
+        dims = {e["args"]["Input Dims"] for e in x["aten::linear"]}
+        assert dims == {"[[2, 8], [16, 8], [16]]", "[[2, 16], [4, 16], [4]]"}
+        assert x["aten::linear"][0]["args"]["Input type"] == '["float", "float", "float"]'
+    else:
+        assert not any("Input Dims" in e["args"] for e in ops)
+    # Backward ops are recorded too (autograd's engine thread, or this one).
+    assert any("Backward" in n for n in x), sorted(x)
+
+
+def test_torch_profiler_active_nothing_twice(venv, trace_path, tmp_path):
+    kineto = tmp_path / "kineto.json"
+    r = venv.run(MODEL + '''
+from torch.profiler import profile, ProfilerActivity
+with actrace.session(output=sys.argv[1]):
+    actrace.torch.record_ops()
+    model(x)                                     # recorded by actrace
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with torch.autograd.profiler.record_function("under-torch-profiler"):
+            model(x)                             # torch.profiler's alone
+    prof.export_chrome_trace(sys.argv[2])
+    model(x)                                     # actrace again
+print("paused", actrace.torch.ops_paused())
+''', args=[trace_path, str(kineto)])
+    assert "torch.profiler is active: record_ops() pauses" in r.stderr
+    assert int(r.stdout.split("paused")[1]) > 0
+    t = venv.check_trace(trace_path)
+    x = _by_name(t)
+    assert len(x["aten::linear"]) == 2 * 2  # the two calls outside the profiler
+    assert "under-torch-profiler" not in x
+    import json
+    k = json.load(open(kineto))
+    assert sum(e.get("name") == "aten::linear" for e in k["traceEvents"]) == 2
+
+
+def test_record_ops_under_record(venv, trace_path, tmp_path):
+    """Under `actrace record`, the shim binds the preloaded libactrace:
+    the ops land in the recorder's session, one process."""
+    import subprocess
+    script = tmp_path / "prog.py"
+    script.write_text(MODEL + "actrace.torch.record_ops()\ntrain_step()\nactrace.step()\n")
+    r = subprocess.run([venv.actrace, "record", "-o", trace_path, "--", venv.python, str(script)],
+                       env=venv.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 0, r.stderr
+    t = venv.check_trace(trace_path)
+    x = _by_name(t)
+    assert len(x["aten::linear"]) == 2 and "ProfilerStep#0" in x
+    assert len({e["pid"] for e in events(t, ph="X")}) == 1
+
+
+def test_missing_compiler_is_named(venv, tmp_path):
+    r = venv.run('''
+        import actrace.torch
+        try:
+            actrace.torch.record_ops()
+        except actrace.torch.BuildError as e:
+            print("BuildError:", e)
+    ''', env=venv.env(CXX="/nonexistent/c++", ACTRACE_CACHE_DIR=tmp_path / "cache"))
+    assert "BuildError: actrace.torch: no C++ compiler" in r.stdout, r.stdout + r.stderr
+
+
+def test_shim_in_a_folder_others_can_write_is_refused(venv, tmp_path):
+    cache = tmp_path / "shared-cache"
+    r = venv.run('''
+        import os, actrace.torch
+        src, out = actrace.torch.shim_path()
+        actrace.torch._build(src, out)
+        os.chmod(os.path.dirname(out), 0o777)
+        try:
+            actrace.torch.record_ops()
+        except actrace.torch.BuildError as e:
+            print("BuildError:", e)
+    ''', env=venv.env(ACTRACE_CACHE_DIR=cache))
+    assert "BuildError: actrace.torch: refusing" in r.stdout and "writable by others" in r.stdout, \
+        r.stdout + r.stderr
+
+
+def test_op_correlation_is_pushed(venv, trace_path):
+    """While an op runs its correlation id is the thread's current one, so
+    what is recorded inside it (device work from a backend, here a span from
+    a custom op's Python body) carries the op's "External id"."""
+    venv.run('''
+        import sys, torch, actrace, actrace.torch
+        @torch.library.custom_op("actrace_test::probe", mutates_args=())
+        def probe(x: torch.Tensor) -> torch.Tensor:
+            with actrace.annotate("inside-op"):
+                pass
+            return x.clone()
+        with actrace.session(output=sys.argv[1]):
+            actrace.torch.record_ops()
+            torch.ops.actrace_test.probe(torch.ones(2))
+            with actrace.annotate("outside-op"):
+                pass
+    ''', args=[trace_path])
+    t = venv.check_trace(trace_path)
+    op, = events(t, ph="X", name="actrace_test::probe")
+    inner, = events(t, ph="X", name="inside-op")
+    outer, = events(t, ph="X", name="outside-op")
+    assert inside(inner, op)
+    assert inner["args"]["External id"] == op["args"]["External id"]
+    assert "External id" not in outer.get("args", {})
