@@ -71,7 +71,12 @@ class Daemon:
 
     def reply(self, poll, text=""):
         body = text.encode()
-        self.s.sendto(HDR.pack(len(body), b"req") + body, poll.addr)
+        try:
+            self.s.sendto(HDR.pack(len(body), b"req") + body, poll.addr)
+        except (FileNotFoundError, ConnectionRefusedError):
+            # The client exited (or closed its socket) after its poll, as
+            # a real daemon sees processes end: not the test's failure.
+            pass
 
     def serve_until(self, done, timeout, answer=lambda p: ""):
         """Answer polls until done() or timeout; returns the polls seen."""

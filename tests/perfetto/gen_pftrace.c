@@ -56,8 +56,8 @@ static void emit(act_session *s, uint16_t src, int kind, uint32_t device, uint64
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: gen_pftrace DIR\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: gen_pftrace DIR [gz]\n");
         return 2;
     }
     act_session_opts o;
@@ -123,8 +123,10 @@ int main(int argc, char **argv)
     act_span_begin(ACT_CPU_OP, "still open");
     act_session_stop(s);
 
+    /* argv[2] "gz": the library has zlib, write the .gz variant too. */
     static const char *const outs[] = {"gen.json", "gen.pftrace", "gen.pftrace.gz"};
-    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+    size_t nouts = argc > 2 && strcmp(argv[2], "gz") == 0 ? 3 : 2;
+    for (size_t i = 0; i < nouts; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", argv[1], outs[i]);
         if (act_session_write(s, path) != 0) {

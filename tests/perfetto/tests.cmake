@@ -7,16 +7,26 @@
 # decoding tests are skipped with a reason (scripts/deps.sh installs it).
 find_program(ACT_PROTOC protoc)
 find_package(Python3 COMPONENTS Interpreter)
+# The .gz variants only where the library writes gzip (the minimal build
+# has no zlib).
+set(_pf_gen_gz "")
+set(_pf_gz "")
+set(_pf_conv_gz "")
+if(ACT_HAVE_ZLIB)
+  set(_pf_gen_gz gz)
+  set(_pf_gz ${ACT_TRACE_DIR}/gen.pftrace.gz)
+  set(_pf_conv_gz ${ACT_TRACE_DIR}/gen_converted.pftrace.gz)
+endif()
 act_add_test(PerfettoGen SOURCES tests/perfetto/gen_pftrace.c INTERNAL
              LIBS Threads::Threads LABELS writer
-             ARGS ${ACT_TRACE_DIR})
+             ARGS ${ACT_TRACE_DIR} ${_pf_gen_gz})
 if(Python3_Interpreter_FOUND)
   add_test(NAME PerfettoDecode
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py
                    --protoc "${ACT_PROTOC}" --proto ${PROJECT_SOURCE_DIR}/tests/perfetto/actrace_trace.proto
                    --actrace $<TARGET_FILE:actrace_cli>
                    --json ${ACT_TRACE_DIR}/gen.json ${ACT_TRACE_DIR}/gen.pftrace
-                   ${ACT_TRACE_DIR}/gen.pftrace.gz)
+                   ${_pf_gz})
   set_tests_properties(PerfettoDecode PROPERTIES DEPENDS PerfettoGen LABELS "writer;cli"
                        SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
@@ -38,7 +48,7 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME PerfettoConvert
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py ${_pf_args}
                    --json ${ACT_TRACE_DIR}/gen.json ${ACT_TRACE_DIR}/gen_converted.pftrace
-                   ${ACT_TRACE_DIR}/gen_converted.pftrace.gz)
+                   ${_pf_conv_gz})
   add_test(NAME PerfettoConvertSpill
            COMMAND ${CMAKE_COMMAND} -E env ACT_CONVERT_RUN_BYTES=4096
                    ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py ${_pf_args}

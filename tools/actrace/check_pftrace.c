@@ -240,6 +240,7 @@ typedef struct pfcheck {
     int quiet;
 } pfcheck;
 
+__attribute__((format(printf, 2, 3)))
 static void err(pfcheck *c, const char *fmt, ...)
 {
     c->errors++;
