@@ -631,13 +631,32 @@ static int reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
     return rc;
 }
 
+static inline uint64_t load8(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* memcmp(a, b, len) == 0 for the short values args mostly are, inline:
+ * 8-byte words, the last one overlapping (reads stay within len). */
+static ACT_INLINE int bytes_eq(const char *a, const char *b, uint32_t len)
+{
+    if (len < 8)
+        return memcmp(a, b, len) == 0;
+    for (uint32_t i = 0; i + 8 < len; i += 8)
+        if (load8(a + i) != load8(b + i))
+            return 0;
+    return load8(a + len - 8) == load8(b + len - 8);
+}
+
 /* A string value already copied into the tail chunk (same pointer, length
  * and bytes), or 0. *h: the cache pair for value_put. */
 static ACT_INLINE int value_hit(act__thread *t, size_t i, const char *v, uint32_t len)
 {
     if (t->vcache[i].p != v || t->vcache[i].c != t->tail || t->vcache[i].len != len)
         return 0;
-    return memcmp(t->vcache[i].copy, v, len) == 0;
+    return bytes_eq(t->vcache[i].copy, v, len);
 }
 
 static ACT_INLINE uint32_t value_cached(act__thread *t, const char *v, uint32_t len,
@@ -892,7 +911,10 @@ void act_arg_strn(const char *key, const char *value, size_t len)
 
 void act_arg_str(const char *key, const char *value)
 {
-    act_arg_strn(key, value, value ? strlen(value) : 0);
+    IF_RECORDING(s)
+    if (!value)
+        value = "";
+    arg_call(s, key ? key : "", 0, ACT__V_STR, 0, value, str_len(strlen(value)));
 }
 
 act_key_id act_key(const char *key)
@@ -939,7 +961,10 @@ void act_arg_strn_k(act_key_id key, const char *value, size_t len)
 
 void act_arg_str_k(act_key_id key, const char *value)
 {
-    act_arg_strn_k(key, value, value ? strlen(value) : 0);
+    IF_RECORDING(s)
+    if (!value)
+        value = "";
+    arg_call(s, NULL, key, ACT__V_STR, 0, value, str_len(strlen(value)));
 }
 
 /* ---- correlation ---------------------------------------------------------- */
