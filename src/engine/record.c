@@ -221,13 +221,16 @@ static inline void push(act__thread *t, act__rec *r)
  * decides again from scratch. The guard is taken before the cursor is
  * read: a signal handler that records in between cannot leave it stale.
  */
-static inline act__thread *fast_enter(act_session *s)
+/* 1 with the guard taken (the thread's buffer is then tl_thread, never
+ * NULL: tl_gen is only set with a thread, by attach and
+ * act__thread_for, and no session has generation 0), 0 for the full path. */
+static inline int fast_enter(const act_session *s)
 {
     if (ACT_UNLIKELY(tl.busy) || ACT_UNLIKELY(tl_gen != s->gen))
-        return NULL;
+        return 0;
     tl.busy = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    return tl_thread;
+    return 1;
 }
 
 static inline void fast_leave(void)
@@ -397,8 +400,8 @@ void act_span_record_id(act_activity_type type, act_name_id name,
                         int64_t start_ns, int64_t end_ns)
 {
     IF_RECORDING(s)
-    act__thread *t = fast_enter(s);
-    if (ACT_LIKELY(t != NULL)) {
+    if (ACT_LIKELY(fast_enter(s))) {
+        act__thread *t = tl_thread;
         act__rec *r = t->rec;
         if (ACT_LIKELY(fast_type_ok(s, type) && fast_times_ok(s, start_ns, end_ns) &&
                        (char *)(r + 2) <= t->str && !(name & ACT__REF_LOCAL))) {
@@ -852,8 +855,8 @@ static ACT_INLINE void arg_call(act_session *s, const char *key, uint32_t kid,
                             act__vkind kind, uint64_t bits, const char *sval,
                             uint32_t slen)
 {
-    act__thread *t = fast_enter(s);
-    if (ACT_LIKELY(t != NULL)) {
+    if (ACT_LIKELY(fast_enter(s))) {
+        act__thread *t = tl_thread;
         uint32_t kref = key ? key_cached(t, key) : kid & ACT__REF_LOCAL ? 0 : kid;
         int done = kref && arg_fast(t, kref, kind, bits, sval, slen);
         fast_leave();
