@@ -81,6 +81,29 @@ ACT_API void act_arg_str(const char *key, const char *value);
 ACT_API void act_arg_strn(const char *key, const char *value, size_t len);
 
 /**
+ * Interned arg keys, the fast path for args: intern a key once with
+ * act_key() and pass the id to the act_arg_*_k() calls, which record
+ * exactly what act_arg_*() with that key string would. Ids are
+ * process-wide and survive sessions (an act_key_id is an act_name_id:
+ * the same table). act_key() takes a lock: call it once and keep the id.
+ * It returns 0 for NULL, for a key longer than 64 KiB, or when the table
+ * is full; an arg given key 0 (or an id act_key() never returned) is
+ * recorded with an empty key.
+ *
+ * With string keys the calls above are fast too when a key is a string
+ * literal: a per-thread cache hits on the pointer alone for keys in a
+ * loaded object's read-only data, and verifies any other key's bytes.
+ */
+typedef uint32_t act_key_id;
+ACT_API act_key_id act_key(const char *key);
+ACT_API void act_arg_int_k(act_key_id key, int64_t value);
+ACT_API void act_arg_uint_k(act_key_id key, uint64_t value);
+ACT_API void act_arg_double_k(act_key_id key, double value);
+ACT_API void act_arg_bool_k(act_key_id key, int value);
+ACT_API void act_arg_str_k(act_key_id key, const char *value);
+ACT_API void act_arg_strn_k(act_key_id key, const char *value, size_t len);
+
+/**
  * External correlation: spans begun on this thread while an id is pushed
  * carry it ("External id"), and plugins attach it to the device work
  * launched meanwhile, so kernels link back to the operator. Per thread;

@@ -227,11 +227,16 @@ typedef struct act__thread {
     /* Arg drops (not events): [0] no event before it, [1] its event was
      * dropped (or taken back for lack of room). Owner-written. */
     _Atomic uint64_t args_dropped[2];
-    /* Arg keys: pointer -> interned id, verified by content. */
+    /* Arg keys: pointer -> interned id, verified by content unless the
+     * key lies in a read-only segment of a loaded object (ro: a string
+     * literal, which cannot change while that object stays loaded; ro
+     * entries are verified again once any object was unloaded, kc_subs
+     * being the loader's unload count they were checked at). */
     struct {
         const char *p, *s; /* the key given, the interned bytes */
-        uint32_t len, id;
+        uint32_t len, id, ro;
     } kcache[16];
+    uint64_t kc_subs;
     /* String arg values: (pointer, length) -> copy (at ref) in chunk c. */
     struct {
         const char *p, *copy;
@@ -443,6 +448,9 @@ static inline int act__session_time_ok(const act_session *s, int64_t t)
     /* A session may run for weeks: then compare with the clock. */
     return act__time_near(t, act__clock_ns());
 }
+
+/* Interned names longer than this are cut (strtab.c). */
+#define ACT__NAME_MAX_LEN 65536
 
 /* ---- engine internals used across files ---------------------------------- */
 

@@ -6,7 +6,9 @@
  * through a thread-local cache validated by the session's generation,
  * writes one 32-byte record and publishes it with a release store.
  */
+#include <link.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@ typedef struct tls_block {
     uint32_t corr_depth; /* external correlation stack, session-independent */
     uint32_t busy;       /* inside a recording call (signal-safety guard) */
     uint64_t serial;     /* act__thread_serial, 0 until first asked */
+    uint64_t corr_cur;   /* corr_current(), kept up to date by push and pop */
     uint64_t corr[CORR_DEPTH];
 } tls_block;
 
@@ -59,12 +62,15 @@ void act__record_atfork_child(void)
     tl_gen = 0;
     tl_thread = NULL;
     tl_corr_depth = 0;
+    tl.corr_cur = 0;
 }
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ACT_NOINLINE __attribute__((noinline))
+#define ACT_INLINE inline __attribute__((always_inline))
 #else
 #define ACT_NOINLINE
+#define ACT_INLINE inline
 #endif
 
 /* The one check every public recording call makes first: one load and a
@@ -150,8 +156,14 @@ static inline act__thread *thread_of(act_session *s)
 
 static inline uint64_t corr_current(void)
 {
+    return tl.corr_cur;
+}
+
+/* The innermost recorded id at the stack's depth now. */
+static inline void corr_update(void)
+{
     uint32_t d = tl_corr_depth;
-    return d && d <= CORR_DEPTH ? tl_corr[d - 1] : 0;
+    tl.corr_cur = d && d <= CORR_DEPTH ? tl_corr[d - 1] : 0;
 }
 
 /* Count a dropped event: its args are dropped with it. */
@@ -172,13 +184,15 @@ static inline int admit(act__thread *t, int type)
     return 0;
 }
 
+static int reserve(act__thread *t, uint32_t nrec, uint32_t strbytes);
+
 /* A slot for an event record with @p strbytes of string space behind it,
  * and room for one arg record after it (an event and its first args land
  * in the same chunk), or NULL. */
 static inline act__rec *slot(act__thread *t, uint32_t strbytes)
 {
     if (ACT_UNLIKELY((char *)(t->rec + 2) + strbytes > t->str)) {
-        if (act__thread_reserve(t, 2, strbytes) != 0)
+        if (reserve(t, 2, strbytes) != 0)
             return NULL;
     }
     return t->rec;
@@ -196,6 +210,60 @@ static inline void push(act__thread *t, act__rec *r)
     t->used++;
     t->args_ok = ACT__ARGS_OK;
     act__thread_commit(t);
+}
+
+/*
+ * The fast paths. A public call first tries to record inline, with no
+ * call and no saved register: it takes the guard, then checks everything
+ * the full path would decide differently (the thread's cached buffer, the
+ * type, the times, room in the tail chunk); if any check fails it lets
+ * the guard go, having changed nothing, and runs the full path, which
+ * decides again from scratch. The guard is taken before the cursor is
+ * read: a signal handler that records in between cannot leave it stale.
+ */
+/* 1 with the guard taken (the thread's buffer is then tl_thread, never
+ * NULL: tl_gen is only set with a thread, by attach and
+ * act__thread_for, and no session has generation 0), 0 for the full path. */
+static inline int fast_enter(const act_session *s)
+{
+    if (ACT_UNLIKELY(tl.busy) || ACT_UNLIKELY(tl_gen != s->gen))
+        return 0;
+    tl.busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    return 1;
+}
+
+static inline void fast_leave(void)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    tl.busy = 0;
+}
+
+/* A builtin type the session selects (others take the full path). */
+static inline int fast_type_ok(const act_session *s, int type)
+{
+    return (unsigned)type < 64 && ((s->builtin_mask >> type) & 1);
+}
+
+/* end >= start, both within the window around the session's anchor: the
+ * first test of act__session_time_ok, both times in two compares (with
+ * a and b in [0, 2W], a <= b is end >= start). Anything else takes the
+ * full path (which also compares with the clock). */
+static inline int fast_times_ok(const act_session *s, int64_t start, int64_t end)
+{
+    uint64_t lo = (uint64_t)s->time_anchor_ns - (uint64_t)ACT__TIME_WINDOW;
+    uint64_t a = (uint64_t)start - lo, b = (uint64_t)end - lo;
+    return a <= b && b <= 2 * (uint64_t)ACT__TIME_WINDOW;
+}
+
+/* type, kind and flags of a record in one 32-bit store. */
+static inline void rec_tag(act__rec *r, uint16_t type, uint8_t kind, uint8_t flags)
+{
+    _Static_assert(offsetof(act__rec, kind) == offsetof(act__rec, type) + 2 &&
+                   offsetof(act__rec, flags) == offsetof(act__rec, type) + 3,
+                   "type, kind, flags: one little-endian word");
+    uint32_t w = (uint32_t)type | (uint32_t)kind << 16 | (uint32_t)flags << 24;
+    memcpy(&r->type, &w, sizeof w);
 }
 
 static inline act__rec *event(act__thread *t, int type, uint8_t kind,
@@ -332,6 +400,22 @@ void act_span_record_id(act_activity_type type, act_name_id name,
                         int64_t start_ns, int64_t end_ns)
 {
     IF_RECORDING(s)
+    if (ACT_LIKELY(fast_enter(s))) {
+        act__thread *t = tl_thread;
+        act__rec *r = t->rec;
+        if (ACT_LIKELY(fast_type_ok(s, type) && fast_times_ok(s, start_ns, end_ns) &&
+                       (char *)(r + 2) <= t->str && !(name & ACT__REF_LOCAL))) {
+            r->t0 = start_ns;
+            atomic_store_explicit(&r->t1, end_ns, memory_order_relaxed);
+            r->x = corr_current();
+            r->name = name;
+            rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
+            push(t, r);
+            fast_leave();
+            return;
+        }
+        fast_leave();
+    }
     span_record(s, type, name, NULL, start_ns, end_ns);
 }
 
@@ -433,13 +517,66 @@ static inline void arg_drop(act__thread *t, int why)
                           memory_order_relaxed);
 }
 
-/* The interned id of arg key @p key (a per-thread two-way cache keyed by
- * the pointer, verified by content: keys are nearly always constant
- * strings), or 0 if the string table refuses it. */
-static inline int key_hit(act__thread *t, size_t i, const char *key)
+/*
+ * Arg keys: a per-thread two-way cache keyed by the pointer. Keys are
+ * nearly always string literals: a key found in a read-only segment of a
+ * loaded object (dl_iterate_phdr, on a miss) hits on the pointer alone;
+ * any other key is verified by content on every hit, so a buffer reused
+ * for another key never hits a stale entry. An object unloaded since (the
+ * loader's unload count, read on every miss and when a chunk is taken)
+ * turns the thread's read-only entries back into verified ones.
+ */
+typedef struct ro_query {
+    uintptr_t lo, hi; /* the key's bytes, NUL included */
+    int found;
+    unsigned long long subs;
+} ro_query;
+
+static int ro_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    ro_query *q = arg;
+    q->subs = info->dlpi_subs;
+    if (q->lo == 0)
+        return 1; /* only the unload count was asked */
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        return 1;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
+            continue;
+        uintptr_t b = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+        if (q->lo >= b && q->hi <= b + ph->p_filesz) {
+            q->found = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The loader's count of unloaded objects. */
+static unsigned long long loader_subs(void)
+{
+    ro_query q = {0, 0, 0, 0};
+    dl_iterate_phdr(ro_segment, &q);
+    return q.subs;
+}
+
+/* After an unload, verify every entry by content again. */
+static void keys_recheck(act__thread *t, unsigned long long subs)
+{
+    if (ACT_LIKELY(subs == t->kc_subs))
+        return;
+    for (size_t i = 0; i < 16; i++)
+        t->kcache[i].ro = 0;
+    t->kc_subs = subs;
+}
+
+static ACT_INLINE int key_hit(act__thread *t, size_t i, const char *key)
 {
     if (t->kcache[i].p != key)
         return 0;
+    if (ACT_LIKELY(t->kcache[i].ro))
+        return 1;
     /* The interned bytes hold no NUL: a shorter key differs at its NUL. */
     const char *k = t->kcache[i].s;
     uint32_t len = t->kcache[i].len;
@@ -449,39 +586,83 @@ static inline int key_hit(act__thread *t, size_t i, const char *key)
     return key[len] == '\0';
 }
 
-static inline uint32_t key_id(act__thread *t, const char *key)
+/* The id of cached key @p key, or 0 on a miss. */
+static ACT_INLINE uint32_t key_cached(act__thread *t, const char *key)
 {
     size_t h = ((uintptr_t)key >> 2) & 14;
     if (ACT_LIKELY(key_hit(t, h, key)))
         return t->kcache[h].id;
     if (key_hit(t, h + 1, key))
         return t->kcache[h + 1].id;
-    uint32_t id = act_name(key);
+    return 0;
+}
+
+/* The interned id of arg key @p key (through the cache), or 0 if the
+ * string table refuses it. */
+static inline uint32_t key_id(act__thread *t, const char *key)
+{
+    uint32_t id = key_cached(t, key);
+    if (ACT_LIKELY(id))
+        return id;
+    id = act_name(key);
     if (id) {
         uint32_t len;
         const char *k = act__name_str(id, &len);
         if (strncmp(k, key, (size_t)len + 1) != 0)
             return 0; /* cut by the table's length cap: copy it instead */
+        ro_query q = {(uintptr_t)key, (uintptr_t)key + len + 1, 0, 0};
+        dl_iterate_phdr(ro_segment, &q);
+        keys_recheck(t, q.subs);
         /* The older entry of the pair makes room. */
+        size_t h = ((uintptr_t)key >> 2) & 14;
         t->kcache[h + 1] = t->kcache[h];
         t->kcache[h].p = key;
         t->kcache[h].s = k;
         t->kcache[h].len = len;
         t->kcache[h].id = id;
+        t->kcache[h].ro = (uint32_t)q.found;
     }
     return id;
 }
 
+/* Take a chunk for @p nrec records and @p strbytes of strings (the
+ * moment to notice an unloaded object, see key_id). */
+static int reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
+{
+    int rc = act__thread_reserve(t, nrec, strbytes);
+    keys_recheck(t, loader_subs());
+    return rc;
+}
+
+static inline uint64_t load8(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* memcmp(a, b, len) == 0 for the short values args mostly are, inline:
+ * 8-byte words, the last one overlapping (reads stay within len). */
+static ACT_INLINE int bytes_eq(const char *a, const char *b, uint32_t len)
+{
+    if (len < 8)
+        return memcmp(a, b, len) == 0;
+    for (uint32_t i = 0; i + 8 < len; i += 8)
+        if (load8(a + i) != load8(b + i))
+            return 0;
+    return load8(a + len - 8) == load8(b + len - 8);
+}
+
 /* A string value already copied into the tail chunk (same pointer, length
  * and bytes), or 0. *h: the cache pair for value_put. */
-static inline int value_hit(act__thread *t, size_t i, const char *v, uint32_t len)
+static ACT_INLINE int value_hit(act__thread *t, size_t i, const char *v, uint32_t len)
 {
     if (t->vcache[i].p != v || t->vcache[i].c != t->tail || t->vcache[i].len != len)
         return 0;
-    return memcmp(t->vcache[i].copy, v, len) == 0;
+    return bytes_eq(t->vcache[i].copy, v, len);
 }
 
-static inline uint32_t value_cached(act__thread *t, const char *v, uint32_t len,
+static ACT_INLINE uint32_t value_cached(act__thread *t, const char *v, uint32_t len,
                                     size_t *h)
 {
     *h = (((uintptr_t)v >> 2) ^ len) & 6;
@@ -492,7 +673,7 @@ static inline uint32_t value_cached(act__thread *t, const char *v, uint32_t len,
     return 0;
 }
 
-static inline uint32_t value_put(act__thread *t, const char *v, uint32_t len,
+static ACT_INLINE uint32_t value_put(act__thread *t, const char *v, uint32_t len,
                                  size_t h)
 {
     uint32_t ref = act__thread_put_str(t, v, len);
@@ -533,19 +714,81 @@ static ACT_NOINLINE void group_undo(act__thread *t)
     t->arg_half = NULL;
 }
 
-/* Attach one arg to the current event: in the free second slot of its
- * last arg record, or in a new arg record. @p sval: a string value's bytes
- * (kind ACT__V_STR), else @p bits is the value. */
-static inline void arg_put(act__thread *t, const char *key, act__vkind kind,
+/* Fill the free second slot of arg record @p half. */
+static ACT_INLINE void arg_write_half(act__thread *t, act__rec *half, act__vkind kind,
+                                  uint32_t kref, uint64_t bits)
+{
+    half->t0 = (int64_t)bits;
+    atomic_store_explicit(&half->t1,
+                          ACT__ARG2_PRESENT | (int64_t)kind << 32 | (int64_t)kref,
+                          memory_order_release);
+    t->arg_half = NULL;
+    t->grp_nargs++;
+}
+
+/* Write a new arg record at the cursor (room checked). */
+static ACT_INLINE void arg_write_new(act__thread *t, act__vkind kind, uint32_t kref,
+                                 uint64_t bits)
+{
+    act__rec *r = t->rec;
+    r->t0 = 0;
+    atomic_store_explicit(&r->t1, 0, memory_order_relaxed);
+    r->x = bits;
+    r->name = kref;
+    rec_tag(r, 0, ACT__R_ARG, (uint8_t)kind);
+    t->rec = r + 1;
+    t->used++;
+    act__thread_commit(t);
+    t->arg_half = r;
+    t->grp_nargs++;
+}
+
+/* The fast path of an arg with interned key @p kref: 1 if it was
+ * attached, 0 (nothing changed) when the full path must decide (no event
+ * to attach to, no room in the tail chunk). */
+static ACT_INLINE int arg_fast(act__thread *t, uint32_t kref, act__vkind kind,
                            uint64_t bits, const char *sval, uint32_t slen)
+{
+    if (ACT_UNLIKELY(t->args_ok != ACT__ARGS_OK))
+        return 0;
+    size_t vh = 0;
+    uint32_t vref = 0, need = 0;
+    if (kind == ACT__V_STR && !(vref = value_cached(t, sval, slen, &vh)))
+        need = act__str_space(slen);
+    act__rec *half = t->arg_half;
+    if (half ? (size_t)(t->str - (char *)t->rec) < need
+             : (char *)(t->rec + 1) + need > t->str)
+        return 0;
+    if (kind == ACT__V_STR)
+        bits = vref ? vref : value_put(t, sval, slen, vh);
+    if (half)
+        arg_write_half(t, half, kind, kref, bits);
+    else
+        arg_write_new(t, kind, kref, bits);
+    return 1;
+}
+
+/* Attach one arg to the current event: in the free second slot of its
+ * last arg record, or in a new arg record. The key: string @p key, or if
+ * NULL the interned @p kid (one act_key never returned is the empty key).
+ * @p sval: a string value's bytes (kind ACT__V_STR), else @p bits is the
+ * value. */
+static inline void arg_put(act__thread *t, const char *key, uint32_t kid,
+                           act__vkind kind, uint64_t bits, const char *sval,
+                           uint32_t slen)
 {
     if (ACT_UNLIKELY(t->args_ok != ACT__ARGS_OK)) {
         arg_drop(t, t->args_ok == ACT__ARGS_DROPPED);
         return;
     }
-    if (!key)
-        key = "";
-    uint32_t kref = key_id(t, key), klen = 0;
+    uint32_t kref, klen = 0;
+    if (!key && kid && !(kid & ACT__REF_LOCAL)) {
+        kref = kid;
+    } else {
+        if (!key)
+            key = "";
+        kref = key_id(t, key);
+    }
     uint32_t need = 0; /* string bytes to copy */
     if (ACT_UNLIKELY(!kref)) {
         size_t n = strlen(key);
@@ -563,118 +806,168 @@ static inline void arg_put(act__thread *t, const char *key, act__vkind kind,
             kref = act__thread_put_str(t, key, klen);
         if (kind == ACT__V_STR)
             bits = vref ? vref : value_put(t, sval, slen, vh);
-        half->t0 = (int64_t)bits;
-        atomic_store_explicit(&half->t1,
-                              ACT__ARG2_PRESENT | (int64_t)kind << 32 | (int64_t)kref,
-                              memory_order_release);
-        t->arg_half = NULL;
-        t->grp_nargs++;
+        arg_write_half(t, half, kind, kref, bits);
         return;
     }
     if (ACT_UNLIKELY((char *)(t->rec + 1) + need > t->str)) {
         const act__chunk *old = t->tail;
         if (kind == ACT__V_STR && vref)
             need += act__str_space(slen); /* copies are per chunk */
-        if (act__thread_reserve(t, 1, need) != 0) {
+        if (reserve(t, 1, need) != 0) {
             group_undo(t);
             return;
         }
         if (t->tail != old)
             vref = 0;
     }
-    act__rec *r = t->rec;
     if (!kref)
         kref = act__thread_put_str(t, key, klen);
     if (kind == ACT__V_STR)
         bits = vref ? vref : value_put(t, sval, slen, vh);
-    r->t0 = 0;
-    atomic_store_explicit(&r->t1, 0, memory_order_relaxed);
-    r->x = bits;
-    r->name = kref;
-    r->type = 0;
-    r->kind = ACT__R_ARG;
-    r->flags = (uint8_t)kind;
-    t->rec = r + 1;
-    t->used++;
-    act__thread_commit(t);
-    t->arg_half = r;
-    t->grp_nargs++;
+    arg_write_new(t, kind, kref, bits);
 }
 
-static inline void arg_scalar_body(act_session *s, const char *key,
-                                    act__vkind kind, uint64_t bits)
+static inline void arg_body(act_session *s, const char *key, uint32_t kid,
+                            act__vkind kind, uint64_t bits, const char *sval,
+                            uint32_t slen)
 {
     act__thread *t = thread_of(s);
     if (!t)
         return;
-    arg_put(t, key, kind, bits, NULL, 0);
+    arg_put(t, key, kid, kind, bits, sval, slen);
 }
 
 /* GUARD for an arg call: a nested one counts as a dropped arg. */
 #define GUARDED_ARG(s, BODY) \
     GUARD(atomic_fetch_add_explicit(&(s)->args_dropped_reentrant, 1, memory_order_relaxed), BODY)
 
-static ACT_NOINLINE void arg_scalar(act_session *s, const char *key,
-                                    act__vkind kind, uint64_t bits)
+/* The full path of every arg call. */
+static ACT_NOINLINE void arg_slow(act_session *s, const char *key, uint32_t kid,
+                                  act__vkind kind, uint64_t bits, const char *sval,
+                                  uint32_t slen)
 {
-    GUARDED_ARG(s, arg_scalar_body(s, key, kind, bits));
+    GUARDED_ARG(s, arg_body(s, key, kid, kind, bits, sval, slen));
+}
+
+/* An arg call: the fast path (string key @p key found in the thread's key
+ * cache, or interned key @p kid), else the full path. */
+static ACT_INLINE void arg_call(act_session *s, const char *key, uint32_t kid,
+                            act__vkind kind, uint64_t bits, const char *sval,
+                            uint32_t slen)
+{
+    if (ACT_LIKELY(fast_enter(s))) {
+        act__thread *t = tl_thread;
+        uint32_t kref = key ? key_cached(t, key) : kid & ACT__REF_LOCAL ? 0 : kid;
+        int done = kref && arg_fast(t, kref, kind, bits, sval, slen);
+        fast_leave();
+        if (ACT_LIKELY(done))
+            return;
+    }
+    arg_slow(s, key, kid, kind, bits, sval, slen);
+}
+
+static inline uint64_t double_bits(double value)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+static inline uint32_t str_len(size_t len)
+{
+    return len > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)len;
 }
 
 void act_arg_int(const char *key, int64_t value)
 {
     IF_RECORDING(s)
-    arg_scalar(s, key, ACT__V_INT, (uint64_t)value);
+    arg_call(s, key ? key : "", 0, ACT__V_INT, (uint64_t)value, NULL, 0);
 }
 
 void act_arg_uint(const char *key, uint64_t value)
 {
     IF_RECORDING(s)
-    arg_scalar(s, key, ACT__V_UINT, value);
+    arg_call(s, key ? key : "", 0, ACT__V_UINT, value, NULL, 0);
 }
 
 void act_arg_double(const char *key, double value)
 {
     IF_RECORDING(s)
-    uint64_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    arg_scalar(s, key, ACT__V_DOUBLE, bits);
+    arg_call(s, key ? key : "", 0, ACT__V_DOUBLE, double_bits(value), NULL, 0);
 }
 
 void act_arg_bool(const char *key, int value)
 {
     IF_RECORDING(s)
-    arg_scalar(s, key, ACT__V_BOOL, value != 0);
-}
-
-static inline void arg_strn_body(act_session *s, const char *key,
-                                  const char *value, size_t len)
-{
-    act__thread *t = thread_of(s);
-    if (!t)
-        return;
-    if (!value) {
-        value = "";
-        len = 0;
-    }
-    uint32_t vlen = len > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)len;
-    arg_put(t, key, ACT__V_STR, 0, value, vlen);
-}
-
-static ACT_NOINLINE void arg_strn(act_session *s, const char *key,
-                                  const char *value, size_t len)
-{
-    GUARDED_ARG(s, arg_strn_body(s, key, value, len));
+    arg_call(s, key ? key : "", 0, ACT__V_BOOL, value != 0, NULL, 0);
 }
 
 void act_arg_strn(const char *key, const char *value, size_t len)
 {
     IF_RECORDING(s)
-    arg_strn(s, key, value, len);
+    if (!value) {
+        value = "";
+        len = 0;
+    }
+    arg_call(s, key ? key : "", 0, ACT__V_STR, 0, value, str_len(len));
 }
 
 void act_arg_str(const char *key, const char *value)
 {
-    act_arg_strn(key, value, value ? strlen(value) : 0);
+    IF_RECORDING(s)
+    if (!value)
+        value = "";
+    arg_call(s, key ? key : "", 0, ACT__V_STR, 0, value, str_len(strlen(value)));
+}
+
+act_key_id act_key(const char *key)
+{
+    /* act_name cuts a longer name: such a key is not interned. */
+    if (!key || strnlen(key, ACT__NAME_MAX_LEN + 1) > ACT__NAME_MAX_LEN)
+        return 0;
+    return act_name(key);
+}
+
+void act_arg_int_k(act_key_id key, int64_t value)
+{
+    IF_RECORDING(s)
+    arg_call(s, NULL, key, ACT__V_INT, (uint64_t)value, NULL, 0);
+}
+
+void act_arg_uint_k(act_key_id key, uint64_t value)
+{
+    IF_RECORDING(s)
+    arg_call(s, NULL, key, ACT__V_UINT, value, NULL, 0);
+}
+
+void act_arg_double_k(act_key_id key, double value)
+{
+    IF_RECORDING(s)
+    arg_call(s, NULL, key, ACT__V_DOUBLE, double_bits(value), NULL, 0);
+}
+
+void act_arg_bool_k(act_key_id key, int value)
+{
+    IF_RECORDING(s)
+    arg_call(s, NULL, key, ACT__V_BOOL, value != 0, NULL, 0);
+}
+
+void act_arg_strn_k(act_key_id key, const char *value, size_t len)
+{
+    IF_RECORDING(s)
+    if (!value) {
+        value = "";
+        len = 0;
+    }
+    arg_call(s, NULL, key, ACT__V_STR, 0, value, str_len(len));
+}
+
+void act_arg_str_k(act_key_id key, const char *value)
+{
+    IF_RECORDING(s)
+    if (!value)
+        value = "";
+    arg_call(s, NULL, key, ACT__V_STR, 0, value, str_len(strlen(value)));
 }
 
 /* ---- correlation ---------------------------------------------------------- */
@@ -685,12 +978,14 @@ void act_correlation_push(uint64_t id)
     if (tl_corr_depth < CORR_DEPTH)
         tl_corr[tl_corr_depth] = id;
     tl_corr_depth++;
+    corr_update();
 }
 
 void act_correlation_pop(void)
 {
     if (tl_corr_depth)
         tl_corr_depth--;
+    corr_update();
 }
 
 uint64_t act_correlation_current(void)

@@ -17,7 +17,7 @@
 #define PAGE_BITS 12
 #define PAGE_SIZE (1u << PAGE_BITS)
 #define MAX_PAGES 4096 /* 16M names */
-#define NAME_MAX_LEN 65536
+#define NAME_MAX_LEN ACT__NAME_MAX_LEN
 
 typedef struct entry {
     uint32_t len;

@@ -12,6 +12,8 @@
 #include "check.h"
 #include "engine/trace_util.h"
 
+#define ACT_TEST_BIG_KEY 65536 /* the string table keeps names this long */
+
 static json_t *args_of(json_t *e)
 {
     return json_object_get(e, "args");
@@ -111,6 +113,82 @@ static void test_reused_buffers(void)
     act_session_destroy(s);
 }
 
+/* Interned keys (act_key, act_arg_*_k) record exactly what string keys
+ * do, mixed with them on one event; key 0, an id act_key never returned
+ * and a key act_key refuses give the empty key; a _k arg with no event
+ * before it is dropped and counted like any other. */
+static void test_interned_keys(void)
+{
+    CHECK(act_key(NULL) == 0);
+    static char big[ACT_TEST_BIG_KEY + 2];
+    memset(big, 'k', sizeof big - 1);
+    CHECK(act_key(big) == 0); /* longer than the table keeps whole */
+    act_key_id ki = act_key("k_int"), ku = act_key("k_uint"), kd = act_key("k_double"),
+               kb = act_key("k_bool"), ks = act_key("k_str"), kn = act_key("k_strn");
+    CHECK(ki != 0 && ki == act_key("k_int") && ki == act_name("k_int"));
+    act_session *s = tu_session(NULL);
+    act_arg_int_k(ki, 1); /* no event before it */
+    for (int i = 0; i < 3000; i++) {
+        act_span_record(ACT_CPU_OP, "keys", 1000 + i * 10, 1005 + i * 10);
+        act_arg_int_k(ki, -i);
+        act_arg_uint_k(ku, (uint64_t)INT64_MAX - (uint64_t)i);
+        act_arg_double_k(kd, i + 0.5);
+        act_arg_bool_k(kb, i % 2);
+        act_arg_str_k(ks, i % 2 ? "odd" : "even");
+        act_arg_strn_k(kn, "abcdef", (size_t)(i % 5));
+        act_arg_int("k_plain", i); /* a string key between interned ones */
+        act_arg_str_k(ks + 1000000, NULL); /* an id never returned: empty key */
+    }
+    act_span_record(ACT_CPU_OP, "zero", 1, 2);
+    act_arg_int_k(0, 7);
+    act_span_record(ACT_CPU_OP, "local", 1, 2);
+    act_arg_int_k(0x80000001u, 8);
+    CHECK_OK(act_session_stop(s));
+    act_session_stats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    CHECK_OK(act_session_get_stats(s, &st));
+    CHECK_EQ_U64(st.args_recorded, 3000 * 8 + 2);
+    CHECK_EQ_U64(st.args_dropped, 1);
+    const char *path = tu_trace_path("args_keys.json");
+    CHECK_OK(act_session_write(s, path));
+    json_t *root = tu_load(path), *e;
+    size_t i;
+    int k = 0, bad = 0, zero = 0;
+    json_array_foreach(tu_events(root), i, e) {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        json_t *a = args_of(e);
+        if (nm && (strcmp(nm, "zero") == 0 || strcmp(nm, "local") == 0)) {
+            json_int_t want = strcmp(nm, "zero") == 0 ? 7 : 8;
+            zero += json_integer_value(json_object_get(a, "")) == want &&
+                    json_object_size(a) == 1;
+            continue;
+        }
+        if (!nm || strcmp(nm, "keys") != 0)
+            continue;
+        char strn[8];
+        snprintf(strn, sizeof strn, "%.*s", k % 5, "abcdef");
+        const char *gs = json_string_value(json_object_get(a, "k_str"));
+        const char *gn = json_string_value(json_object_get(a, "k_strn"));
+        const char *ge = json_string_value(json_object_get(a, ""));
+        if (json_integer_value(json_object_get(a, "k_int")) != -k ||
+            (uint64_t)json_integer_value(json_object_get(a, "k_uint")) != (uint64_t)INT64_MAX - (uint64_t)k ||
+            json_real_value(json_object_get(a, "k_double")) != k + 0.5 ||
+            !json_is_boolean(json_object_get(a, "k_bool")) ||
+            json_is_true(json_object_get(a, "k_bool")) != (k % 2) ||
+            !gs || strcmp(gs, k % 2 ? "odd" : "even") || !gn || strcmp(gn, strn) ||
+            json_integer_value(json_object_get(a, "k_plain")) != k || !ge || *ge ||
+            json_object_size(a) != 8)
+            bad++;
+        k++;
+    }
+    CHECK_EQ_INT(k, 3000);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(zero, 2);
+    json_decref(root);
+    act_session_destroy(s);
+}
+
 #define WTHREADS 4
 #define WITERS 3000
 
@@ -183,6 +261,7 @@ int main(void)
     act_log_set_level(ACT_LOG_ERROR);
     test_compact();
     test_reused_buffers();
+    test_interned_keys();
     test_whole_or_nothing();
     return check_done();
 }

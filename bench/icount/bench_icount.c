@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The instruction counts of the recording hot path, for `make bench`
+ * (bench/icount/icount.sh runs this under callgrind, which counts only
+ * inside icount_loop, at two event counts, and divides the difference:
+ * per-event instructions, setup excluded, the same on any machine).
+ *
+ *   act_bench_icount MODE N
+ *
+ * MODE: none (the loop alone), span0 (act_span_record_id, supplied times,
+ * no args), args_key (+ act_arg_int_k / act_arg_str_k through keys from
+ * act_key), args_str (+ act_arg_int / act_arg_str with literal keys).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actrace/actrace.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+static const char str20[] = "12345678901234567890";
+
+enum mode { NONE, SPAN0, ARGS_KEY, ARGS_STR };
+
+/* Callgrind collects inside this function only (--toggle-collect). One
+ * loop per mode, so that the loop's own cost (mode none) is a few
+ * instructions. */
+NOINLINE void icount_loop(enum mode m, long n, act_name_id name, act_key_id seq,
+                          act_key_id dims, int64_t base);
+NOINLINE void icount_loop(enum mode m, long n, act_name_id name, act_key_id seq,
+                          act_key_id dims, int64_t base)
+{
+    int64_t t = base;
+    switch (m) {
+    case NONE:
+        for (long i = 0; i < n; i++, t += 1000)
+            __asm__ volatile("" ::"r"(t) : "memory");
+        break;
+    case SPAN0:
+        for (long i = 0; i < n; i++, t += 1000)
+            act_span_record_id(ACT_CPU_OP, name, t, t + 500);
+        break;
+    case ARGS_KEY:
+        for (long i = 0; i < n; i++, t += 1000) {
+            act_span_record_id(ACT_CPU_OP, name, t, t + 500);
+            act_arg_int_k(seq, i);
+            act_arg_str_k(dims, str20);
+        }
+        break;
+    case ARGS_STR:
+        for (long i = 0; i < n; i++, t += 1000) {
+            act_span_record_id(ACT_CPU_OP, name, t, t + 500);
+            act_arg_int("Sequence number", i);
+            act_arg_str("Input Dims", str20);
+        }
+        break;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: act_bench_icount none|span0|args_key|args_str N\n");
+        return 2;
+    }
+    enum mode m;
+    if (strcmp(argv[1], "none") == 0)
+        m = NONE;
+    else if (strcmp(argv[1], "span0") == 0)
+        m = SPAN0;
+    else if (strcmp(argv[1], "args_key") == 0)
+        m = ARGS_KEY;
+    else if (strcmp(argv[1], "args_str") == 0)
+        m = ARGS_STR;
+    else {
+        fprintf(stderr, "act_bench_icount: unknown mode '%s'\n", argv[1]);
+        return 2;
+    }
+    long n = strtol(argv[2], NULL, 10);
+    act_log_set_level(ACT_LOG_ERROR);
+    static const char cfg_text[] = "MAX_BUFFER_SIZE_MB = 1024\n";
+    act_config *cfg = NULL;
+    act_parse_error err;
+    if (act_config_parse(cfg_text, strlen(cfg_text), NULL, &cfg, &err) != 0) {
+        fprintf(stderr, "act_bench_icount: config: %s\n", err.message);
+        return 1;
+    }
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.config = cfg;
+    act_session *s;
+    if (act_session_create(&o, &s) != 0 || act_session_start(s) != 0) {
+        fprintf(stderr, "act_bench_icount: cannot start a session\n");
+        return 1;
+    }
+    act_config_destroy(cfg);
+    act_name_id name = act_name("aten::matmul");
+    act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");
+    /* Warm the thread's buffer and caches outside the counted loop. */
+    icount_loop(m, 1, name, seq, dims, act_now_ns());
+    icount_loop(m, n, name, seq, dims, act_now_ns());
+    act_session_stop(s);
+    act_session_stats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    act_session_get_stats(s, &st);
+    act_session_destroy(s);
+    long want = m == NONE ? 0 : n + 1;
+    if ((long)st.recorded != want) {
+        fprintf(stderr, "act_bench_icount: recorded %llu events of %ld\n",
+                (unsigned long long)st.recorded, want);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,35 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Instructions per event of the recording hot path, counted by callgrind
+# inside icount_loop at two event counts; the difference divided by the
+# difference in events leaves setup out. Deterministic on any machine.
+# usage: icount.sh path/to/act_bench_icount
+bin=$1
+if ! command -v valgrind >/dev/null 2>&1; then
+    echo "instruction counts: skipped (valgrind not installed)"
+    exit 0
+fi
+N1=100000
+N2=300000
+count() {
+    valgrind --tool=callgrind --toggle-collect=icount_loop \
+        --callgrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 |
+        sed -n 's/.*Collected : *\([0-9][0-9]*\).*/\1/p'
+}
+per_event() {
+    a=$(count "$1" $N1) && b=$(count "$1" $N2) || return 1
+    if [ -z "$a" ] || [ -z "$b" ]; then
+        echo "icount.sh: callgrind gave no count for $1" >&2
+        return 1
+    fi
+    echo $(( (b - a) / (N2 - N1) ))
+}
+loop=$(per_event none) || exit 1
+span0=$(per_event span0) || exit 1
+argk=$(per_event args_key) || exit 1
+args=$(per_event args_str) || exit 1
+echo "instructions per event (callgrind; the bench loop itself: $loop, included)"
+echo "  span, supplied times, by id        $span0"
+echo "  + int + 20B str args, act_key keys $argk"
+echo "  + int + 20B str args, string keys  $args"
+echo "{\"icount_loop\":$loop,\"icount_span0\":$span0,\"icount_args2_key\":$argk,\"icount_args2_str\":$args}"
