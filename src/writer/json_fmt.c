@@ -217,6 +217,21 @@ static inline int utf8_unit(const unsigned char *s, size_t avail)
     return len;
 }
 
+/* The non-ASCII unit at s[*i] (of n bytes): copied when it is valid UTF-8,
+ * else U+FFFD for the bytes utf8_unit says to skip; advances *i. */
+static inline char *utf8_copy(char *p, const unsigned char *s, size_t n, size_t *i)
+{
+    int r = utf8_unit(s + *i, n - *i);
+    if (r > 0) {
+        memcpy(p, s + *i, (size_t)r);
+        *i += (size_t)r;
+        return p + r;
+    }
+    memcpy(p, "\xEF\xBF\xBD", 3);
+    *i += (size_t)-r;
+    return p + 3;
+}
+
 /* Escape the units of s that start before @p lim; a unit may extend up to
  * @p n (lim <= n). Writes at most 6 bytes per unit, so at most 6*lim.
  * *used gets the input position reached (lim..lim+3, or n). Because the
@@ -255,16 +270,7 @@ static char *escape_units(char *p, const unsigned char *s, size_t lim,
             p += 2;
             i++;
         } else {
-            int r = utf8_unit(s + i, n - i);
-            if (r > 0) {
-                memcpy(p, s + i, (size_t)r);
-                p += r;
-                i += (size_t)r;
-            } else {
-                memcpy(p, "\xEF\xBF\xBD", 3);
-                p += 3;
-                i += (size_t)-r;
-            }
+            p = utf8_copy(p, s, n, &i);
         }
     }
     *used = i;
@@ -333,16 +339,7 @@ char *act__utf8_repair(char *p, const char *str, size_t n)
             *p++ = (char)s[i++];
             continue;
         }
-        int r = utf8_unit(s + i, n - i);
-        if (r > 0) {
-            memcpy(p, s + i, (size_t)r);
-            p += r;
-            i += (size_t)r;
-        } else {
-            memcpy(p, "\xEF\xBF\xBD", 3);
-            p += 3;
-            i += (size_t)-r;
-        }
+        p = utf8_copy(p, s, n, &i);
     }
     return p;
 }
