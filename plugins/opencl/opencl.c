@@ -309,6 +309,18 @@ static ocl_device *device_for(cl_device_id id)
 typedef struct ocl_op ocl_op;
 
 #define PROPS_MAX 16
+/* Lanes of an out-of-order queue (see ocl_queue.lane_end). */
+#define OCL_LANES 8
+#define OCL_LANE_SHIFT 40
+static inline uint64_t ocl_lane_stream(uint64_t stream, int lane)
+{
+    return stream | ((uint64_t)lane << OCL_LANE_SHIFT);
+}
+static inline uint64_t ocl_queue_of(uint64_t stream)
+{
+    return stream & ((UINT64_C(1) << OCL_LANE_SHIFT) - 1);
+}
+
 
 typedef struct ocl_queue {
     _Atomic(cl_command_queue) handle; /* NULL: never used */
@@ -334,6 +346,11 @@ typedef struct ocl_queue {
     ocl_op *head, *tail;
     uint32_t npending;
     int64_t last_end;    /* end of the last span mapped (in-order queues) */
+    /* Out-of-order queues: commands may run at once, and spans on one
+     * track must nest. Each lane is a track of its own (the queue's stream
+     * with the lane in bits 40 and up); lane_end[k] is its last span's
+     * end, 0 when unused. Lane 0 is the queue's own stream. */
+    int64_t lane_end[OCL_LANES];
 } ocl_queue;
 
 static ocl_queue g_queues[MAX_QUEUES]; /* append-only, recycled in place */
@@ -402,6 +419,7 @@ static ocl_queue *queue_add(cl_command_queue h, cl_device_id dev,
         q->in_order = (actual & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
         q->named_gen = 0;
         q->last_end = INT64_MIN;
+        memset(q->lane_end, 0, sizeof q->lane_end);
         atomic_store(&q->app_refs, created ? 1 : -1);
         if (q->profiling && !(app_props & CL_QUEUE_PROFILING_ENABLE))
             atomic_store(&g_forced_any, 1);
@@ -624,10 +642,13 @@ static void queue_name(ocl_inst *s, const ocl_op *op)
     int same = q->stream == op->stream;
     if (same && q->named_gen == s->gen)
         return;
-    char buf[64];
-    int n = snprintf(buf, sizeof buf, "queue %llu (%s)",
-                     (unsigned long long)op->stream,
-                     op->in_order ? "in-order" : "out-of-order");
+    char buf[80];
+    unsigned lane = (unsigned)(op->stream >> OCL_LANE_SHIFT);
+    int n = lane ? snprintf(buf, sizeof buf, "queue %llu (out-of-order), lane %u",
+                            (unsigned long long)ocl_queue_of(op->stream), lane)
+                 : snprintf(buf, sizeof buf, "queue %llu (%s)",
+                            (unsigned long long)op->stream,
+                            op->in_order ? "in-order" : "out-of-order");
     s->host->name_stream(s->host->ctx, op->dev->idx, op->stream, buf,
                          (uint32_t)n);
     if (same)
@@ -782,6 +803,22 @@ static void op_times(ocl_op *op, int64_t seen)
         if (op->end < op->start)
             op->end = op->start;
         q->last_end = op->end;
+    } else {
+        /* The first lane free at this start; with all busy, the one that
+         * frees first (its spans may then overlap: at most OCL_LANES
+         * commands at once are drawn apart). */
+        int k = 0;
+        for (int j = 0; j < OCL_LANES; j++) {
+            if (q->lane_end[j] <= op->start) {
+                k = j;
+                break;
+            }
+            if (q->lane_end[j] < q->lane_end[k])
+                k = j;
+        }
+        if (op->end > q->lane_end[k])
+            q->lane_end[k] = op->end;
+        op->stream = ocl_lane_stream(op->stream, k);
     }
     op->timed = clamped ? 2 : 1;
 }
@@ -834,7 +871,7 @@ static void emit_op(ocl_inst *s, ocl_op *op)
         r.name_len = 6;
         set_arg_u(&args[n++], "bytes", op->bytes);
     }
-    set_arg_u(&args[n++], "queue", op->stream);
+    set_arg_u(&args[n++], "queue", ocl_queue_of(op->stream));
     set_arg_s(&args[n++], "function", fn_names[op->fn], fn_lens[op->fn]);
     r.args = args;
     r.nargs = n;
