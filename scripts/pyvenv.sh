@@ -29,7 +29,7 @@ if [ "${ACT_NO_VENV:-0}" = 1 ]; then
     exit 0
 fi
 # What the tests need. Bump STAMP when the list changes.
-REQS="torch numpy pytest scikit-build-core nvtx"
+REQS="torch numpy pytest scikit-build-core nvtx holistictraceanalysis"
 STAMP="1 $REQS"
 if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/.actrace-stamp" 2>/dev/null)" = "$STAMP" ]; then
     echo "$VENV"
