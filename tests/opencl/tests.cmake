@@ -18,6 +18,9 @@
 #  - OpenclStopWindow: device work harvested by the program between the
 #    plugin's stop and its flush is in the trace (hook.so runs clFinish
 #    there);
+#  - OpenclLanes: commands of an out-of-order queue that overlap (a test
+#    layer below the plugin's makes them) go to lane tracks whose spans
+#    nest (test_opencl_answers.c --lanes, overlap_layer.c);
 #  - OpenclMemcheck: the example under valgrind, with and without tracing
 #    (labelled memcheck and nosan: skipped in sanitizer and minimal builds).
 # Without an OpenCL platform they skip (77).
@@ -49,6 +52,15 @@ if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_opencl AND TARGET actrace_cl_demo
   add_dependencies(test_OpenclAnswers actrace_plugin_opencl actrace_cli act_tp_hook)
   add_test(NAME OpenclStopWindow COMMAND test_OpenclAnswers --stop-window)
   set_tests_properties(OpenclStopWindow PROPERTIES TIMEOUT 120
+    LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
+    ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+  add_library(act_overlap_layer MODULE ${PROJECT_SOURCE_DIR}/tests/opencl/overlap_layer.c)
+  set_target_properties(act_overlap_layer PROPERTIES PREFIX "" OUTPUT_NAME overlap_layer
+    C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/opencl)
+  target_include_directories(act_overlap_layer PRIVATE ${OpenCL_INCLUDE_DIRS})
+  add_dependencies(test_OpenclAnswers act_overlap_layer)
+  add_test(NAME OpenclLanes COMMAND test_OpenclAnswers --lanes)
+  set_tests_properties(OpenclLanes PROPERTIES TIMEOUT 120
     LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
     ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
   add_test(NAME OpenclLate COMMAND test_OpenclRecord --late)
