@@ -243,11 +243,19 @@ static void put_arg(pctx *p, const act__varg *a)
 
 #define KEY(s) s, sizeof(s) - 1
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+static NOINLINE void on_event_any(pctx *p, const act__vevent *e);
+
 static void on_event(void *ctx, const act__vevent *e)
 {
     pctx *p = ctx;
-    int host = e->kind == ACT__R_SPAN || e->kind == ACT__R_INSTANT;
-    if (host && !e->ext && !e->open && !e->has_args) {
+    if ((e->kind == ACT__R_SPAN || e->kind == ACT__R_INSTANT) && !e->ext && !e->open &&
+        !e->has_args) {
         /* The usual host event: no args, names interned. */
         uint32_t ng = name_g(p, e->c, e->name), cg = cat_g(p, e->cat);
         if (ng && cg) {
@@ -256,6 +264,13 @@ static void on_event(void *ctx, const act__vevent *e)
             return;
         }
     }
+    on_event_any(p, e);
+}
+
+/* Any event, field by field. */
+static NOINLINE void on_event_any(pctx *p, const act__vevent *e)
+{
+    int host = e->kind == ACT__R_SPAN || e->kind == ACT__R_INSTANT;
     uint64_t track = host ? 0 : ensure_track(p, e->pid, e->tid, NULL, e->device != ACT__HOST_DEVICE);
     int span = e->kind == ACT__R_SPAN || e->kind == ACT__R_EMIT_SPAN;
     int type = span ? ACT__PF_BEGIN : ACT__PF_INSTANT;

@@ -748,7 +748,7 @@ HOT_INLINE void write_end(act__pf *pf, act__pf_seq *q, const act__pf_end *e)
 }
 
 /* Write the ENDs of @p q up to @p t (all with @p all). */
-static inline void flush_ends(act__pf *pf, act__pf_seq *q, int64_t t, int all)
+HOT_INLINE void flush_ends(act__pf *pf, act__pf_seq *q, int64_t t, int all)
 {
     while (q->nheap && (all || q->heap[0].t1 <= t)) {
         act__pf_end e = heap_pop(q);
@@ -827,10 +827,24 @@ static inline int event_start(act__pf *pf, uint32_t seq, int type, uint64_t trac
     return 1;
 }
 
+/* The iid of *@p s (0: not internable), looked up as given first: a hit
+ * is valid UTF-8 already (the table holds only repaired strings), so only
+ * a new string is checked, and then *@p s, *@p n may become its repaired
+ * copy (scratch buffer @p which). */
+static uint32_t intern_raw(act__pf *pf, int which, const char **s, size_t *n)
+{
+    if (*n <= INTERN_MAX_LEN) {
+        uint32_t g = find(pf, *s, *n, hash_bytes(pf, *s, *n));
+        if (g)
+            return g;
+    }
+    *s = clean(pf, which, *s, n);
+    return intern(pf, *s, *n);
+}
+
 uint32_t act__pf_intern(act__pf *pf, const char *s, size_t n)
 {
-    s = clean(pf, 0, s, &n);
-    return intern(pf, s, n);
+    return intern_raw(pf, 0, &s, &n);
 }
 
 /* Make sure the current sequence has interned string @p g as @p kind
@@ -923,10 +937,8 @@ void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t 
     if (!event_start(pf, seq, type, track, ts, t1) || type == ACT__PF_COUNTER)
         return;
     act__pf_seq *q = pf->cur;
-    name = clean(pf, 0, name, &namen);
     if (cat) {
-        cat = clean(pf, 1, cat, &catn);
-        uint32_t g = intern(pf, cat, catn);
+        uint32_t g = intern_raw(pf, 1, &cat, &catn);
         if (g) {
             define(pf, q, g, K_CAT, I_CATEGORIES, cat, catn);
             f_varint(pf, E_CATEGORY_IIDS, g);
@@ -934,7 +946,7 @@ void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t 
             f_bytes(pf, E_CATEGORIES, cat, catn);
         }
     }
-    uint32_t g = intern(pf, name, namen);
+    uint32_t g = intern_raw(pf, 0, &name, &namen);
     if (g) {
         define(pf, q, g, K_NAME, I_NAMES, name, namen);
         f_varint(pf, E_NAME_IID, g);
@@ -1043,8 +1055,9 @@ void act__pf_arg_str_g(act__pf *pf, uint32_t key_g, const char *s, size_t n)
 static void arg_start(act__pf *pf, const char *key, size_t kn)
 {
     open_msg(pf, E_DEBUG);
-    key = clean(pf, 0, key, &kn);
-    uint32_t g = pf->cur ? intern(pf, key, kn) : 0;
+    uint32_t g = pf->cur ? intern_raw(pf, 0, &key, &kn) : 0;
+    if (!pf->cur)
+        key = clean(pf, 0, key, &kn);
     if (g) {
         define(pf, pf->cur, g, K_KEY, I_ANN_NAMES, key, kn);
         f_varint(pf, A_NAME_IID, g);

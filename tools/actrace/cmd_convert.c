@@ -172,6 +172,58 @@ static int cmp_ptr(const void *x, const void *y)
     return cmp_rec(*(const crec *const *)x, *(const crec *const *)y);
 }
 
+/* Sort @p v (n records of one track) by cmp_rec: insertion sort, which is
+ * linear on what traces hold (each track in order but for a flow written
+ * after the slice it starts with), unless it needs more than a few moves
+ * per record; then qsort. */
+static void sort_track(crec **v, size_t n)
+{
+    size_t budget = 8 * n + 64;
+    for (size_t i = 1; i < n; i++) {
+        crec *x = v[i];
+        size_t j = i;
+        while (j > 0 && cmp_rec(v[j - 1], x) > 0) {
+            v[j] = v[j - 1];
+            j--;
+            if (!--budget) {
+                v[j] = x;
+                qsort(v, n, sizeof *v, cmp_ptr);
+                return;
+            }
+        }
+        v[j] = x;
+    }
+}
+
+/* The records of the run buffer in cmp_rec order (malloc'd, *@p n of
+ * them): a stable counting sort by track, then each track's records by
+ * sort_track. */
+static crec **sort_run(conv *c, size_t *n)
+{
+    size_t cnt = 0;
+    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
+        cnt++;
+    crec **idx = act_cli_xmalloc((cnt ? cnt : 1) * sizeof *idx);
+    size_t ntrk = c->ntrk ? c->ntrk : 1;
+    size_t *start = act_cli_xcalloc(ntrk + 1, sizeof *start);
+    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
+        start[((crec *)(c->runbuf + o))->track + 1]++; /* tracks are made before records */
+    for (size_t t = 0; t < ntrk; t++)
+        start[t + 1] += start[t];
+    size_t *at = act_cli_xmalloc(ntrk * sizeof *at);
+    memcpy(at, start, ntrk * sizeof *at);
+    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len) {
+        crec *r = (crec *)(c->runbuf + o);
+        idx[at[r->track]++] = r;
+    }
+    for (size_t t = 0; t < ntrk; t++)
+        sort_track(idx + start[t], start[t + 1] - start[t]);
+    free(at);
+    free(start);
+    *n = cnt;
+    return idx;
+}
+
 static void spill_run(conv *c)
 {
     if (!c->runlen)
@@ -183,14 +235,8 @@ static void spill_run(conv *c)
             exit(1);
         }
     }
-    size_t n = 0;
-    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        n++;
-    crec **idx = act_cli_xmalloc((n ? n : 1) * sizeof *idx);
-    n = 0;
-    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        idx[n++] = (crec *)(c->runbuf + o);
-    qsort(idx, n, sizeof *idx, cmp_ptr);
+    size_t n;
+    crec **idx = sort_run(c, &n);
     act_cli_grow(&c->run_off, &c->run_cap, c->nruns + 1, sizeof *c->run_off);
     if (c->nruns == 0)
         c->run_off[0] = 0;
@@ -719,13 +765,7 @@ static void write_events(conv *c, act__pf *pf)
         if (run_next(c, r, k))
             m.heap[m.nheap++] = k;
     }
-    size_t n = 0;
-    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        n++;
-    m.mem = act_cli_xmalloc((n ? n : 1) * sizeof *m.mem);
-    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        m.mem[m.nmem++] = (crec *)(c->runbuf + o);
-    qsort(m.mem, m.nmem, sizeof *m.mem, cmp_ptr);
+    m.mem = sort_run(c, &m.nmem);
     if (m.nmem)
         m.heap[m.nheap++] = c->nruns;
     for (size_t i = m.nheap / 2 + 1; i-- > 0;)
