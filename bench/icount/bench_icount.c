@@ -10,7 +10,13 @@
  * MODE: none (the loop alone), span0 (act_span_record_id, supplied times,
  * no args), args_key (+ act_arg_int_k / act_arg_str_k through keys from
  * act_key), args_str (+ act_arg_int / act_arg_str with literal keys).
+ *
+ * MODE write_json, write_pftrace (N argless spans) and write_json_k2,
+ * write_pftrace_k2 (N spans with Kineto's two args): the writers instead.
+ * The spans are recorded first; callgrind counts inside icount_write (one
+ * act_session_write), so per event is the writer's cost, visitor included.
  */
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +31,7 @@
 
 static const char str20[] = "12345678901234567890";
 
-enum mode { NONE, SPAN0, ARGS_KEY, ARGS_STR };
+enum mode { NONE, SPAN0, ARGS_KEY, ARGS_STR, WRITE };
 
 /* Callgrind collects inside this function only (--toggle-collect). One
  * loop per mode, so that the loop's own cost (mode none) is a few
@@ -59,13 +65,47 @@ NOINLINE void icount_loop(enum mode m, long n, act_name_id name, act_key_id seq,
             act_arg_str("Input Dims", str20);
         }
         break;
+    case WRITE: break; /* write_mode */
     }
+}
+
+/* Callgrind collects inside this function only in the write modes. */
+NOINLINE int icount_write(act_session *s, const char *path);
+NOINLINE int icount_write(act_session *s, const char *path)
+{
+    return act_session_write(s, path);
+}
+
+/* N spans (with Kineto's two args when @p k2), written to a file named
+ * with @p ext; 0 when it worked. */
+static int write_mode(act_session *s, long n, int k2, const char *ext)
+{
+    static const char *const dims[4] = {"[[32, 64], [64, 128]]", "[[32, 128], [128]]",
+                                        "[[1024, 1024], [1024, 1024]]", "[[32, 3, 224, 224]]"};
+    act_name_id name = act_name("aten::matmul");
+    int64_t base = act_now_ns();
+    for (long i = 0; i < n; i++) {
+        act_span_record_id(ACT_CPU_OP, name, base + i * 1000, base + i * 1000 + 500);
+        if (k2) {
+            act_arg_int("Sequence number", i);
+            act_arg_str("Input Dims", dims[i & 3]);
+        }
+    }
+    act_session_stop(s);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/act_icount_%d%s", (int)getpid(), ext);
+    int rc = icount_write(s, path);
+    if (rc)
+        fprintf(stderr, "act_bench_icount: write: %s\n", act_session_errmsg(s));
+    unlink(path);
+    act_session_destroy(s);
+    return rc != 0;
 }
 
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: act_bench_icount none|span0|args_key|args_str N\n");
+        fprintf(stderr, "usage: act_bench_icount none|span0|args_key|args_str|write_{json,pftrace}[_k2] N\n");
         return 2;
     }
     enum mode m;
@@ -77,6 +117,8 @@ int main(int argc, char **argv)
         m = ARGS_KEY;
     else if (strcmp(argv[1], "args_str") == 0)
         m = ARGS_STR;
+    else if (strncmp(argv[1], "write_", 6) == 0)
+        m = WRITE;
     else {
         fprintf(stderr, "act_bench_icount: unknown mode '%s'\n", argv[1]);
         return 2;
@@ -99,6 +141,11 @@ int main(int argc, char **argv)
         return 1;
     }
     act_config_destroy(cfg);
+    if (m == WRITE) {
+        const char *w = argv[1] + 6;
+        int k2 = strstr(w, "_k2") != NULL;
+        return write_mode(s, n, k2, strncmp(w, "pftrace", 7) == 0 ? ".pftrace" : ".json");
+    }
     act_name_id name = act_name("aten::matmul");
     act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");
     /* Warm the thread's buffer and caches outside the counted loop. */

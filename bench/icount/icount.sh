@@ -12,7 +12,8 @@ fi
 N1=100000
 N2=300000
 count() {
-    valgrind --tool=callgrind --toggle-collect=icount_loop \
+    case $1 in write_*) fn=icount_write ;; *) fn=icount_loop ;; esac
+    valgrind --tool=callgrind --toggle-collect=$fn \
         --callgrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 |
         sed -n 's/.*Collected : *\([0-9][0-9]*\).*/\1/p'
 }
@@ -32,4 +33,13 @@ echo "instructions per event (callgrind; the bench loop itself: $loop, included)
 echo "  span, supplied times, by id        $span0"
 echo "  + int + 20B str args, act_key keys $argk"
 echo "  + int + 20B str args, string keys  $args"
-echo "{\"icount_loop\":$loop,\"icount_span0\":$span0,\"icount_args2_key\":$argk,\"icount_args2_str\":$args}"
+# The writers: act_session_write per event (visitor included), JSON and
+# Perfetto's protobuf, argless and with Kineto's two args.
+wj=$(per_event write_json) || exit 1
+wp=$(per_event write_pftrace) || exit 1
+wj2=$(per_event write_json_k2) || exit 1
+wp2=$(per_event write_pftrace_k2) || exit 1
+echo "instructions per event written (callgrind, act_session_write)"
+echo "  argless span     JSON $wj, pftrace $wp"
+echo "  Kineto's 2 args  JSON $wj2, pftrace $wp2"
+echo "{\"icount_loop\":$loop,\"icount_span0\":$span0,\"icount_args2_key\":$argk,\"icount_args2_str\":$args,\"icount_write_json\":$wj,\"icount_write_pftrace\":$wp,\"icount_write_json_k2\":$wj2,\"icount_write_pftrace_k2\":$wp2}"

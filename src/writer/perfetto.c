@@ -48,8 +48,18 @@ typedef struct pctx {
     uint32_t g_ext, g_unfinished, g_corr, g_device, g_stream, g_backend, g_unnamed;
 } pctx;
 
+static uint32_t name_g_slow(pctx *p, const act__chunk *c, uint32_t ref);
+
 /* The iid of name ref @p ref (0 when it must go as a string). */
-static uint32_t name_g(pctx *p, const act__chunk *c, uint32_t ref)
+static inline uint32_t name_g(pctx *p, const act__chunk *c, uint32_t ref)
+{
+    /* A cached iid is of a known name (a known name stays known). */
+    if (ref < p->ngname && p->gname[ref] - 1 < UINT32_MAX - 1)
+        return p->gname[ref];
+    return name_g_slow(p, c, ref);
+}
+
+static uint32_t name_g_slow(pctx *p, const act__chunk *c, uint32_t ref)
 {
     if (ref & ACT__REF_LOCAL)
         return 0;
@@ -233,9 +243,33 @@ static void put_arg(pctx *p, const act__varg *a)
 
 #define KEY(s) s, sizeof(s) - 1
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+static NOINLINE void on_event_any(pctx *p, const act__vevent *e);
+
 static void on_event(void *ctx, const act__vevent *e)
 {
     pctx *p = ctx;
+    if ((e->kind == ACT__R_SPAN || e->kind == ACT__R_INSTANT) && !e->ext && !e->open &&
+        !e->has_args) {
+        /* The usual host event: no args, names interned. */
+        uint32_t ng = name_g(p, e->c, e->name), cg = cat_g(p, e->cat);
+        if (ng && cg) {
+            act__pf_event_whole_g(&p->pf, p->seq, e->kind == ACT__R_SPAN ? ACT__PF_BEGIN : ACT__PF_INSTANT,
+                                  0, e->t0, e->t1, cg, ng);
+            return;
+        }
+    }
+    on_event_any(p, e);
+}
+
+/* Any event, field by field. */
+static NOINLINE void on_event_any(pctx *p, const act__vevent *e)
+{
     int host = e->kind == ACT__R_SPAN || e->kind == ACT__R_INSTANT;
     uint64_t track = host ? 0 : ensure_track(p, e->pid, e->tid, NULL, e->device != ACT__HOST_DEVICE);
     int span = e->kind == ACT__R_SPAN || e->kind == ACT__R_EMIT_SPAN;

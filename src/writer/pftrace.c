@@ -7,8 +7,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "actrace/errors.h"
+#include "internal.h"
 #include "writer/pftrace.h"
 
 /* Field numbers (Perfetto's protos). */
@@ -40,6 +42,20 @@ enum {
 };
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
+
+/* The fast paths write these tags as one byte (fields below 16). */
+_Static_assert(P_TIMESTAMP < 16 && P_SEQ_ID < 16 && P_SEQ_FLAGS < 16 && P_TRACK_EVENT < 16 &&
+                   E_TYPE < 16 && E_TRACK_UUID < 16 && E_CATEGORY_IIDS < 16 &&
+                   E_NAME_IID < 16 && E_DEBUG < 16 && A_NAME_IID < 16,
+               "one-byte tags");
+
+/* For the few helpers of the per-event path that gcc would otherwise keep
+ * out of line (they have several callers). */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define HOT_INLINE static inline
+#endif
 
 #define SEQ_CLEARED 1u
 #define SEQ_NEEDS 2u
@@ -105,7 +121,7 @@ static inline uint8_t *room(act__pf *pf, size_t n)
 }
 
 /* Start building a packet (in place when the sink has room). */
-static void pkt_begin(act__pf *pf)
+static inline void pkt_begin(act__pf *pf)
 {
     pf->len = 0;
     pf->depth = 0;
@@ -276,12 +292,37 @@ static const char *clean(act__pf *pf, int which, const char *s, size_t *n)
 
 /* ---- interning ------------------------------------------------------------------ */
 
-static uint32_t hash_bytes(const char *s, size_t n)
+/* Eight bytes at a time, seeded per encoder (the output never depends on
+ * the hash: iids are given in first-use order). */
+static inline uint32_t hash_bytes(const act__pf *pf, const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    return (uint32_t)(h ^ (h >> 32));
+    uint64_t h = pf->seed ^ n;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 29;
+    }
+    if (n) {
+        uint64_t w = 0;
+        for (size_t i = 0; i < n; i++)
+            w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 29;
+    }
+    h *= 0x9E3779B97F4A7C15u;
+    return (uint32_t)(h >> 32);
+}
+
+/* The iid of @p s if it is interned already, else 0. */
+static inline uint32_t find(const act__pf *pf, const char *s, size_t n, uint32_t h)
+{
+    if (!pf->tabcap)
+        return 0;
+    for (size_t j = h & (pf->tabcap - 1); pf->tab[j].s; j = (j + 1) & (pf->tabcap - 1))
+        if (pf->tab[j].hash == h && pf->tab[j].len == n && memcmp(pf->tab[j].s, s, n) == 0)
+            return pf->tab[j].g;
+    return 0;
 }
 
 /* The global id (iid) of @p s, or 0 when it is not interned (too long, the
@@ -290,7 +331,7 @@ static uint32_t intern(act__pf *pf, const char *s, size_t n)
 {
     if (n > INTERN_MAX_LEN)
         return 0;
-    uint32_t h = hash_bytes(s, n);
+    uint32_t h = hash_bytes(pf, s, n);
     if ((pf->ntab + 1) * 2 > pf->tabcap) {
         if (pf->ntab >= MAX_INTERNED)
             goto lookup_only;
@@ -389,7 +430,7 @@ static void define(act__pf *pf, act__pf_seq *q, uint32_t g, int kind, uint32_t f
 
 /* ---- sequences ------------------------------------------------------------------ */
 
-static act__pf_seq *seq_of(act__pf *pf, uint32_t id)
+static inline act__pf_seq *seq_of(act__pf *pf, uint32_t id)
 {
     return id >= 1 && id <= pf->nseqs ? &pf->seqs[id - 1] : NULL;
 }
@@ -409,19 +450,25 @@ static uint32_t seq_add(act__pf *pf)
     act__pf_seq *q = &pf->seqs[pf->nseqs++];
     memset(q, 0, sizeof *q);
     q->id = (uint32_t)pf->nseqs;
+    /* What every packet after the first says about its sequence. */
+    uint8_t *h = q->hdr;
+    *h++ = P_SEQ_ID << 3 | WT_VARINT;
+    h = put_varint(h, q->id);
+    *h++ = P_SEQ_FLAGS << 3 | WT_VARINT;
+    *h++ = SEQ_NEEDS;
+    q->hdrlen = (uint8_t)(h - q->hdr);
     return q->id;
 }
 
-/* Start a packet on @p q with its timestamp (none when ts < 0 is given as
- * no_ts). */
-static void packet_start(act__pf *pf, act__pf_seq *q, int has_ts, int64_t ts)
+/* The fields every packet of @p q starts with, at @p p (at most
+ * PKT_HEAD_MAX bytes): its timestamp (delta on the sequence's clock) when
+ * @p has_ts, its sequence id and its flags. */
+#define PKT_HEAD_MAX 24u
+
+static inline uint8_t *put_head(act__pf *pf, act__pf_seq *q, uint8_t *p, int has_ts, int64_t ts)
 {
-    pkt_begin(pf);
-    uint8_t *p = room(pf, 32);
-    if (!p)
-        return;
     if (has_ts) {
-        if (ts < q->last_ts) {
+        if (ACT_UNLIKELY(ts < q->last_ts)) {
             pf->backwards++;
             ts = q->last_ts;
         }
@@ -429,18 +476,37 @@ static void packet_start(act__pf *pf, act__pf_seq *q, int has_ts, int64_t ts)
         p = put_varint(p, (uint64_t)(ts - q->last_ts));
         q->last_ts = ts;
     }
+    if (ACT_LIKELY(q->started)) {
+        memcpy(p, q->hdr, sizeof q->hdr);
+        return p + q->hdrlen;
+    }
     *p++ = P_SEQ_ID << 3 | WT_VARINT;
     p = put_varint(p, q->id);
     *p++ = P_SEQ_FLAGS << 3 | WT_VARINT;
-    *p++ = (uint8_t)(q->started ? SEQ_NEEDS : SEQ_CLEARED);
-    pf->len = (size_t)(p - pf->pkt);
+    *p++ = SEQ_CLEARED;
     q->started = 1;
+    return p;
+}
+
+/* Start a packet on @p q, with its timestamp when @p has_ts. */
+static void packet_start(act__pf *pf, act__pf_seq *q, int has_ts, int64_t ts)
+{
+    pkt_begin(pf);
+    uint8_t *p = room(pf, PKT_HEAD_MAX);
+    if (!p)
+        return;
+    pf->len = (size_t)(put_head(pf, q, p, has_ts, ts) - pf->pkt);
 }
 
 int act__pf_init(act__pf *pf, act__out *o)
 {
     memset(pf, 0, sizeof *pf);
     pf->o = o;
+    /* Hash seed: where this encoder lives and when it started, so that a
+     * hostile input cannot aim at collisions. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pf->seed = ((uint64_t)(uintptr_t)pf ^ (uint64_t)now.tv_nsec * 0x9E3779B97F4A7C15u) | 1;
     if (seq_add(pf) != ACT__PF_SEQ_DESC)
         return ACT_ENOMEM;
     return 0;
@@ -634,9 +700,14 @@ static void heap_push(act__pf *pf, act__pf_seq *q, act__pf_end e)
     q->heap[i] = e;
 }
 
-static act__pf_end heap_pop(act__pf_seq *q)
+static inline act__pf_end heap_pop(act__pf_seq *q)
 {
-    act__pf_end top = q->heap[0], last = q->heap[--q->nheap];
+    act__pf_end top = q->heap[0];
+    if (q->nheap == 1) { /* flat spans: the usual case */
+        q->nheap = 0;
+        return top;
+    }
+    act__pf_end last = q->heap[--q->nheap];
     size_t i = 0, n = q->nheap;
     for (;;) {
         size_t c = 2 * i + 1;
@@ -654,19 +725,30 @@ static act__pf_end heap_pop(act__pf_seq *q)
     return top;
 }
 
-static void write_end(act__pf *pf, act__pf_seq *q, const act__pf_end *e)
+/* An END is always short: written straight into the sink, with one-byte
+ * lengths (at most 2 + PKT_HEAD_MAX + 2 + 2 + 11 bytes). */
+HOT_INLINE void write_end(act__pf *pf, act__pf_seq *q, const act__pf_end *e)
 {
-    packet_start(pf, q, 1, e->t1);
-    open_msg(pf, P_TRACK_EVENT);
-    f_varint(pf, E_TYPE, ACT__PF_END);
-    if (e->track != q->default_track)
-        f_varint(pf, E_TRACK_UUID, e->track);
-    close_msg(pf);
-    emit_packet(pf);
+    uint8_t *p0 = (uint8_t *)act__out_reserve(pf->o, 64);
+    uint8_t *p = put_head(pf, q, p0 + 2, 1, e->t1);
+    if (pf->err)
+        return;
+    *p++ = P_TRACK_EVENT << 3 | WT_LEN;
+    uint8_t *te = p++;
+    *p++ = E_TYPE << 3 | WT_VARINT;
+    *p++ = ACT__PF_END;
+    if (e->track != q->default_track) {
+        *p++ = E_TRACK_UUID << 3 | WT_VARINT;
+        p = put_varint(p, e->track);
+    }
+    *te = (uint8_t)(p - te - 1);
+    p0[0] = F_TRACE_PACKET << 3 | WT_LEN;
+    p0[1] = (uint8_t)(p - p0 - 2);
+    act__out_commit(pf->o, (char *)p);
 }
 
 /* Write the ENDs of @p q up to @p t (all with @p all). */
-static void flush_ends(act__pf *pf, act__pf_seq *q, int64_t t, int all)
+HOT_INLINE void flush_ends(act__pf *pf, act__pf_seq *q, int64_t t, int all)
 {
     while (q->nheap && (all || q->heap[0].t1 <= t)) {
         act__pf_end e = heap_pop(q);
@@ -683,16 +765,16 @@ void act__pf_seq_flush(act__pf *pf, uint32_t seq)
 
 /* ---- events ------------------------------------------------------------------------- */
 
+/* Room event_start needs, and room for the two iids that may follow it. */
+#define EVENT_HEAD_MAX (PKT_HEAD_MAX + 2 + 2 + 11 + 2 * 6)
+
 /* The start of an event's packet, up to its type and track. 0 when the
  * sequence does not exist. */
-static int event_start(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1)
+/* What comes before any event at @p ts on @p q: the ENDs due by then;
+ * for a span, its end @p t1 cut to the innermost open span of @p track. */
+HOT_INLINE int64_t event_prep(act__pf *pf, act__pf_seq *q, int type, uint64_t track, int64_t ts,
+                                 int64_t t1)
 {
-    act__pf_seq *q = seq_of(pf, seq);
-    pf->cur = q;
-    if (!q)
-        return 0;
-    if (!track)
-        track = q->default_track;
     if (type != ACT__PF_COUNTER)
         flush_ends(pf, q, ts, 0);
     if (type == ACT__PF_BEGIN) {
@@ -708,39 +790,145 @@ static int event_start(act__pf *pf, uint32_t seq, int type, uint64_t track, int6
             pf->clamped++;
         }
     }
+    pf->events++;
+    return t1;
+}
+
+static inline int event_start(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1)
+{
+    act__pf_seq *q = seq_of(pf, seq);
+    pf->cur = q;
+    if (!q)
+        return 0;
+    if (!track)
+        track = q->default_track;
+    t1 = event_prep(pf, q, type, track, ts, t1);
     pf->cur_t1 = t1;
     pf->cur_track = track;
     pf->cur_type = type;
-    pf->events++;
-    packet_start(pf, q, 1, ts);
-    open_msg(pf, P_TRACK_EVENT);
-    f_varint(pf, E_TYPE, (uint64_t)type);
-    if (track != q->default_track)
-        f_varint(pf, E_TRACK_UUID, track);
+    /* The packet's head, the TrackEvent opened (one length byte, patched
+     * by close_msg), its type and track: at most EVENT_HEAD_MAX bytes. */
+    pkt_begin(pf);
+    uint8_t *p = room(pf, EVENT_HEAD_MAX);
+    if (!p)
+        return 1;
+    p = put_head(pf, q, p, 1, ts);
+    *p++ = P_TRACK_EVENT << 3 | WT_LEN;
+    pf->nest[0] = (size_t)(p - pf->pkt);
+    pf->depth = 1;
+    *p++ = 0;
+    *p++ = E_TYPE << 3 | WT_VARINT;
+    *p++ = (uint8_t)type;
+    if (track != q->default_track) {
+        *p++ = E_TRACK_UUID << 3 | WT_VARINT;
+        p = put_varint(p, track);
+    }
+    pf->len = (size_t)(p - pf->pkt);
     return 1;
+}
+
+/* The iid of *@p s (0: not internable), looked up as given first: a hit
+ * is valid UTF-8 already (the table holds only repaired strings), so only
+ * a new string is checked, and then *@p s, *@p n may become its repaired
+ * copy (scratch buffer @p which). */
+static uint32_t intern_raw(act__pf *pf, int which, const char **s, size_t *n)
+{
+    if (*n <= INTERN_MAX_LEN) {
+        uint32_t g = find(pf, *s, *n, hash_bytes(pf, *s, *n));
+        if (g)
+            return g;
+    }
+    *s = clean(pf, which, *s, n);
+    return intern(pf, *s, *n);
 }
 
 uint32_t act__pf_intern(act__pf *pf, const char *s, size_t n)
 {
-    s = clean(pf, 0, s, &n);
-    return intern(pf, s, n);
+    return intern_raw(pf, 0, &s, &n);
+}
+
+/* Make sure the current sequence has interned string @p g as @p kind
+ * (InternedData field @p ifield) before it is referred to. */
+static inline void need_g(act__pf *pf, uint32_t g, int kind, uint32_t ifield)
+{
+    act__pf_seq *q = pf->cur;
+    if (ACT_LIKELY(g < q->ninterned && (q->interned[g] & kind)))
+        return;
+    define(pf, q, g, kind, ifield, pf->gstr[g].s, pf->gstr[g].len);
 }
 
 /* Refer to interned string @p g as @p kind (defined on the sequence first). */
 static void use_g(act__pf *pf, uint32_t g, int kind, uint32_t ifield, uint32_t field)
 {
-    define(pf, pf->cur, g, kind, ifield, pf->gstr[g].s, pf->gstr[g].len);
+    need_g(pf, g, kind, ifield);
     f_varint(pf, field, g);
 }
 
 void act__pf_event_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1,
                      uint32_t cat_g, uint32_t name_g)
 {
-    if (!event_start(pf, seq, type, track, ts, t1))
+    if (!event_start(pf, seq, type, track, ts, t1) || pf->err)
         return;
-    if (cat_g)
-        use_g(pf, cat_g, K_CAT, I_CATEGORIES, E_CATEGORY_IIDS);
-    use_g(pf, name_g, K_NAME, I_NAMES, E_NAME_IID);
+    /* event_start left room for both iids (EVENT_HEAD_MAX). */
+    uint8_t *p = pf->pkt + pf->len;
+    if (cat_g) {
+        need_g(pf, cat_g, K_CAT, I_CATEGORIES);
+        *p++ = E_CATEGORY_IIDS << 3 | WT_VARINT;
+        p = put_varint(p, cat_g);
+    }
+    need_g(pf, name_g, K_NAME, I_NAMES);
+    *p++ = E_NAME_IID << 3 | WT_VARINT;
+    p = put_varint(p, name_g);
+    pf->len = (size_t)(p - pf->pkt);
+}
+
+void act__pf_event_whole_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts,
+                           int64_t t1, uint32_t cat_g, uint32_t name_g)
+{
+    act__pf_seq *q = seq_of(pf, seq);
+    if (!q)
+        return;
+    if (!track)
+        track = q->default_track;
+    if (ACT_UNLIKELY(name_g >= q->ninterned || cat_g >= q->ninterned ||
+                     !(q->interned[name_g] & K_NAME) || (cat_g && !(q->interned[cat_g] & K_CAT)) ||
+                     pf->err || type == ACT__PF_COUNTER)) {
+        /* Strings new to the sequence: the general way. */
+        act__pf_event_g(pf, seq, type, track, ts, t1, cat_g, name_g);
+        act__pf_event_end(pf);
+        return;
+    }
+    t1 = event_prep(pf, q, type, track, ts, t1);
+    /* Straight into the sink: at most 2 + PKT_HEAD_MAX + 4 + 11 + 12 bytes,
+     * so both lengths are one byte. */
+    uint8_t *p0 = (uint8_t *)act__out_reserve(pf->o, 64);
+    uint8_t *p = put_head(pf, q, p0 + 2, 1, ts);
+    *p++ = P_TRACK_EVENT << 3 | WT_LEN;
+    uint8_t *te = p++;
+    *p++ = E_TYPE << 3 | WT_VARINT;
+    *p++ = (uint8_t)type;
+    if (track != q->default_track) {
+        *p++ = E_TRACK_UUID << 3 | WT_VARINT;
+        p = put_varint(p, track);
+    }
+    if (cat_g) {
+        *p++ = E_CATEGORY_IIDS << 3 | WT_VARINT;
+        p = put_varint(p, cat_g);
+    }
+    *p++ = E_NAME_IID << 3 | WT_VARINT;
+    p = put_varint(p, name_g);
+    *te = (uint8_t)(p - te - 1);
+    p0[0] = F_TRACE_PACKET << 3 | WT_LEN;
+    p0[1] = (uint8_t)(p - p0 - 2);
+    act__out_commit(pf->o, (char *)p);
+    if (type == ACT__PF_BEGIN) {
+        if (q->nheap == 0 && q->capheap) { /* flat spans: the usual case */
+            q->heap[0] = (act__pf_end){t1, track, ++pf->order};
+            q->nheap = 1;
+        } else {
+            heap_push(pf, q, (act__pf_end){t1, track, ++pf->order});
+        }
+    }
 }
 
 void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1,
@@ -749,10 +937,8 @@ void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t 
     if (!event_start(pf, seq, type, track, ts, t1) || type == ACT__PF_COUNTER)
         return;
     act__pf_seq *q = pf->cur;
-    name = clean(pf, 0, name, &namen);
     if (cat) {
-        cat = clean(pf, 1, cat, &catn);
-        uint32_t g = intern(pf, cat, catn);
+        uint32_t g = intern_raw(pf, 1, &cat, &catn);
         if (g) {
             define(pf, q, g, K_CAT, I_CATEGORIES, cat, catn);
             f_varint(pf, E_CATEGORY_IIDS, g);
@@ -760,7 +946,7 @@ void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t 
             f_bytes(pf, E_CATEGORIES, cat, catn);
         }
     }
-    uint32_t g = intern(pf, name, namen);
+    uint32_t g = intern_raw(pf, 0, &name, &namen);
     if (g) {
         define(pf, q, g, K_NAME, I_NAMES, name, namen);
         f_varint(pf, E_NAME_IID, g);
@@ -772,42 +958,72 @@ void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t 
 static void arg_start_g(act__pf *pf, uint32_t g)
 {
     open_msg(pf, E_DEBUG);
-    if (pf->cur)
-        use_g(pf, g, K_KEY, I_ANN_NAMES, A_NAME_IID);
+    use_g(pf, g, K_KEY, I_ANN_NAMES, A_NAME_IID);
+}
+
+/* A DebugAnnotation { name_iid = @p g; @p field = @p v } whose value is a
+ * varint (or, with @p fixed, 8 bytes): never longer than 127 bytes, so
+ * written at once with a one-byte length. */
+static void arg_scalar_g(act__pf *pf, uint32_t g, uint32_t field, uint64_t v, int fixed)
+{
+    if (!pf->cur)
+        return;
+    need_g(pf, g, K_KEY, I_ANN_NAMES);
+    uint8_t *p = room(pf, 32);
+    if (!p)
+        return;
+    *p++ = E_DEBUG << 3 | WT_LEN;
+    uint8_t *at = p++;
+    *p++ = A_NAME_IID << 3 | WT_VARINT;
+    p = put_varint(p, g);
+    if (fixed) {
+        p = put_varint(p, (uint64_t)field << 3 | WT_I64);
+        for (int i = 0; i < 8; i++)
+            *p++ = (uint8_t)(v >> (8 * i));
+    } else {
+        p = put_varint(p, (uint64_t)field << 3 | WT_VARINT); /* 17: two bytes */
+        p = put_varint(p, v);
+    }
+    *at = (uint8_t)(p - at - 1);
+    pf->len = (size_t)(p - pf->pkt);
 }
 
 void act__pf_arg_int_g(act__pf *pf, uint32_t key_g, int64_t v)
 {
-    arg_start_g(pf, key_g);
-    f_varint(pf, A_INT, (uint64_t)v);
-    close_msg(pf);
+    arg_scalar_g(pf, key_g, A_INT, (uint64_t)v, 0);
 }
 
 void act__pf_arg_uint_g(act__pf *pf, uint32_t key_g, uint64_t v)
 {
-    arg_start_g(pf, key_g);
-    f_varint(pf, A_UINT, v);
-    close_msg(pf);
+    arg_scalar_g(pf, key_g, A_UINT, v, 0);
 }
 
 void act__pf_arg_double_g(act__pf *pf, uint32_t key_g, double v)
 {
-    arg_start_g(pf, key_g);
-    f_double(pf, A_DOUBLE, v);
-    close_msg(pf);
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    arg_scalar_g(pf, key_g, A_DOUBLE, bits, 1);
 }
 
 void act__pf_arg_bool_g(act__pf *pf, uint32_t key_g, int v)
 {
-    arg_start_g(pf, key_g);
-    f_varint(pf, A_BOOL, v != 0);
-    close_msg(pf);
+    arg_scalar_g(pf, key_g, A_BOOL, v != 0, 0);
 }
 
-static void str_value(act__pf *pf, const char *s, size_t n)
+/* Values this short are interned. */
+#define VALUE_INTERN_MAX 64u
+
+/* A string value: by iid when it is short, else inline. @p looked: the
+ * caller found it is not interned yet. */
+static void str_value(act__pf *pf, const char *s, size_t n, int looked)
 {
-    s = clean(pf, 1, s, &n);
-    uint32_t g = pf->cur && n <= 64 ? intern(pf, s, n) : 0;
+    /* A value interned already needs no UTF-8 check: the table holds only
+     * repaired strings, so raw bytes equal to one are valid. */
+    uint32_t g = !looked && pf->cur && n <= VALUE_INTERN_MAX ? find(pf, s, n, hash_bytes(pf, s, n)) : 0;
+    if (!g) {
+        s = clean(pf, 1, s, &n);
+        g = pf->cur && n <= VALUE_INTERN_MAX ? intern(pf, s, n) : 0;
+    }
     if (g) {
         define(pf, pf->cur, g, K_VALUE, I_STRING_VALUES, s, n);
         f_varint(pf, A_STRING_IID, g);
@@ -818,16 +1034,30 @@ static void str_value(act__pf *pf, const char *s, size_t n)
 
 void act__pf_arg_str_g(act__pf *pf, uint32_t key_g, const char *s, size_t n)
 {
+    if (!pf->cur)
+        return;
+    int looked = 0;
+    if (n <= VALUE_INTERN_MAX) {
+        /* The usual value: short and seen before, so as short as an int. */
+        uint32_t g = find(pf, s, n, hash_bytes(pf, s, n));
+        if (g) {
+            need_g(pf, g, K_VALUE, I_STRING_VALUES);
+            arg_scalar_g(pf, key_g, A_STRING_IID, g, 0);
+            return;
+        }
+        looked = 1;
+    }
     arg_start_g(pf, key_g);
-    str_value(pf, s, n);
+    str_value(pf, s, n, looked);
     close_msg(pf);
 }
 
 static void arg_start(act__pf *pf, const char *key, size_t kn)
 {
     open_msg(pf, E_DEBUG);
-    key = clean(pf, 0, key, &kn);
-    uint32_t g = pf->cur ? intern(pf, key, kn) : 0;
+    uint32_t g = pf->cur ? intern_raw(pf, 0, &key, &kn) : 0;
+    if (!pf->cur)
+        key = clean(pf, 0, key, &kn);
     if (g) {
         define(pf, pf->cur, g, K_KEY, I_ANN_NAMES, key, kn);
         f_varint(pf, A_NAME_IID, g);
@@ -867,7 +1097,7 @@ void act__pf_arg_bool(act__pf *pf, const char *key, size_t kn, int v)
 void act__pf_arg_str(act__pf *pf, const char *key, size_t kn, const char *s, size_t n)
 {
     arg_start(pf, key, kn);
-    str_value(pf, s, n);
+    str_value(pf, s, n, 0);
     close_msg(pf);
 }
 
@@ -893,9 +1123,21 @@ void act__pf_event_end(act__pf *pf)
     act__pf_seq *q = pf->cur;
     if (!q)
         return;
-    while (pf->depth)
-        close_msg(pf);
-    emit_packet(pf);
+    if (ACT_LIKELY(pf->depth == 1 && pf->inplace && !pf->ilen && !pf->err && pf->len < 0x80)) {
+        /* The usual event: one open TrackEvent, nothing newly interned,
+         * shorter than 128 bytes: patch both lengths and commit. */
+        pf->pkt[pf->nest[0]] = (uint8_t)(pf->len - pf->nest[0] - 1);
+        pf->pkt[-2] = F_TRACE_PACKET << 3 | WT_LEN;
+        pf->pkt[-1] = (uint8_t)pf->len;
+        act__out_commit(pf->o, (char *)pf->pkt + pf->len);
+        pf->len = 0;
+        pf->depth = 0;
+        pf->inplace = 0;
+    } else {
+        while (pf->depth)
+            close_msg(pf);
+        emit_packet(pf);
+    }
     if (pf->cur_type == ACT__PF_BEGIN)
         heap_push(pf, q, (act__pf_end){pf->cur_t1, pf->cur_track, ++pf->order});
     pf->cur = NULL;

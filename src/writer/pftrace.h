@@ -59,6 +59,9 @@ typedef struct act__pf_end {
 typedef struct act__pf_seq {
     uint32_t id;
     uint8_t started;
+    uint8_t hdrlen;     /* bytes of hdr */
+    uint8_t hdr[10];    /* trusted_packet_sequence_id and
+                           SEQ_NEEDS_INCREMENTAL_STATE, encoded once */
     int64_t last_ts;
     uint64_t default_track;
     uint8_t *interned; /* per global string: bit 0 name, 1 category, 2 key, 3 value */
@@ -98,6 +101,7 @@ typedef struct act__pf {
     int cur_type;
     uint8_t *clean0, *clean1; /* repaired UTF-8 (pftrace.c: clean) */
     size_t clean0_cap, clean1_cap;
+    uint64_t seed;      /* of the intern table's hash */
     uint64_t events, clamped, backwards;
     int err;            /* ACT_ENOMEM, sticky */
 } act__pf;
@@ -150,6 +154,10 @@ uint32_t act__pf_intern(act__pf *pf, const char *s, size_t n);
  *  writer that caches iids per name skips hashing on the hot path). */
 void act__pf_event_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1,
                      uint32_t cat_g, uint32_t name_g);
+/** act__pf_event_g and act__pf_event_end at once, for an event without
+ *  args or flows (the common case, written without per-field checks). */
+void act__pf_event_whole_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts,
+                           int64_t t1, uint32_t cat_g, uint32_t name_g);
 void act__pf_arg_int_g(act__pf *pf, uint32_t key_g, int64_t v);
 void act__pf_arg_uint_g(act__pf *pf, uint32_t key_g, uint64_t v);
 void act__pf_arg_double_g(act__pf *pf, uint32_t key_g, double v);

@@ -43,14 +43,19 @@ typedef struct vstate {
     int oom;
 } vstate;
 
-static int key_is(const char *k, uint32_t n, const char *lit0)
+static inline int key_is(const char *k, uint32_t n, const char *lit0)
 {
-    return strlen(lit0) == n && memcmp(k, lit0, n) == 0;
+    /* The first byte rejects almost every key without a strlen. */
+    if (!n)
+        return lit0[0] == '\0';
+    return k[0] == lit0[0] && strlen(lit0) == n && memcmp(k, lit0, n) == 0;
 }
+
+static inline int vargs_next(act__vargs *it, act__varg *out);
 
 int act__vargs_next_unique(act__vargs *it, const char *const *reserved, act__varg *out)
 {
-    while (act__vargs_next(it, out)) {
+    while (vargs_next(it, out)) {
         uint32_t klen;
         const char *key = act__visit_ref(out->c, out->key, &klen);
         int skip = 0;
@@ -59,7 +64,11 @@ int act__vargs_next_unique(act__vargs *it, const char *const *reserved, act__var
         /* A later arg with the same key wins; look ahead a bounded way. */
         act__vargs q = *it;
         act__varg b;
-        for (int k = 0; k < 64 && !skip && act__vargs_next(&q, &b); k++) {
+        for (int k = 0; k < 64 && !skip && vargs_next(&q, &b); k++) {
+            if (b.key == out->key && (!(b.key & ACT__REF_LOCAL) || b.c == out->c)) {
+                skip = 1; /* the same ref: the same string */
+                break;
+            }
             uint32_t l2;
             const char *k2 = act__visit_ref(b.c, b.key, &l2);
             skip = l2 == klen && memcmp(k2, key, klen) == 0;
@@ -708,14 +717,16 @@ const char *act__visit_ref(const act__chunk *c, uint32_t ref, uint32_t *len)
 {
     if (ref & ACT__REF_LOCAL)
         return act__chunk_str(c, ref, len);
-    if (!ref || !act__name_known(ref)) {
-        *len = 0;
-        return "";
-    }
+    /* "" for 0 or an id act_name never returned. */
     return act__name_str(ref, len);
 }
 
 int act__vargs_next(act__vargs *it, act__varg *out)
+{
+    return vargs_next(it, out);
+}
+
+static inline int vargs_next(act__vargs *it, act__varg *out)
 {
     if (it->done)
         return 0;
@@ -732,7 +743,11 @@ int act__vargs_next(act__vargs *it, act__varg *out)
         }
     }
     rpos q = {it->c, it->i, 0, 0};
-    if (!next_pos(&q) || q.c->recs[q.i].kind != ACT__R_ARG) {
+    if (q.i + 1 < atomic_load_explicit(&((act__chunk *)q.c)->used, memory_order_acquire))
+        q.i++; /* next_pos's usual case, inline */
+    else if (!next_pos(&q))
+        q.c = NULL;
+    if (!q.c || q.c->recs[q.i].kind != ACT__R_ARG) {
         it->done = 1;
         return 0;
     }
@@ -750,7 +765,7 @@ int act__vargs_next(act__vargs *it, act__varg *out)
 
 /* ---- events ---------------------------------------------------------------- */
 
-static const char *host_category(vstate *w, int type)
+static inline const char *host_category(vstate *w, int type)
 {
     int slot = act__type_slot(type);
     if (slot < 0)
@@ -760,38 +775,45 @@ static const char *host_category(vstate *w, int type)
     return w->host_cat[slot];
 }
 
-static void visit_host(vstate *w, rpos at, int32_t pid, int32_t tid)
+/* The fields of a thread's host events that are the same for all of
+ * them, set once per thread (visit_host fills in the rest). */
+static void host_template(act__vevent *e, int32_t pid, int32_t tid)
 {
-    const act__rec *r = &at.c->recs[at.i];
-    act__vevent e;
-    e.struct_size = sizeof e;
-    e.kind = r->kind;
-    e.open = 0;
-    e.flow_dir = 0;
-    e.type = r->type;
-    e.source = 0;
-    e.pid = pid;
-    e.tid = (uint32_t)tid;
-    e.t0 = e.t1 = r->t0;
+    memset(e, 0, sizeof *e);
+    e->struct_size = sizeof *e;
+    e->pid = pid;
+    e->tid = (uint32_t)tid;
+    e->device = ACT__HOST_DEVICE;
+}
+
+/* Host record @p i of chunk @p c, whose first @p n records are known to be
+ * committed. @p e: the thread's template (host_template). */
+static inline void visit_host(vstate *w, act__vevent *e, const act__chunk *c, uint32_t i,
+                              uint32_t n)
+{
+    const act__rec *r = &c->recs[i];
+    e->kind = r->kind;
+    e->open = 0;
+    e->type = r->type;
+    e->t0 = e->t1 = r->t0;
     if (r->kind == ACT__R_SPAN) {
         int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
-        e.open = t1 == ACT__OPEN;
-        e.t1 = end_at(w, r, t1);
+        e->open = t1 == ACT__OPEN;
+        e->t1 = end_at(w, r, t1);
     }
-    e.ext = r->x;
-    e.corr = 0;
-    e.device = ACT__HOST_DEVICE;
-    e.stream = 0;
-    e.flow = 0;
-    e.cat = host_category(w, r->type);
-    e.backend = NULL;
-    e.c = at.c;
-    e.name = r->name;
-    e.rec = r;
-    rpos look = at;
-    e.has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
-    e.args = (act__vargs){at.c, at.i, 1, !e.has_args};
-    w->v->event(w->v->ctx, &e);
+    e->ext = r->x;
+    e->cat = host_category(w, r->type);
+    e->c = c;
+    e->name = r->name;
+    e->rec = r;
+    if (i + 1 < n) {
+        e->has_args = c->recs[i + 1].kind == ACT__R_ARG;
+    } else {
+        rpos look = {c, i, 0, 0};
+        e->has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
+    }
+    e->args = (act__vargs){c, i, 1, !e->has_args};
+    w->v->event(w->v->ctx, e);
 }
 
 /* One plugin record (with its AUX_DEV record right after it). */
@@ -844,11 +866,13 @@ static void visit_plugin(vstate *w, rpos at)
     w->v->event(w->v->ctx, &e);
 }
 
-static void visit_at(vstate *w, rpos at, const act__thread *t)
+/* The record at @p at, of a chunk whose first @p n records are committed;
+ * @p he: the thread's host event template. */
+static inline void visit_at(vstate *w, rpos at, uint32_t n, act__vevent *he)
 {
     switch (at.c->recs[at.i].kind) {
     case ACT__R_SPAN:
-    case ACT__R_INSTANT: visit_host(w, at, t->pid, t->tid); break;
+    case ACT__R_INSTANT: visit_host(w, he, at.c, at.i, n); break;
     case ACT__R_EMIT_SPAN:
     case ACT__R_EMIT_INSTANT: visit_plugin(w, at); break;
     default: break;
@@ -860,6 +884,8 @@ static void visit_thread(vstate *w, const act__thread *t, const tscan *sc)
     CB(w, thread_events, t->pid, t->tid);
     if (!w->v->event)
         return;
+    act__vevent he;
+    host_template(&he, t->pid, t->tid);
     if (!sc->sorted) {
         /* Recorded out of start order (caller-supplied times): sort this
          * thread's events so that parents precede children. */
@@ -878,7 +904,7 @@ static void visit_thread(vstate *w, const act__thread *t, const tscan *sc)
             }
             qsort(idx, k, sizeof *idx, cmp_pos);
             for (size_t i = 0; i < k; i++)
-                visit_at(w, idx[i], t);
+                visit_at(w, idx[i], idx[i].i + 1, &he);
             free(idx);
             return;
         }
@@ -887,8 +913,7 @@ static void visit_thread(vstate *w, const act__thread *t, const tscan *sc)
     for (const act__chunk *c = t->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
         uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
         for (uint32_t i = 0; i < n; i++)
-            if (is_event(c->recs[i].kind))
-                visit_at(w, (rpos){c, i, 0, 0}, t);
+            visit_at(w, (rpos){c, i, 0, 0}, n, &he);
     }
 }
 

@@ -171,7 +171,15 @@ def model_pftrace(tree):
     left = {u: v for u, v in open_.items() if v}
     if left:
         sys.exit(f'slices never ended on tracks {sorted(left)}')
-    return slices, instants, counters, flows
+    # Counter tracks' units: CounterDescriptor.unit (3) and unit_name (6),
+    # decoded by those numbers through actrace_trace.proto.
+    units = {}
+    for td in tracks.values():
+        cd = get(td, 'counter')
+        if cd is not None and get(td, 'name') is not None:
+            un = get(cd, 'unit_name')
+            units[unquote(get(td, 'name'))] = (get(cd, 'unit'), unquote(un) if un else None)
+    return slices, instants, counters, flows, units
 
 
 def model_json(path):
@@ -203,7 +211,7 @@ def model_json(path):
 
 def compare(pf, js, dur_slack):
     errors = []
-    pslices, pinst, pcount, pflows = pf
+    pslices, pinst, pcount, pflows, punits = pf
     doc, jslices, jinst, jcount, jflows = js
     # Trace metadata: one instant on the "actrace" track (uuid 1).
     meta = pinst.pop((0, 1), [])
@@ -235,6 +243,22 @@ def compare(pf, js, dur_slack):
         a, b = set(pcount.get(name, [])), set(jcount.get(name, []))
         if not a or not a <= b:
             errors.append(f'counter {name!r}: {sorted(a)} not within {sorted(b)}')
+    # Every series' unit (actraceStats.counters) on its counter track: the
+    # text as unit_name, and the enum where one fits.
+    enum = {'bytes': 'UNIT_SIZE_BYTES', 'B': 'UNIT_SIZE_BYTES', 'ns': 'UNIT_TIME_NS',
+            'count': 'UNIT_COUNT'}
+    series = (doc.get('actraceStats') or {}).get('counters', [])
+    matched = 0
+    for s in series:
+        name = f"{s['track'] or '(unnamed)'} {s['series'] or 'value'}"
+        if name not in punits:
+            continue  # a renamed track (a clash): its samples are compared above
+        matched += 1
+        want = (enum.get(s['unit']), s['unit'] or None)
+        if punits[name] != want:
+            errors.append(f'counter track {name!r}: unit {punits[name]} != {want}')
+    if series and not matched:
+        errors.append(f'no counter track of the {len(series)} series in actraceStats')
     if pflows != jflows:
         errors.append(f'flows differ: only in .pftrace {sorted(pflows - jflows)}, '
                       f'only in JSON {sorted(jflows - pflows)}')

@@ -96,6 +96,9 @@ typedef struct conv {
     size_t nprocs, capprocs;
     act_cli_map procmap;
     act__out meta;      /* top-level members as annotations, rendered */
+    act_cli_map units;  /* "device\0name key" -> index in unit (actraceStats) */
+    char **unit;
+    size_t nunits, capunits;
     int64_t base_ns;
     uint64_t events, skipped_be, skipped_bad, unbound_flows;
 } conv;
@@ -169,6 +172,58 @@ static int cmp_ptr(const void *x, const void *y)
     return cmp_rec(*(const crec *const *)x, *(const crec *const *)y);
 }
 
+/* Sort @p v (n records of one track) by cmp_rec: insertion sort, which is
+ * linear on what traces hold (each track in order but for a flow written
+ * after the slice it starts with), unless it needs more than a few moves
+ * per record; then qsort. */
+static void sort_track(crec **v, size_t n)
+{
+    size_t budget = 8 * n + 64;
+    for (size_t i = 1; i < n; i++) {
+        crec *x = v[i];
+        size_t j = i;
+        while (j > 0 && cmp_rec(v[j - 1], x) > 0) {
+            v[j] = v[j - 1];
+            j--;
+            if (!--budget) {
+                v[j] = x;
+                qsort(v, n, sizeof *v, cmp_ptr);
+                return;
+            }
+        }
+        v[j] = x;
+    }
+}
+
+/* The records of the run buffer in cmp_rec order (malloc'd, *@p n of
+ * them): a stable counting sort by track, then each track's records by
+ * sort_track. */
+static crec **sort_run(conv *c, size_t *n)
+{
+    size_t cnt = 0;
+    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
+        cnt++;
+    crec **idx = act_cli_xmalloc((cnt ? cnt : 1) * sizeof *idx);
+    size_t ntrk = c->ntrk ? c->ntrk : 1;
+    size_t *start = act_cli_xcalloc(ntrk + 1, sizeof *start);
+    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
+        start[((crec *)(c->runbuf + o))->track + 1]++; /* tracks are made before records */
+    for (size_t t = 0; t < ntrk; t++)
+        start[t + 1] += start[t];
+    size_t *at = act_cli_xmalloc(ntrk * sizeof *at);
+    memcpy(at, start, ntrk * sizeof *at);
+    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len) {
+        crec *r = (crec *)(c->runbuf + o);
+        idx[at[r->track]++] = r;
+    }
+    for (size_t t = 0; t < ntrk; t++)
+        sort_track(idx + start[t], start[t + 1] - start[t]);
+    free(at);
+    free(start);
+    *n = cnt;
+    return idx;
+}
+
 static void spill_run(conv *c)
 {
     if (!c->runlen)
@@ -180,14 +235,8 @@ static void spill_run(conv *c)
             exit(1);
         }
     }
-    size_t n = 0;
-    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        n++;
-    crec **idx = act_cli_xmalloc((n ? n : 1) * sizeof *idx);
-    n = 0;
-    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        idx[n++] = (crec *)(c->runbuf + o);
-    qsort(idx, n, sizeof *idx, cmp_ptr);
+    size_t n;
+    crec **idx = sort_run(c, &n);
     act_cli_grow(&c->run_off, &c->run_cap, c->nruns + 1, sizeof *c->run_off);
     if (c->nruns == 0)
         c->run_off[0] = 0;
@@ -472,12 +521,73 @@ static void read_event(conv *c, const act__jv *e, abuf *ab)
     }
 }
 
+/* Counter units, from actraceStats.counters ({track, series, unit,
+ * device}), by the counter track's name as the JSON writer names it
+ * ("track series", "(unnamed)" and "value" for empty parts) and device
+ * (-1: the host). */
+static void unit_key(abuf *k, int64_t dev, const char *name, size_t n)
+{
+    k->len = 0;
+    aput(k, &dev, sizeof dev);
+    aput(k, name, n);
+}
+
+static void read_units(conv *c, const act__jv *stats)
+{
+    const act__jv *list = act__jv_get(stats, "counters");
+    if (!list || list->type != ACT__J_ARRAY)
+        return;
+    abuf k = {NULL, 0, 0};
+    for (const act__jv *s = list->child; s; s = s->next) {
+        const act__jv *tr = act__jv_get(s, "track"), *se = act__jv_get(s, "series"),
+                      *un = act__jv_get(s, "unit"), *dv = act__jv_get(s, "device");
+        if (!tr || tr->type != ACT__J_STRING || !se || se->type != ACT__J_STRING || !un ||
+            un->type != ACT__J_STRING || !un->len || memchr(un->s, '\0', un->len))
+            continue;
+        int64_t dev = -1;
+        if (dv && (!act__jv_i64(dv, &dev) || dev < 0))
+            continue;
+        const char *tn = tr->len ? tr->s : "(unnamed)", *sn = se->len ? se->s : "value";
+        size_t tl = tr->len ? tr->len : 9, sl = se->len ? se->len : 5;
+        char *name = act_cli_xmalloc(tl + 1 + sl);
+        memcpy(name, tn, tl);
+        name[tl] = ' ';
+        memcpy(name + tl + 1, sn, sl);
+        unit_key(&k, dev, name, tl + 1 + sl);
+        free(name);
+        int created;
+        size_t *slot = act_cli_map_put(&c->units, (const char *)k.p, k.len, c->nunits, &created);
+        if (created) {
+            act_cli_grow(&c->unit, &c->capunits, c->nunits, sizeof *c->unit);
+            c->unit[c->nunits++] = NULL;
+        }
+        free(c->unit[*slot]);
+        c->unit[*slot] = act_cli_xstrdup(un->s);
+    }
+    free(k.p);
+}
+
+/* The unit of counter track @p t, or NULL. */
+static const char *unit_of(const conv *c, const ctrack *t)
+{
+    if (!c->nunits)
+        return NULL;
+    int64_t dev = t->pid >= 0x40000000 ? t->pid - 0x40000000 : -1;
+    abuf k = {NULL, 0, 0};
+    unit_key(&k, dev, t->name, strlen(t->name));
+    size_t *slot = act_cli_map_get(&c->units, (const char *)k.p, k.len);
+    free(k.p);
+    return slot ? c->unit[*slot] : NULL;
+}
+
 /* A top-level member, kept for the metadata instant. */
 static void read_member(conv *c, const char *key, const act__jv *v, abuf *ab)
 {
     if (strcmp(key, "traceEvents") == 0 || strcmp(key, "displayTimeUnit") == 0 ||
         strcmp(key, "schemaVersion") == 0)
         return;
+    if (strcmp(key, "actraceStats") == 0 && v->type == ACT__J_OBJECT)
+        read_units(c, v);
     if (strcmp(key, "baseTimeNanoseconds") == 0) {
         int64_t b;
         if (act__jv_i64(v, &b))
@@ -593,7 +703,7 @@ static uint64_t proc_uuid(int64_t pid)
     return pid == 0 ? (uint64_t)1 << 61 : act__pf_uuid_process((int32_t)pid);
 }
 
-static void write_tracks(conv *c, act__pf *pf)
+static void write_tracks(const conv *c, act__pf *pf)
 {
     for (size_t i = 0; i < c->nprocs; i++) {
         const cproc *p = &c->procs[i];
@@ -618,7 +728,7 @@ static void write_tracks(conv *c, act__pf *pf)
         act__pf_track_seen(pf, t->uuid);
         uint64_t parent = proc_uuid(t->pid);
         if (t->tid < 0)
-            act__pf_track_counter(pf, t->uuid, parent, t->name, strlen(t->name), NULL);
+            act__pf_track_counter(pf, t->uuid, parent, t->name, strlen(t->name), unit_of(c, t));
         else if (t->pid == 0 || t->tid == 0 || (uint64_t)t->pid >= 0x40000000u) {
             char buf[64];
             const char *nm = t->name;
@@ -655,13 +765,7 @@ static void write_events(conv *c, act__pf *pf)
         if (run_next(c, r, k))
             m.heap[m.nheap++] = k;
     }
-    size_t n = 0;
-    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        n++;
-    m.mem = act_cli_xmalloc((n ? n : 1) * sizeof *m.mem);
-    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        m.mem[m.nmem++] = (crec *)(c->runbuf + o);
-    qsort(m.mem, m.nmem, sizeof *m.mem, cmp_ptr);
+    m.mem = sort_run(c, &m.nmem);
     if (m.nmem)
         m.heap[m.nheap++] = c->nruns;
     for (size_t i = m.nheap / 2 + 1; i-- > 0;)
@@ -874,6 +978,10 @@ int act_cli_convert(const char *in, const char *outp)
     free(c.run_off);
     free(c.runbuf);
     free(ab.p);
+    for (size_t i = 0; i < c.nunits; i++)
+        free(c.unit[i]);
+    free(c.unit);
+    act_cli_map_free(&c.units);
     act_cli_map_free(&c.tracks);
     act_cli_map_free(&c.procmap);
     return 0;
