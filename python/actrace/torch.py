@@ -16,6 +16,12 @@ installed torch into a cache (``$ACTRACE_CACHE_DIR``, default
 ``~/.cache/actrace/torch``), keyed by the torch version and the shim's
 source. While torch.profiler is active, record_ops pauses: nothing is
 recorded twice.
+
+``actrace.torch.enable(plugins=None, config=None)`` goes the other way:
+actrace's plugins run inside every torch.profiler session (a Kineto child
+profiler, ``_torch_kineto.cpp``, built the same way), and their devices,
+kernels, flows and counters land in torch.profiler's trace
+(docs/pytorch.md).
 """
 import ctypes
 import hashlib
@@ -290,11 +296,15 @@ def enable(plugins=None, config=None, _shim=None, _built_for=None):
             sys.stderr.write("actrace.torch: enable() is already on with plugins %s; its "
                              "first settings stay\n" % (_enabled[0],))
         return True
-    # The OpenCL backend is an ICD loader layer: the loader reads
-    # OPENCL_LAYERS at the process's first OpenCL call, which may come
-    # before the first torch.profiler session loads the plugin.
+    # The OpenCL backend is an ICD loader layer and the NVTX one an NVTX
+    # injection library: the ICD loader reads OPENCL_LAYERS, NVTX reads
+    # NVTX_INJECTION64_PATH at the process's first call, which may come
+    # before the first torch.profiler session loads the plugin (whose init
+    # would set them).
     for p in plugins:
         f = _plugin_file(p)
+        if os.path.basename(f) == "nvtx.so" and os.path.exists(f):
+            os.environ.setdefault("NVTX_INJECTION64_PATH", os.path.realpath(f))
         if os.path.basename(f) == "opencl.so" and os.path.exists(f):
             f = os.path.realpath(f)
             cur = os.environ.get("OPENCL_LAYERS", "")
