@@ -47,8 +47,12 @@ def test_pytorch_doc_example(venv, tmp_path):
     with open(str(tmp_path / "torch_trace.json")) as f:
         t = json.load(f)
     dev = [e for e in events(t, ph="X") if isinstance(e["pid"], int) and e["pid"] >= 0x40000000]
-    assert len([e for e in dev if e["cat"] == "kernel"]) == 4
+    # Launches that end after the profile stops (a loaded machine) are
+    # outside its window: counted, not drawn.
+    kernels = [e for e in dev if e["cat"] == "kernel"]
+    assert 1 <= len(kernels) <= 4 and 4 - len(kernels) <= t["actrace"]["outside_window"]
     names = {e["pid"]: e["args"]["name"] for e in events(t, ph="M", name="process_name")}
     assert names[dev[0]["pid"]].startswith("Example NPU 0")
-    assert len(events(t, ph="s")) == len(events(t, ph="f")) == 8
+    flows = [e for e in dev if e["cat"] in ("kernel", "gpu_memcpy")]
+    assert len(events(t, ph="s")) == len(events(t, ph="f")) == len(flows)
     assert events(t, ph="C", name="utilization")
