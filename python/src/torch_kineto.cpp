@@ -31,7 +31,10 @@
 //    span of a plugin's own type becomes MTIA_CCP_EVENTS (drawn as is),
 //    with its type's name in "actrace type";
 //  - runtime and driver spans become runtime/driver activities on their
-//    thread; other host spans user annotations, instants instant events;
+//    thread; other host spans and instants (NVTX ranges, application
+//    annotations) runtime activities too, their type in "actrace type":
+//    torch claims the CPU types (cpu_op, user_annotation, instants) as its
+//    own and renames strangers "unknown";
 //  - a launch and its device work get one flow id from a private range
 //    that never repeats in the process (Kineto's flow ids are 32-bit;
 //    ours start at 0x60000000), written as "ac2g" flows, and both carry it
@@ -129,10 +132,48 @@ Pair paired_read()
     return best;
 }
 
-// Minimal JSON string escaping for the metadata values (Kineto writes
-// them raw).
-std::string jstr(const std::string &s)
+// A string for Kineto's trace: Kineto writes string metadata between
+// quotes without escaping it (torch 2.15: a '"' in an arg broke the JSON),
+// and turns backslashes into '/' on the way. So: '"' becomes '\'', a
+// backslash '/', control bytes a space, invalid UTF-8 U+FFFD.
+std::string kineto_safe(const char *p, size_t n)
 {
+    std::string o;
+    o.reserve(n);
+    const unsigned char *s = (const unsigned char *)p;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            o += c == '"' ? '\'' : c == '\\' ? '/' : c < 0x20 || c == 0x7f ? ' ' : (char)c;
+            i++;
+            continue;
+        }
+        // A well-formed UTF-8 sequence (RFC 3629: no overlongs, no
+        // surrogates, at most U+10FFFF) is copied; anything else is U+FFFD.
+        size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        bool ok = len && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++)
+            ok = (s[i + k] & 0xc0) == 0x80;
+        if (ok && len == 3)
+            ok = !(c == 0xe0 && s[i + 1] < 0xa0) && !(c == 0xed && s[i + 1] >= 0xa0);
+        if (ok && len == 4)
+            ok = !(c == 0xf0 && s[i + 1] < 0x90) && !(c == 0xf4 && s[i + 1] >= 0x90);
+        if (ok) {
+            o.append(p + i, len);
+            i += len;
+        } else {
+            o += "\xef\xbf\xbd";
+            i++;
+        }
+    }
+    return o;
+}
+
+// A JSON string for the metadata values (Kineto writes them raw), from
+// kineto_safe's text.
+std::string jstr(const std::string &raw)
+{
+    std::string s = kineto_safe(raw.data(), raw.size());
     std::string o = "\"";
     for (unsigned char c : s) {
         if (c == '"' || c == '\\') {
@@ -364,7 +405,7 @@ class Session final : public libkineto::IActivityProfilerSession {
         }
         size_t n = act_visit_event_args(e, args, 32);
         for (size_t i = 0; i < n && i < 32; i++) {
-            std::string key(args[i].key, args[i].key_len);
+            std::string key = kineto_safe(args[i].key, args[i].key_len);
             if (key.empty() || key == "External id" || key == "correlation")
                 continue;
             switch (args[i].kind) {
@@ -372,7 +413,7 @@ class Session final : public libkineto::IActivityProfilerSession {
             case ACT_VISIT_ARG_UINT: a.addTypedMetadata(key, libkineto::TypedValue{(uint64_t)args[i].v.u}); break;
             case ACT_VISIT_ARG_DOUBLE: a.addTypedMetadata(key, libkineto::TypedValue{args[i].v.d}); break;
             case ACT_VISIT_ARG_BOOL: a.addTypedMetadata(key, libkineto::TypedValue{args[i].v.b != 0}); break;
-            default: a.addMetadataQuoted(key, std::string(args[i].v.s.ptr, args[i].v.s.len)); break;
+            default: a.addMetadataQuoted(key, kineto_safe(args[i].v.s.ptr, args[i].v.s.len)); break;
             }
         }
     }
@@ -392,10 +433,11 @@ class Session final : public libkineto::IActivityProfilerSession {
         if (t->tid < 0 && t->device != ACT_VISIT_HOST) {
             std::string label = self->dev_label_.count(t->pid) ? self->dev_label_[t->pid] : "";
             self->devices_.push_back(libkineto::DeviceInfo{
-                t->pid, libkineto::kExceedMaxPid + (int64_t)t->device, t->name, label});
+                t->pid, libkineto::kExceedMaxPid + (int64_t)t->device,
+                kineto_safe(t->name, std::strlen(t->name)), kineto_safe(label.data(), label.size())});
         } else if (t->tid >= 0) {
             self->resources_.push_back(libkineto::ResourceInfo{
-                t->tid, t->tid, t->pid, t->name,
+                t->tid, t->tid, t->pid, kineto_safe(t->name, std::strlen(t->name)),
                 t->is_stream ? libkineto::ResourceType::UNKNOWN : libkineto::ResourceType::HOST_THREAD});
         }
     }
@@ -411,12 +453,18 @@ class Session final : public libkineto::IActivityProfilerSession {
             self->outside_++;
             return;
         }
-        std::string name(e->name, e->name_len);
+        std::string name = kineto_safe(e->name, e->name_len);
         bool device = e->device != ACT_VISIT_HOST;
         ActivityType ty;
-        if (e->kind == ACT_VISIT_INSTANT) {
-            ty = ActivityType::CPU_INSTANT_EVENT;
-        } else if (device) {
+        // Host side, only runtime and driver types: torch claims CPU_OP,
+        // CPU_INSTANT_EVENT, USER_ANNOTATION and PYTHON_FUNCTION activities
+        // as its own (collection.cpp looks each up among the events it
+        // recorded, renames a stranger "unknown" and leaves it out of
+        // key_averages), so a host span or instant of any other type (an
+        // NVTX range, an application annotation) is a runtime activity of
+        // zero or more duration, its actrace type in "actrace type".
+        bool host_other = false;
+        if (device && e->kind != ACT_VISIT_INSTANT) {
             switch (e->type) {
             case ACT_CONCURRENT_KERNEL: ty = ActivityType::CONCURRENT_KERNEL; break;
             case ACT_GPU_MEMCPY: ty = ActivityType::GPU_MEMCPY; break;
@@ -431,13 +479,11 @@ class Session final : public libkineto::IActivityProfilerSession {
             // into its stream's neighbours.
             default: ty = ActivityType::MTIA_CCP_EVENTS; break;
             }
+        } else if (e->kind != ACT_VISIT_INSTANT && e->type == ACT_DRIVER) {
+            ty = runtime_type(e->backend, true);
         } else {
-            switch (e->type) {
-            case ACT_RUNTIME: ty = runtime_type(e->backend, false); break;
-            case ACT_DRIVER: ty = runtime_type(e->backend, true); break;
-            case ACT_CPU_OP: ty = ActivityType::CPU_OP; break;
-            default: ty = ActivityType::USER_ANNOTATION; break;
-            }
+            ty = runtime_type(e->backend, false);
+            host_other = e->kind == ACT_VISIT_INSTANT || e->type != ACT_RUNTIME;
         }
         self->acts_.emplace_back(trace_span(), ty, name);
         GenericTraceActivity &a = self->acts_.back();
@@ -456,7 +502,7 @@ class Session final : public libkineto::IActivityProfilerSession {
         }
         if (e->from_plugin && *e->backend)
             a.addMetadataQuoted("backend", e->backend);
-        if (ty == ActivityType::MTIA_CCP_EVENTS || ty == ActivityType::USER_ANNOTATION)
+        if (ty == ActivityType::MTIA_CCP_EVENTS || host_other)
             a.addMetadataQuoted("actrace type", e->category);
         if (device) {
             a.addTypedMetadata("device", libkineto::TypedValue{(int64_t)e->device});
@@ -477,7 +523,8 @@ class Session final : public libkineto::IActivityProfilerSession {
             return;
         }
 #if ACT_KINETO_COUNTERS
-        self->acts_.emplace_back(trace_span(), ActivityType::MTIA_COUNTERS, ct->name);
+        self->acts_.emplace_back(trace_span(), ActivityType::MTIA_COUNTERS,
+                                 kineto_safe(ct->name, std::strlen(ct->name)));
         GenericTraceActivity &a = self->acts_.back();
         a.startTime = a.endTime = self->to_epoch(cs->ts_ns);
         a.device = ct->pid;
@@ -487,7 +534,7 @@ class Session final : public libkineto::IActivityProfilerSession {
             std::string key = *ct->series[i] ? ct->series[i] : ct->name;
             if (*ct->units[i])
                 key += std::string(" (") + ct->units[i] + ")";
-            a.addCounterValue(key, cs->current[i]);
+            a.addCounterValue(kineto_safe(key.data(), key.size()), cs->current[i]);
         }
         self->ext_.push_back(0);
 #else
@@ -611,7 +658,7 @@ class Profiler final : public libkineto::IActivityProfiler {
     std::string name_ = "actrace";
     std::set<ActivityType> types_ = {
         ActivityType::CONCURRENT_KERNEL, ActivityType::GPU_MEMCPY,         ActivityType::GPU_MEMSET,
-        ActivityType::PRIVATEUSE1_RUNTIME, ActivityType::PRIVATEUSE1_DRIVER, ActivityType::USER_ANNOTATION,
+        ActivityType::PRIVATEUSE1_RUNTIME, ActivityType::PRIVATEUSE1_DRIVER,
 #if ACT_KINETO_COUNTERS
         ActivityType::MTIA_COUNTERS,
 #endif
