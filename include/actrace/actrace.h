@@ -11,5 +11,6 @@
 #include "actrace/record.h"
 #include "actrace/session.h"
 #include "actrace/version.h"
+#include "actrace/visit.h"
 
 #endif /* ACTRACE_ACTRACE_H */

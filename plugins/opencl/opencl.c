@@ -1496,10 +1496,20 @@ static void *ext_wrap(int id, void *real)
 /* ---- hand-written wrappers --------------------------------------------------- */
 
 /* Profiling is forced while a plugin instance exists, so that a session
- * started later still gets device times. */
+ * started later still gets device times; and always when
+ * ACTRACE_OPENCL_PROFILE_QUEUES=1 (actrace.torch.enable sets it: its
+ * sessions come and go with each torch.profiler session, while the
+ * program creates its queues once, usually before the first). */
 static int force_profiling(void)
 {
-    return atomic_load_explicit(&g_inst, memory_order_acquire) != NULL;
+    static _Atomic int env = -1; /* -1: not read yet */
+    int e = atomic_load_explicit(&env, memory_order_relaxed);
+    if (e < 0) {
+        const char *v = getenv("ACTRACE_OPENCL_PROFILE_QUEUES");
+        e = v && strcmp(v, "1") == 0;
+        atomic_store_explicit(&env, e, memory_order_relaxed);
+    }
+    return e || atomic_load_explicit(&g_inst, memory_order_acquire) != NULL;
 }
 
 static cl_command_queue CL_API_CALL

@@ -16,6 +16,12 @@ installed torch into a cache (``$ACTRACE_CACHE_DIR``, default
 ``~/.cache/actrace/torch``), keyed by the torch version and the shim's
 source. While torch.profiler is active, record_ops pauses: nothing is
 recorded twice.
+
+``actrace.torch.enable(plugins=None, config=None)`` goes the other way:
+actrace's plugins run inside every torch.profiler session (a Kineto child
+profiler, ``_torch_kineto.cpp``, built the same way), and their devices,
+kernels, flows and counters land in torch.profiler's trace
+(docs/pytorch.md).
 """
 import ctypes
 import hashlib
@@ -29,7 +35,8 @@ import torch as _torch
 
 from . import _C, disabled
 
-__all__ = ["record_ops", "stop_ops", "ops_recorded", "ops_paused", "shim_path"]
+__all__ = ["record_ops", "stop_ops", "ops_recorded", "ops_paused", "shim_path", "enable",
+           "enabled_sessions", "kineto_shim_path"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _lib = None
@@ -61,19 +68,32 @@ def _compiler():
     return cxx
 
 
-def shim_path():
-    """Where the shim for this torch and this actrace lives (built or not)."""
-    src = os.path.join(_HERE, "_torch_ops.cpp")
+def _cached(src_name, so_name):
+    """(source, cached .so) of a shim: keyed by the torch version, torch's
+    location, the shim's source and actrace's version."""
+    src = os.path.join(_HERE, src_name)
     with open(src, "rb") as f:
         h = hashlib.sha256(f.read())
     h.update(_torch.__version__.encode())
     h.update(_torch.__file__.encode())
     h.update(_C._library()[0].encode())
     tag = "%s-%s" % (_torch.__version__.replace("+", "_"), h.hexdigest()[:16])
-    return src, os.path.join(_cache_dir(), tag, "actrace_torch_ops.so")
+    return src, os.path.join(_cache_dir(), tag, so_name)
 
 
-def _build(src, out):
+def shim_path():
+    """Where the RecordFunction shim for this torch and this actrace lives
+    (built or not)."""
+    return _cached("_torch_ops.cpp", "actrace_torch_ops.so")
+
+
+def kineto_shim_path():
+    """Where the Kineto child-profiler shim (enable()) for this torch and
+    this actrace lives (built or not)."""
+    return _cached("_torch_kineto.cpp", "actrace_torch_kineto.so")
+
+
+def _build(src, out, what="the RecordFunction shim", extra=(), built_for=None):
     tdir = os.path.dirname(_torch.__file__)
     tinc = os.path.join(tdir, "include")
     if not os.path.exists(os.path.join(tinc, "ATen", "record_function.h")):
@@ -91,13 +111,22 @@ def _build(src, out):
     abi = int(_torch._C._GLIBCXX_USE_CXX11_ABI)
     # -DNDEBUG as torch's own build: RecordFunction's debug-only asserts
     # would fire on ops recorded without inputs.
+    if built_for is not None:
+        # The Kineto shim: built against torch's own Kineto headers, and
+        # told which torch it is for (it refuses any other).
+        kinc = os.path.join(tinc, "kineto")
+        if not os.path.exists(os.path.join(kinc, "libkineto.h")):
+            raise BuildError("actrace.torch: torch's Kineto headers are missing (%s has no "
+                             "libkineto.h); torch wheels from PyPI ship them since 2.4"
+                             % kinc)
+        extra = list(extra) + ["-I", kinc, '-DACTRACE_TORCH_BUILT_FOR="%s"' % built_for]
     cmd = [cxx, "-O2", "-DNDEBUG", "-std=c++20", "-shared", "-fPIC", "-fvisibility=hidden",
-           "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi, "-I", tinc, "-I", ainc, src,
+           "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi, "-I", tinc, "-I", ainc] + list(extra) + [src,
            "-L", os.path.join(tdir, "lib"), "-lc10", "-ltorch_cpu",
            "-L", alib, "-l:libactrace.so.0",
            "-Wl,-rpath," + os.path.join(tdir, "lib"), "-Wl,-rpath," + alib, "-o", tmp]
-    sys.stderr.write("actrace.torch: building the RecordFunction shim against torch %s "
-                     "(once, into %s)\n" % (_torch.__version__, os.path.dirname(out)))
+    sys.stderr.write("actrace.torch: building %s against torch %s (once, into %s)\n"
+                     % (what, _torch.__version__, os.path.dirname(out)))
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if r.returncode != 0:
         try:
@@ -181,3 +210,119 @@ def ops_recorded():
 def ops_paused():
     """How many ops it skipped because torch.profiler was active."""
     return int(_lib.actrace_torch_paused()) if _lib is not None else 0
+
+
+# ---- torch.profiler: actrace's plugins as a Kineto child profiler -----------
+
+_klib = None
+_enabled = None
+
+
+def _plugin_dir():
+    d = os.environ.get("ACTRACE_PLUGIN_DIR")
+    if d and os.path.isabs(d):
+        return d
+    return os.path.join(_HERE, "lib", "actrace", "plugins")
+
+
+def _default_plugins():
+    """The default set of `actrace record`: every plugin of the plugin
+    folder but the example."""
+    try:
+        names = sorted(f[:-3] for f in os.listdir(_plugin_dir())
+                       if f.endswith(".so") and f != "example.so")
+    except OSError:
+        names = []
+    return names
+
+
+def _plugin_file(p):
+    return p if os.path.isabs(p) else os.path.join(_plugin_dir(), p + ".so")
+
+
+def _load_kineto(path=None, built_for=None):
+    """The Kineto shim (built on first use). @p path and @p built_for are
+    for tests: a shim at another path, built as if for another torch."""
+    global _klib
+    if path is None and _klib is not None:
+        return _klib
+    if path is None:
+        src, out = kineto_shim_path()
+    else:
+        src, out = os.path.join(_HERE, "_torch_kineto.cpp"), path
+    if not os.path.exists(out):
+        _build(src, out, what="the Kineto child-profiler shim",
+               built_for=built_for or _torch.__version__)
+    _check_owned(out)
+    lib = ctypes.CDLL(out)
+    lib.actrace_kineto_built_for.restype = ctypes.c_char_p
+    lib.actrace_kineto_enable.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                          ctypes.c_char_p, ctypes.c_size_t]
+    lib.actrace_kineto_enable.restype = ctypes.c_int
+    lib.actrace_kineto_sessions.restype = ctypes.c_uint64
+    if path is None:
+        _klib = lib
+    return lib
+
+
+def enable(plugins=None, config=None, _shim=None, _built_for=None):
+    """From now on, every ``torch.profiler.profile(...)`` session also runs
+    actrace's plugins (``plugins``: names of installed plugins or paths;
+    default: the set ``actrace record`` loads, every installed plugin but
+    the example), and their kernels, copies, runtime calls, flows and
+    counters appear in torch.profiler's trace. ``config``: actrace config
+    (text, a dict or a path), for every session; a profile's
+    ``experimental_config.custom_profiler_config`` adds to it; without
+    either the plugins read ``$ACTRACE_CONFIG``. Idempotent (the first
+    call's settings stay) and never undone. Returns True when on, False
+    under ACTRACE_DISABLE=1. Raises RuntimeError when the shim was built
+    for another torch, BuildError when it cannot be built."""
+    global _enabled
+    if disabled:
+        return False
+    from . import _config_text
+    if plugins is None:
+        plugins = _default_plugins()
+    elif isinstance(plugins, (str, os.PathLike)):
+        plugins = [os.fspath(plugins)]
+    plugins = [os.fspath(p) for p in plugins]
+    for p in plugins:
+        if "\n" in p:
+            raise ValueError("actrace.torch.enable: a plugin name has a newline: %r" % p)
+    text = _config_text(config)
+    lib = _load_kineto(_shim, _built_for) if _shim else _load_kineto()
+    if _enabled is not None and not _shim:
+        if (plugins, text) != _enabled:
+            sys.stderr.write("actrace.torch: enable() is already on with plugins %s; its "
+                             "first settings stay\n" % (_enabled[0],))
+        return True
+    # The OpenCL backend is an ICD loader layer and the NVTX one an NVTX
+    # injection library: the ICD loader reads OPENCL_LAYERS, NVTX reads
+    # NVTX_INJECTION64_PATH at the process's first call, which may come
+    # before the first torch.profiler session loads the plugin (whose init
+    # would set them).
+    for p in plugins:
+        f = _plugin_file(p)
+        if os.path.basename(f) == "nvtx.so" and os.path.exists(f):
+            os.environ.setdefault("NVTX_INJECTION64_PATH", os.path.realpath(f))
+        if os.path.basename(f) == "opencl.so" and os.path.exists(f):
+            f = os.path.realpath(f)
+            cur = os.environ.get("OPENCL_LAYERS", "")
+            if f not in cur.split(":"):
+                os.environ["OPENCL_LAYERS"] = f + (":" + cur if cur else "")
+            # Queues the program creates before the first profile must
+            # profile too, or their commands have no device times.
+            os.environ.setdefault("ACTRACE_OPENCL_PROFILE_QUEUES", "1")
+    err = ctypes.create_string_buffer(1024)
+    rc = lib.actrace_kineto_enable(_torch.__version__.encode(), "\n".join(plugins).encode(),
+                                   (text or "").encode(), err, len(err))
+    if rc < 0:
+        raise RuntimeError(err.value.decode(errors="replace"))
+    if not _shim:
+        _enabled = (plugins, text)
+    return True
+
+
+def enabled_sessions():
+    """How many torch.profiler sessions actrace's child profiler served."""
+    return int(_klib.actrace_kineto_sessions()) if _klib is not None else 0

@@ -33,9 +33,10 @@
  * The session lock is held for the whole walk (see act__visit): callbacks
  * must not call back into the session.
  *
- * ABI note: everything here is internal (act__, hidden). The structs start
- * with struct_size and are append-only so that issue 18 can expose a
- * public read-back built on them without breaking older callers.
+ * ABI note: everything here is internal (act__, hidden). The public
+ * read-back (include/actrace/visit.h, act_session_visit in readback.c) is
+ * this walk seen through public, struct_size-first structs; a field added
+ * here that the public side should see is appended there too.
  */
 #ifndef ACT_WRITER_VISIT_H
 #define ACT_WRITER_VISIT_H

@@ -6,8 +6,12 @@
 # nvcc (kernels on two streams, copies both ways, a memset, a device
 # synchronisation), records it with `actrace record --plugin cupti` and
 # gpu_pm_counter selected, then checks the trace with check_trace.py: one
-# line per check, exit status non-zero on any failure. A few minutes on an
-# H200 (most of it the build).
+# line per check, exit status non-zero on any failure. Then the torch
+# section (torch_bridge.py): a CUDA matmul loop under torch.profiler with
+# actrace's Kineto bridge (nvtx and host plugins; the cupti plugin stays
+# out, torch's CUPTI being on), and the same loop under `actrace record`
+# with the cupti plugin and PM counters. A few minutes on an H200 (most of
+# it the build).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -61,5 +65,43 @@ python3 "$here/check_trace.py" --manifest "$out/manifest.json" --interval-us "$i
   "$out/trace.json" || fail=1
 "$build/bin/actrace" summary "$out/trace.json" >"$out/summary.txt" 2>&1 &&
   step PASS summary "actrace summary reads it ($out/summary.txt)" || step FAIL summary "see $out/summary.txt"
+# ---- torch: the torch.profiler bridge, and the same loop under record -------
+# Needs a python with a CUDA torch (PYTHON=..., default python3); without one
+# the section is skipped, said as such. The bridge's shim is built here as
+# actrace.torch.enable() builds it (python/actrace/torch.py), against this
+# torch's headers, and loaded by torch_bridge.py with ctypes.
+py=${PYTHON:-python3}
+if "$py" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  if cmake --build "$build" -j "$(nproc)" --target actrace actrace_plugin_nvtx actrace_plugin_host \
+       >>"$out/cmake.log" 2>&1 && [ -f "$build/plugins/nvtx.so" ] && [ -f "$build/plugins/host.so" ]; then
+    step PASS torch_build "nvtx.so and host.so in $build/plugins"
+  else
+    step FAIL torch_build "see $out/cmake.log"
+  fi
+  tdir=$("$py" -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+  tver=$("$py" -c 'import torch; print(torch.__version__)')
+  tabi=$("$py" -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')
+  if ${CXX:-c++} -O2 -DNDEBUG -std=c++20 -shared -fPIC -fvisibility=hidden \
+       -D_GLIBCXX_USE_CXX11_ABI="$tabi" -I "$tdir/include" -I "$tdir/include/kineto" \
+       -I "$root/include" -DACTRACE_TORCH_BUILT_FOR="\"$tver\"" "$root/python/src/torch_kineto.cpp" \
+       -L "$tdir/lib" -lc10 -ltorch_cpu -L "$build/src" -l:libactrace.so.0 \
+       -Wl,-rpath,"$tdir/lib" -Wl,-rpath,"$build/src" -o "$out/torch_kineto.so" >"$out/shim.log" 2>&1; then
+    step PASS torch_shim "built against torch $tver"
+    timeout 300 "$py" "$here/torch_bridge.py" bridge "$out/torch_kineto.so" \
+      "$build/plugins/nvtx.so,$build/plugins/host.so,$build/plugins/cupti.so" \
+      "$out/torch_bridge.json" 2>"$out/torch_bridge.log" || fail=1
+  else
+    step FAIL torch_shim "see $out/shim.log"; tail -20 "$out/shim.log"
+  fi
+  rm -f "$out/torch_record.json"
+  timeout 300 "$build/bin/actrace" record -c "$out/gpu.cfg" -o "$out/torch_record.json" --plugin cupti \
+    -- "$py" "$here/torch_bridge.py" loop >"$out/torch_record.log" 2>&1
+  rc=$?
+  step "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" torch_record "exit status $rc (log: $out/torch_record.log)"
+  [ -f "$out/torch_record.json" ] && { "$py" "$here/torch_bridge.py" check-record "$out/torch_record.json" || fail=1; }
+else
+  echo "SKIP torch: no CUDA torch for $py"
+fi
+
 [ $fail -eq 0 ] && echo "gpu: all checks passed" || echo "gpu: FAILED"
 exit $fail

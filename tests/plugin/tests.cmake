@@ -42,6 +42,11 @@ if(ACT_HAVE_JANSSON)
     act_add_test(PluginExample SOURCES ${PROJECT_SOURCE_DIR}/tests/plugin/test_plugin_example.c
                  LIBS PkgConfig::JANSSON Threads::Threads LABELS plugin tsan)
     add_dependencies(test_PluginExample actrace_plugin_example)
+    # The public read-back (actrace/visit.h) over the example plugin's
+    # session, against the trace it then writes (`ctest -R SessionVisit`).
+    act_add_test(SessionVisit SOURCES ${PROJECT_SOURCE_DIR}/tests/plugin/test_visit.c
+                 LIBS PkgConfig::JANSSON Threads::Threads LABELS plugin writer)
+    add_dependencies(test_SessionVisit actrace_plugin_example)
   endif()
 endif()
 
