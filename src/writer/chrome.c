@@ -333,6 +333,10 @@ static void emit_plugin(wctx *w, const act__vevent *e)
     static const char *const plugin_reserved[] = {"External id", "correlation", "device",
                                                   "stream", "backend", NULL};
     put_args(w, e->args, 0, plugin_reserved);
+    if (e->has_mem_bw) {
+        lit(o, ",\"memory bandwidth (GB/s)\":");
+        put_double(o, e->mem_bw_gbps);
+    }
     lit(o, "}},\n");
 
     if (e->flow_dir) {

@@ -5,7 +5,7 @@
 # launcher running the demo with the example plugin. `ctest -R Merge`.
 find_program(ACT_PYTHON3 python3)
 if(ACT_PYTHON3 AND TARGET actrace_cli AND TARGET actrace_demo AND TARGET actrace_plugin_example)
-  foreach(case basic errors record_merged record_per_process)
+  foreach(case basic errors record_merged record_per_process bandwidth)
     add_test(NAME Merge.${case}
              COMMAND ${ACT_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_merge.py
                      $<TARGET_FILE:actrace_cli> $<TARGET_FILE:actrace_demo>
@@ -13,5 +13,5 @@ if(ACT_PYTHON3 AND TARGET actrace_cli AND TARGET actrace_demo AND TARGET actrace
     set_tests_properties(Merge.${case} PROPERTIES LABELS "unit;merge" TIMEOUT 300)
   endforeach()
   # record preloads libactrace: not under the sanitizers' builds.
-  set_tests_properties(Merge.record_merged Merge.record_per_process PROPERTIES LABELS "unit;merge;nosan")
+  set_tests_properties(Merge.record_merged Merge.record_per_process Merge.bandwidth PROPERTIES LABELS "unit;merge;nosan")
 endif()
