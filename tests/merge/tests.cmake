@@ -15,3 +15,18 @@ if(ACT_PYTHON3 AND TARGET actrace_cli AND TARGET actrace_demo AND TARGET actrace
   # record preloads libactrace: not under the sanitizers' builds.
   set_tests_properties(Merge.record_merged Merge.record_per_process Merge.bandwidth PROPERTIES LABELS "unit;merge;nosan")
 endif()
+# HolisticTraceAnalysis reads record --per-process ranks and a merged
+# trace (test_hta.py, the cached venv's pytest; run_hta.sh skips with
+# ACT_NO_VENV=1 when the venv is absent).
+if(TARGET actrace_cli AND TARGET actrace_demo AND TARGET actrace_plugin_example)
+  set(_act_cl_demo "")
+  if(TARGET actrace_cl_demo)
+    set(_act_cl_demo $<TARGET_FILE:actrace_cl_demo>)
+  endif()
+  add_test(NAME Merge.hta
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/run_hta.sh ${PROJECT_SOURCE_DIR}
+                   $<TARGET_FILE:actrace_cli> $<TARGET_FILE:actrace_demo>
+                   $<TARGET_FILE:actrace_plugin_example> "${_act_cl_demo}")
+  set_tests_properties(Merge.hta PROPERTIES LABELS "python;merge;nosan" TIMEOUT 600
+    SKIP_RETURN_CODE 77)
+endif()
