@@ -51,6 +51,7 @@ typedef struct example {
      * the same way (CUPTI-style buffers) and delivers in batches. */
     act_plugin_record records[MAX_RECORDS];
     act_plugin_arg args[MAX_LAUNCHES][2]; /* kernel args, see launch() */
+    act_plugin_arg copy_args[MAX_LAUNCHES]; /* the copy's "bytes" */
     size_t nrecords;
     act_plugin_sample samples[MAX_LAUNCHES * 2];
     size_t nsamples;
@@ -139,6 +140,17 @@ static void launch(example *ex, int i)
                    ex->device, STREAM_COPY, t1 + 7000, t1 + 17000, corr_copy,
                    "Memcpy HtoD");
     r->external_id = ext;
+    /* A copy or memset says how many bytes it moved: the host adds Kineto's
+     * "memory bandwidth (GB/s)" from it and the span's duration. */
+    a = &ex->copy_args[i];
+    memset(a, 0, sizeof *a);
+    a->struct_size = sizeof *a;
+    a->kind = ACT_PLUGIN_ARG_UINT;
+    a->key = "bytes";
+    a->key_len = 5;
+    a->v.u = (uint64_t)1 << 20;
+    r->args = a;
+    r->nargs = 1;
     /* The custom type: drawn on the compute stream after the kernel. */
     add_record(ex, ACT_PLUGIN_RECORD_DEVICE_SPAN, ex->sync_type, ex->device,
                STREAM_COMPUTE, k1, k1 + 2000, 0, "example_sync");

@@ -333,6 +333,10 @@ static void emit_plugin(wctx *w, const act__vevent *e)
     static const char *const plugin_reserved[] = {"External id", "correlation", "device",
                                                   "stream", "backend", NULL};
     put_args(w, e->args, 0, plugin_reserved);
+    if (e->has_mem_bw) {
+        lit(o, ",\"memory bandwidth (GB/s)\":");
+        put_double(o, e->mem_bw_gbps);
+    }
     lit(o, "}},\n");
 
     if (e->flow_dir) {
@@ -539,6 +543,12 @@ static void on_end(void *ctx, const act__vstats *st)
     lit(o, ", \"local_rank\": ");
     put_i64(o, info->local);
     act__out_char(o, '}');
+    if (!info->has_rank) {
+        /* No launcher variable named a rank: the 0 above is a default, so
+         * that a launcher's own trace (torchrun, a shell) is told apart
+         * from rank 0's (record --per-process, actrace merge). */
+        lit(o, ",\n\"actraceRankDefault\":true");
+    }
     if (info->recovered) {
         /* Rebuilt from the spool of a process that could not write its
          * trace: per-thread drop counts died with it. */

@@ -816,6 +816,35 @@ static inline void visit_host(vstate *w, act__vevent *e, const act__chunk *c, ui
     w->v->event(w->v->ctx, e);
 }
 
+/* Kineto's "memory bandwidth (GB/s)" of copy or memset @p e, from its
+ * "bytes" arg (see act__vevent.has_mem_bw). */
+static void mem_bandwidth(act__vevent *e)
+{
+    if (e->kind != ACT__R_EMIT_SPAN || !e->has_args ||
+        (e->type != ACT_GPU_MEMCPY && e->type != ACT_GPU_MEMSET))
+        return;
+    static const char bw_key[] = "memory bandwidth (GB/s)";
+    act__vargs it = e->args;
+    act__varg a;
+    double bytes = -1;
+    while (act__vargs_next(&it, &a)) {
+        uint32_t kn;
+        const char *k = act__visit_ref(a.c, a.key, &kn);
+        if (kn == sizeof bw_key - 1 && memcmp(k, bw_key, kn) == 0)
+            return; /* the plugin's own (CUPTI's) */
+        if (kn == 5 && memcmp(k, "bytes", 5) == 0) {
+            if (a.kind == ACT__V_UINT)
+                bytes = (double)a.val;
+            else if (a.kind == ACT__V_INT && (int64_t)a.val >= 0)
+                bytes = (double)(int64_t)a.val;
+        }
+    }
+    if (bytes < 0)
+        return;
+    e->has_mem_bw = 1;
+    e->mem_bw_gbps = e->t1 > e->t0 ? bytes / (double)(e->t1 - e->t0) : 0.0;
+}
+
 /* One plugin record (with its AUX_DEV record right after it). */
 static void visit_plugin(vstate *w, rpos at)
 {
@@ -863,6 +892,7 @@ static void visit_plugin(vstate *w, rpos at)
             e.flow_dir = host_side ? 1 : 2;
         }
     }
+    mem_bandwidth(&e);
     w->v->event(w->v->ctx, &e);
 }
 

@@ -88,6 +88,12 @@ typedef struct act__vevent {
     uint32_t name;
     act__vargs args; /* iterate with act__vargs_next */
     const act__rec *rec; /* the record itself (for consumers' caches) */
+    /* Appended (issue 19). A copy or memset span with a "bytes" arg and no
+     * "memory bandwidth (GB/s)" of its own: Kineto's bandwidth arg, bytes
+     * per ns (0 for an empty span, as Kineto writes it), which HTA's memory
+     * analyses read; writers add it as that arg. */
+    uint8_t has_mem_bw;
+    double mem_bw_gbps;
 } act__vevent;
 
 typedef struct act__vinfo {

@@ -13,6 +13,7 @@ int act_cmd_summary(int argc, char **argv);
 int act_cmd_check(int argc, char **argv);
 int act_cmd_convert(int argc, char **argv);
 int act_cmd_trigger(int argc, char **argv);
+int act_cmd_merge(int argc, char **argv);
 
 /* Convert the JSON trace @p in into the Perfetto trace @p out (cmd_convert.c):
  * the exit status of actrace convert; messages on standard error. */

@@ -35,11 +35,14 @@
 
 static void record_usage(FILE *f)
 {
-    fprintf(f, "usage: actrace record [-o FILE] [-c CONFIG] [--plugin PATH]... [--no-default-plugins]\n"
-               "                      [--force] [-v] -- CMD [ARGS]\n"
+    fprintf(f, "usage: actrace record [-o FILE | --per-process DIR] [-c CONFIG] [--plugin PATH]...\n"
+               "                      [--no-default-plugins] [--force] [-v] -- CMD [ARGS]\n"
                "  -o FILE         trace to write; %%pid%% is replaced by the program's pid\n"
                "                  (default: the config's ACTIVITIES_LOG_FILE, else\n"
                "                  actrace-%%pid%%.json; a .gz name compresses)\n"
+               "  --per-process DIR  one trace per process instead of one merged trace:\n"
+               "                  DIR/rank-R.<pid>.json, R its rank (what HTA reads);\n"
+               "                  -o DIR/ (a trailing '/') does the same\n"
                "  -c CONFIG       config file (Kineto syntax; see docs/config.md)\n"
                "  --plugin PATH   load a plugin: a path, or a bare name from the plugin\n"
                "                  directory (example, host, ...); repeatable. Without\n"
@@ -265,6 +268,31 @@ static void sanitizer_first(const char *prog, const char *lib)
     free(v);
     if (getenv("ACTRACE_LOG"))
         fprintf(stderr, "actrace record: %s uses %s: preloading it first\n", prog, found);
+}
+
+/* --per-process DIR (absolute), or NULL for one merged trace; --force. */
+static const char *rec_per_dir;
+static int rec_force;
+
+/* Makes @p dir (one level) if absent and checks that it is a writable
+ * directory; its absolute path into @p abs. Returns 0, or 2 after saying
+ * why. */
+static int per_process_dir(const char *dir, char *abs, size_t cap)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 && (errno != ENOENT || mkdir(dir, 0777) != 0 || stat(dir, &st) != 0)) {
+        fprintf(stderr, "actrace record: --per-process %s: %s\n", dir, strerror(errno));
+        return 2;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "actrace record: --per-process %s: not a directory\n", dir);
+        return 2;
+    }
+    if (access(dir, W_OK | X_OK) != 0 || !realpath(dir, abs) || strlen(abs) >= cap) {
+        fprintf(stderr, "actrace record: --per-process %s: %s\n", dir, strerror(errno));
+        return 2;
+    }
+    return 0;
 }
 
 static volatile sig_atomic_t rec_signals;
@@ -517,6 +545,17 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     char err[PATH_MAX * 3];
     /* A Perfetto name: merge to JSON beside the per-process traces, then
      * convert that (the code path of `actrace convert`, streaming). */
+    if (rec_per_dir) {
+        int src = act__record_split(spool, rec_per_dir, rec_force, &res, err, sizeof err);
+        if (src != 0)
+            fprintf(stderr, "actrace record: cannot move a process's trace: %s\n", err);
+        remove_dir(spool);
+        fprintf(stderr, "actrace record: wrote %zu process trace%s to %s (rank-R.<pid>.json, %llu "
+                "events, %llu dropped); `actrace merge` joins them\n", res.files,
+                res.files == 1 ? "" : "s", rec_per_dir, (unsigned long long)res.events,
+                (unsigned long long)res.dropped);
+        return src != 0 && !rc ? 1 : rc;
+    }
     int pf = act_cli_is_pftrace(final_out);
     char tmpjson[PATH_MAX + 32];
     snprintf(tmpjson, sizeof tmpjson, "%s/merged.tmp", spool);
@@ -561,6 +600,8 @@ int act_cmd_record(int argc, char **argv)
             break;
         } else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
             out = argv[++i];
+        } else if (strcmp(a, "--per-process") == 0 && i + 1 < argc) {
+            rec_per_dir = argv[++i];
         } else if (strcmp(a, "-c") == 0 && i + 1 < argc) {
             cfg = argv[++i];
         } else if (strcmp(a, "--plugin") == 0 && i + 1 < argc) {
@@ -633,6 +674,17 @@ int act_cmd_record(int argc, char **argv)
     if (append_env("LD_PRELOAD", lib, ':') != 0)
         return 1;
 
+    static char per_abs[PATH_MAX];
+    if (!rec_per_dir && out && *out && out[strlen(out) - 1] == '/')
+        rec_per_dir = out;
+    if (rec_per_dir) {
+        int prc = per_process_dir(rec_per_dir, per_abs, sizeof per_abs);
+        if (prc != 0)
+            return prc;
+        rec_per_dir = per_abs;
+        rec_force = force;
+        out = NULL;
+    }
     if (!out)
         out = log_file[0] ? log_file : "actrace-%pid%.json";
     /* The trace must be written where the user said, whatever directory
@@ -725,7 +777,7 @@ int act_cmd_record(int argc, char **argv)
     expand_pid(shown, sizeof shown, out, (int)pid);
     /* The output is checked before the program runs (it waits at the
      * gate): a typo must not cost an hours-long run. */
-    int orc = check_output(final_out, shown, force);
+    int orc = rec_per_dir ? 0 : check_output(final_out, shown, force);
     if (orc != 0) {
         kill(pid, SIGKILL);
         close(gate[1]);

@@ -17,6 +17,8 @@ static void usage(FILE *f)
             "  check [--strict] [--quiet] FILE\n"
             "                         validate a trace's structure (JSON or .pftrace)\n"
             "  convert IN OUT.pftrace convert a JSON trace to Perfetto's protobuf\n"
+            "  merge [-o OUT] [--force] TRACE...\n"
+            "                         merge rank traces onto one timeline\n"
             "  types [--json] [--plugin PATH]...\n"
             "                         list the activity types\n"
             "  config check FILE      validate a config, print the effective one\n"
@@ -44,6 +46,8 @@ int main(int argc, char **argv)
         return act_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "convert") == 0)
         return act_cmd_convert(argc - 1, argv + 1);
+    if (strcmp(cmd, "merge") == 0)
+        return act_cmd_merge(argc - 1, argv + 1);
     if (strcmp(cmd, "trigger") == 0)
         return act_cmd_trigger(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -38,6 +38,7 @@
 
 #include "reader/reader.h"
 #include "writer/json_out.h"
+#include "merge_meta.h"
 #include "record_merge.h"
 
 #define DEVICE_PID_BASE 0x40000000LL
@@ -181,6 +182,8 @@ typedef struct mfile {
     int64_t proc_start; /* "actraceProcessStart" (0: absent) */
     act__jv *devs;    /* its deviceProperties (a copy), or NULL */
     flowmap flows;
+    act__merge_meta meta; /* distributedInfo, trace_id, host_name, ... */
+    uint64_t id_mul, id_add; /* ids x of this file become x * id_mul + id_add */
 } mfile;
 
 /* ---- actraceStats ------------------------------------------------------------ */
@@ -301,6 +304,21 @@ static int read_head(mfile *f, char *err, size_t errcap)
     return rc;
 }
 
+/* An arg that names an id shared with another process ("correlation",
+ * "External id": 0 is none; "stream"), renumbered for file @p f: 1 when it
+ * was written. */
+static int put_renumbered(mout *o, const mfile *f, const act__jv *a)
+{
+    int64_t x;
+    int corr = strcmp(a->key, "correlation") == 0 || strcmp(a->key, "External id") == 0;
+    if (f->id_mul <= 1 || !(corr || strcmp(a->key, "stream") == 0) || a->type != ACT__J_NUMBER ||
+        !act__jv_i64(a, &x) || x < 0 || (corr && x == 0) ||
+        (uint64_t)x > (((uint64_t)1 << 53) - f->id_add) / f->id_mul)
+        return 0;
+    put_i64(o, (int64_t)((uint64_t)x * f->id_mul + f->id_add));
+    return 1;
+}
+
 static void put_event(mout *o, mfile *f, const act__jv *e, int64_t delta_ns, uint64_t *next_flow)
 {
     const act__jv *ph = act__jv_get(e, "ph");
@@ -323,17 +341,17 @@ static void put_event(mout *o, mfile *f, const act__jv *e, int64_t delta_ns, uin
         } else if (is_flow && strcmp(c->key, "id") == 0 && act__jv_i64(c, &x)) {
             u = flow_get(&f->flows, (uint64_t)x, next_flow);
             put_i64(o, (int64_t)u);
-        } else if (device && strcmp(c->key, "args") == 0 && c->type == ACT__J_OBJECT &&
-                   act__jv_get(c, "device")) {
+        } else if (strcmp(c->key, "args") == 0 && c->type == ACT__J_OBJECT &&
+                   ((device && act__jv_get(c, "device")) || f->id_mul > 1)) {
             put(o, "{", 1);
             for (const act__jv *a = c->child; a; a = a->next) {
                 if (a != c->child)
                     put(o, ",", 1);
                 put_jstr(o, a->key, a->klen);
                 put(o, ":", 1);
-                if (strcmp(a->key, "device") == 0 && act__jv_i64(a, &x))
+                if (device && strcmp(a->key, "device") == 0 && act__jv_i64(a, &x))
                     put_i64(o, x + f->dev_off);
-                else
+                else if (!put_renumbered(o, f, a))
                     put_value(o, a);
             }
             put(o, "}", 1);
@@ -451,10 +469,15 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
     puts0(&o, ",\n\"traceEvents\":[\n");
     int first_ev = 1;
     uint64_t next_flow = 0;
+    /* Correlation and stream ids of file k (of the good ones) become
+     * x * good + k: unique across processes, the same when there is one. */
+    size_t nth = 0;
     for (size_t i = 0; i < n; i++) {
         mfile *f = &files[i];
         if (!f->path)
             continue;
+        f->id_mul = good;
+        f->id_add = nth++;
         int64_t delta = f->has_base ? f->base_ns - base : 0;
         int fd = open(f->path, O_RDONLY | O_CLOEXEC);
         act__rd *r = NULL;
@@ -480,6 +503,8 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
                 f->stats = act__jv_dup(it.v);
             } else if (strcmp(it.key, "actraceRecovered") == 0 && it.v->type == ACT__J_TRUE) {
                 f->recovered = 1;
+            } else {
+                act__merge_meta_take(&f->meta, it.key, it.v);
             }
         }
         if (k < 0)
@@ -488,7 +513,18 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
         act__rd_destroy(r);
         close(fd);
     }
-    puts0(&o, "\n],\n\"actraceStats\":");
+    puts0(&o, "\n],\n");
+    {
+        const act__merge_meta **metas = calloc(n ? n : 1, sizeof *metas);
+        size_t nm = 0;
+        for (size_t i = 0; metas && i < n; i++)
+            if (files[i].path)
+                metas[nm++] = &files[i].meta;
+        if (metas)
+            act__merge_meta_put_top(&o.out, metas, nm);
+        free(metas);
+    }
+    puts0(&o, "\"actraceStats\":");
     {
         const act__jv **vals = calloc(n ? n : 1, sizeof *vals);
         size_t nv = 0;
@@ -521,6 +557,7 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
         }
         if (files[i].recovered)
             puts0(&o, ",\"recovered\":true");
+        act__merge_meta_put_entry(&o.out, &files[i].meta);
         puts0(&o, ",\"actraceStats\":");
         if (files[i].stats)
             put_value(&o, files[i].stats);
@@ -545,7 +582,27 @@ done:
         free(files[i].devs);
         free(files[i].flows.k);
         free(files[i].flows.v);
+        act__merge_meta_free(&files[i].meta);
     }
     free(files);
     return rc;
+}
+
+/* ---- shared with `actrace merge` (cmd_merge.c) ------------------------------- */
+
+/* An mout is an act__out and nothing else (its first and only member), so
+ * the sink converts to it (C11 6.7.2.1p15). */
+void act__merge_put_value(act__out *o, const act__jv *v)
+{
+    put_value((mout *)o, v);
+}
+
+void act__merge_put_us(act__out *o, int64_t ns)
+{
+    put_us((mout *)o, ns);
+}
+
+void act__merge_put_stats(act__out *o, const act__jv **vals, size_t n)
+{
+    put_merged((mout *)o, vals, n);
 }

@@ -21,4 +21,23 @@ typedef struct act__merge_result {
 int act__record_merge(const char *dir, const char *out_path, const char *trace_name,
                       act__merge_result *res, char *err, size_t errcap);
 
+/** `record --per-process`: moves every DIR/<pid>-<ns>.json to
+ *  OUTDIR/rank-R.<pid>.json (record_split.c), R being its
+ *  distributedInfo.rank; an existing name is kept unless @p force, and two
+ *  processes never share one ("-2", ... before ".json"). Returns 0, or -1
+ *  with @p err set (the files moved before stay moved). */
+int act__record_split(const char *dir, const char *outdir, int force, act__merge_result *res,
+                      char *err, size_t errcap);
+
+/* Writers shared with `actrace merge` (cmd_merge.c), in record_merge.c. */
+struct act__out;
+struct act__jv;
+/** @p v as compact JSON (strings escaped). */
+void act__merge_put_value(struct act__out *o, const struct act__jv *v);
+/** @p ns as microseconds with up to three decimals (integer maths). */
+void act__merge_put_us(struct act__out *o, int64_t ns);
+/** The merge of @p n actraceStats objects (some NULL): integers summed,
+ *  objects merged key by key, anything else the first's. */
+void act__merge_put_stats(struct act__out *o, const struct act__jv **vals, size_t n);
+
 #endif
