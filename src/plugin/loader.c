@@ -854,6 +854,14 @@ void act__plugins_destroy(act__plugins *p)
     free(p);
 }
 
+int act__plugins_all_lazy(const act__plugins *p)
+{
+    for (size_t i = 0; p && i < p->n; i++)
+        if (!p->v[i]->dl || !dlsym(p->v[i]->dl, ACT_PLUGIN_LAZY_SYMBOL))
+            return 0;
+    return 1;
+}
+
 size_t act__plugins_count(const act__plugins *p)
 {
     return p ? p->n : 0;
