@@ -8,7 +8,10 @@
  *  - late: a first recording call late in the process's life is recorded
  *    (and only then does the spool appear);
  *  - forkrec: a first recording call only in a forked child is recorded,
- *    in the child's own process.
+ *    in the child's own process;
+ *  - replaced_plugin: record's child checks the plugins once and passes
+ *    the list on; a plugin file replaced after that is refused in a
+ *    descendant that loads it later (one left alone is not refused).
  */
 #include <sys/stat.h>
 #include <unistd.h>
@@ -156,12 +159,46 @@ static void forkrec(void)
     json_decref(root);
 }
 
+static void replaced_plugin(void)
+{
+    char cmd[16384];
+    /* A plugin folder of our own, safe (0700): example.so, and host.so to
+     * put in its place. */
+    snprintf(cmd, sizeof cmd, "mkdir -m 700 %s && cp %s/plugins/example.so %s/plugins/host.so %s/",
+             tmp("plug"), ACT_BINARY_DIR, ACT_BINARY_DIR, tmp("plug"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    for (int replace = 0; replace < 2; replace++) {
+        const char *out = tmp(replace ? "plug_r.json" : "plug_k.json");
+        const char *err = tmp(replace ? "plug_r.err" : "plug_k.err");
+        /* $0 of the script: the plugin folder. */
+        snprintf(cmd, sizeof cmd,
+                 "TMPDIR=%s %s record --no-default-plugins --plugin %s/example.so -o %s -- "
+                 "sh -c '%s %s leaf child-span; true' %s 2>%s",
+                 tmpdir, ACTRACE, tmp("plug"), out,
+                 replace ? "cp $0/host.so $0/new.so && mv $0/new.so $0/example.so;" : "true;",
+                 PROG, tmp("plug"), err);
+        CHECK_EQ_INT(ru_run(cmd), 0);
+        char *log = tu_slurp(err, NULL);
+        CHECK_FATAL(log != NULL);
+        int refused = strstr(log, "refused: the file changed since `actrace record` checked it") != NULL;
+        if (refused != replace)
+            fprintf(stderr, "%s:\n%s\n", err, log);
+        CHECK_EQ_INT(refused, replace);
+        free(log);
+        json_t *root = tu_load(out);
+        CHECK_FATAL(root != NULL);
+        CHECK_EQ_INT(tu_count(root, "X", "child-span"), 1);
+        json_decref(root);
+    }
+}
+
 int main(void)
 {
     CHECK_FATAL(mkdtemp(tmpdir) != NULL);
     idle();
     late();
     forkrec();
+    replaced_plugin();
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (!check_failures())

@@ -798,6 +798,11 @@ int act_cmd_record(int argc, char **argv)
         snprintf(spool, sizeof spool, "%s", spool_abs);
     }
     setenv("ACTRACE_RECORD_DIR", spool, 1);
+    /* This record checks the plugins anew, and decides anew whether every
+     * process starts at load (autostart.c, loader.c): nothing of an outer
+     * record's. */
+    unsetenv("ACTRACE_PLUGINS_CHECKED");
+    unsetenv("ACTRACE_RECORD_EAGER");
     /* The program's parent is this process: its descendants know they are
      * descendants (a smaller buffer pre-allocation, autostart.c). */
     char self[24];
