@@ -43,6 +43,14 @@ extern "C" {
 /** Name of the one symbol a plugin exports. */
 #define ACT_PLUGIN_ENTRY_SYMBOL "act_plugin_entry"
 
+/** Optional data symbol (an int, any value) a plugin exports to say that
+ *  it can start lazily: under `actrace record`, a process that has not
+ *  recorded yet loads no plugin at all, and this plugin wakes the
+ *  process's session (calling act_session_active(), found with dlsym)
+ *  when its runtime is first used there. A plugin without it makes every
+ *  recorded process load its plugins at start (docs/plugins.md). */
+#define ACT_PLUGIN_LAZY_SYMBOL "act_plugin_lazy"
+
 /** Marks the entry point as exported even under -fvisibility=hidden. */
 #if defined(__GNUC__) || defined(__clang__)
 #define ACT_PLUGIN_EXPORT __attribute__((visibility("default")))

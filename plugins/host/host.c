@@ -46,6 +46,8 @@
 
 #include <actrace/plugin.h>
 
+#include "../lazy_wake.h"
+
 /* ---- the vocabulary ------------------------------------------------------ */
 
 enum {

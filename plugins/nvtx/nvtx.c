@@ -58,6 +58,8 @@
 
 #include <actrace/plugin.h>
 
+#include "../lazy_wake.h"
+
 #define MAX_DEPTH 128          /* open push ranges recorded per thread */
 #define BLOCK_FIRST (8u << 10)   /* a thread's first block: data bytes */
 #define BLOCK_BYTES (256u << 10) /* blocks double up to this */
@@ -179,6 +181,25 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_on;       /* a session is collecting */
 static _Atomic uint32_t g_gen; /* bumped at each start */
 static _Atomic int g_armed;    /* a plugin instance initialised here */
+/* A forked child of a process that used NVTX: its first NVTX call wakes
+ * its lazily started session (lazy_wake.h); not from the fork handler,
+ * where the other plugins' handlers are not done yet. */
+static _Atomic int g_wake_pending;
+
+static int nvtx_wake_now(void)
+{
+    atomic_store(&g_wake_pending, 0);
+    plugin_lazy_wake();
+    return atomic_load_explicit(&g_on, memory_order_acquire);
+}
+
+/* 1 if no session collects: the callbacks' first test (one load). */
+static inline int nvtx_off(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&g_on, memory_order_acquire) != 0, 1))
+        return 0;
+    return !(atomic_load_explicit(&g_wake_pending, memory_order_relaxed) && nvtx_wake_now());
+}
 static int64_t (*g_now_fn)(act_plugin_ctx *);
 static act_plugin_ctx *g_now_ctx;
 static int g_direct_clock; /* now_ns is CLOCK_MONOTONIC: read it here */
@@ -693,7 +714,7 @@ static inline void ext_init(ev *e, const attrs *x)
 
 static inline int push_msg(const nmsg *m, const attrs *x, uint16_t dom)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return -1;
     nthread *t = me();
     if (UNLIKELY(!t))
@@ -721,7 +742,7 @@ static inline int push_msg(const nmsg *m, const attrs *x, uint16_t dom)
 
 static inline int pop_dom(uint16_t dom)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return -1;
     int64_t ts = now();
     nthread *t = me();
@@ -778,7 +799,7 @@ static void count_bad_attr(void)
 
 static int NVTX_API cb_push_ex(const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return -1;
     attrs x;
     if (!read_attrs(a, &x))
@@ -794,7 +815,7 @@ static int NVTX_API cb_pop(void)
 static int NVTX_API cb_dom_push_ex(nvtxDomainHandle_t d,
                                    const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return -1;
     attrs x;
     if (!read_attrs(a, &x))
@@ -811,7 +832,7 @@ static int NVTX_API cb_dom_pop(nvtxDomainHandle_t d)
 
 static void mark_msg(const nmsg *m, const attrs *x, uint16_t dom)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return;
     nthread *t = me();
     if (!t)
@@ -841,7 +862,7 @@ static void NVTX_API cb_mark_w(const wchar_t *s)
 
 static void NVTX_API cb_mark_ex(const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return;
     attrs x;
     if (!read_attrs(a, &x))
@@ -852,7 +873,7 @@ static void NVTX_API cb_mark_ex(const nvtxEventAttributes_t *a)
 static void NVTX_API cb_dom_mark_ex(nvtxDomainHandle_t d,
                                     const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return;
     attrs x;
     if (!read_attrs(a, &x))
@@ -868,7 +889,7 @@ static void NVTX_API cb_dom_mark_ex(nvtxDomainHandle_t d,
 
 static nvtxRangeId_t range_start(const nmsg *m, const attrs *x, uint16_t dom)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return 0;
     uint32_t tid = gettid_u32();
     nvtxRangeId_t id = 0;
@@ -907,7 +928,7 @@ out:
 
 static void range_end(nvtxRangeId_t id)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return;
     int64_t ts = now();
     uint32_t tid = gettid_u32();
@@ -944,7 +965,7 @@ static nvtxRangeId_t NVTX_API cb_start_w(const wchar_t *s)
 
 static nvtxRangeId_t NVTX_API cb_start_ex(const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return 0;
     attrs x;
     if (!read_attrs(a, &x))
@@ -955,7 +976,7 @@ static nvtxRangeId_t NVTX_API cb_start_ex(const nvtxEventAttributes_t *a)
 static nvtxRangeId_t NVTX_API cb_dom_start_ex(nvtxDomainHandle_t d,
                                              const nvtxEventAttributes_t *a)
 {
-    if (!atomic_load_explicit(&g_on, memory_order_acquire))
+    if (nvtx_off())
         return 0;
     attrs x;
     if (!read_attrs(a, &x))
@@ -1207,6 +1228,10 @@ static int fill_module(const NvtxExportTableCallbacks *cb,
 ACT_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
 ACT_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
+    /* The program's first NVTX call: a lazily started session starts now
+     * (lazy_wake.h), and its load arms this plugin. */
+    if (get && !atomic_load(&g_armed))
+        plugin_lazy_wake();
     if (!get || !atomic_load(&g_armed))
         return 0;
     const NvtxExportTableCallbacks *cb =
@@ -1689,11 +1714,18 @@ static void fork_child(void)
     g_pool_running = 0; /* the helper thread is the parent's */
     g_pool_stop = 0;
     atomic_store(&g_pool_wanted, 0);
+    int used = atomic_load(&g_armed) && atomic_load(&g_injected);
     fork_reset();
+    /* The child calls NVTX straight into this plugin (the injection is
+     * inherited): its first call starts its session if it starts lazily. */
+    if (used)
+        atomic_store(&g_wake_pending, 1);
 }
 
-/* At load: in place before an instance exists, and before libactrace's
- * auto-start registers the handler that starts a forked child's session. */
+/* At load: in place before an instance exists. libactrace's auto-start
+ * registered its fork handler before (a child's lazy state is set up when
+ * fork_child runs); init resets a parent's state itself where a child's
+ * session started before this handler ran. */
 __attribute__((constructor)) static void nvtx_load(void)
 {
     pthread_atfork(fork_prepare, fork_parent, fork_child);

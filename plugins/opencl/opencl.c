@@ -80,6 +80,8 @@
 
 #include <actrace/plugin.h>
 
+#include "../lazy_wake.h"
+
 /* Newer loaders (Khronos, from 2026.05.29) want these two as well; Debian
  * 12's CL/cl_layer.h does not declare them. */
 #ifndef CL_LAYER_PROPERTIES_LIST_END
@@ -181,6 +183,26 @@ static _Atomic int g_sel_device; /* the instance keeps some device type */
 /* The instance, see ocl_inst below. */
 struct ocl_inst;
 static _Atomic(struct ocl_inst *) g_active; /* collecting instance */
+/* A forked child of a process that used OpenCL through this layer: its
+ * first call wakes its lazily started session (lazy_wake.h). Not from the
+ * fork handler itself: the other plugins' handlers (and this one's locks)
+ * are not done yet there. */
+static _Atomic int g_wake_pending;
+
+static int ocl_wake_now(void)
+{
+    atomic_store(&g_wake_pending, 0);
+    plugin_lazy_wake();
+    return atomic_load(&g_active) != NULL;
+}
+
+/* 1 if no instance collects: the wrappers' first test (one load). */
+static inline int ocl_inactive(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&g_active, memory_order_relaxed) != NULL, 1))
+        return 0;
+    return !(atomic_load_explicit(&g_wake_pending, memory_order_relaxed) && ocl_wake_now());
+}
 static _Atomic(struct ocl_inst *) g_inst;   /* initialised instance */
 
 /* ---- thread slots (the busy protocol) ------------------------------------ */
@@ -1324,7 +1346,7 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
 #define GEN_INT(n, p, a)                                                       \
     static cl_int CL_API_CALL w_##n p                                         \
     {                                                                          \
-        if (!atomic_load_explicit(&g_active, memory_order_relaxed))            \
+        if (ocl_inactive())            \
             return g_next.n a;                                                 \
         int64_t t0_ = now_ns();                                                \
         cl_int r_ = g_next.n a;                                                \
@@ -1334,7 +1356,7 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
 #define GEN_ERRCODE(n, ret, p, a)                                              \
     static ret CL_API_CALL w_##n p                                            \
     {                                                                          \
-        if (!atomic_load_explicit(&g_active, memory_order_relaxed))            \
+        if (ocl_inactive())            \
             return g_next.n a;                                                 \
         cl_int e_ = CL_SUCCESS;                                                \
         int own_ = errcode_ret == NULL;                                        \
@@ -1348,7 +1370,7 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
 #define GEN_NOERR(n, ret, p, a)                                                \
     static ret CL_API_CALL w_##n p                                            \
     {                                                                          \
-        if (!atomic_load_explicit(&g_active, memory_order_relaxed))            \
+        if (ocl_inactive())            \
             return g_next.n a;                                                 \
         int64_t t0_ = now_ns();                                                \
         ret r_ = g_next.n a;                                                   \
@@ -1358,7 +1380,7 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
 #define GEN_VOID(n, p, a)                                                      \
     static void CL_API_CALL w_##n p                                           \
     {                                                                          \
-        if (!atomic_load_explicit(&g_active, memory_order_relaxed)) {          \
+        if (ocl_inactive()) {          \
             g_next.n a;                                                        \
             return;                                                            \
         }                                                                      \
@@ -1375,7 +1397,7 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
 #define ACT_CL_ENQ(n, ret, p, a, ae, blk)                                      \
     static cl_int CL_API_CALL w_##n p                                         \
     {                                                                          \
-        if (!atomic_load_explicit(&g_active, memory_order_relaxed))            \
+        if (ocl_inactive())            \
             return g_next.n a;                                                 \
         int64_t t0_ = now_ns();                                                \
         ocl_queue *q_ = NULL;                                                  \
@@ -1411,7 +1433,7 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
 #define GEN_EXT_KIND_INT(n, ret, p, a)                                         \
     static cl_int CL_API_CALL wx_##n p                                        \
     {                                                                          \
-        if (!atomic_load_explicit(&g_active, memory_order_relaxed))            \
+        if (ocl_inactive())            \
             return g_ext_##n a;                                                \
         int64_t t0_ = now_ns();                                                \
         cl_int r_ = g_ext_##n a;                                               \
@@ -1421,7 +1443,7 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
 #define GEN_EXT_KIND_ERRCODE(n, ret, p, a)                                     \
     static ret CL_API_CALL wx_##n p                                           \
     {                                                                          \
-        if (!atomic_load_explicit(&g_active, memory_order_relaxed))            \
+        if (ocl_inactive())            \
             return g_ext_##n a;                                                \
         cl_int e_ = CL_SUCCESS;                                                \
         if (!errcode_ret)                                                      \
@@ -1434,7 +1456,7 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
 #define GEN_EXT_KIND_NOERR(n, ret, p, a)                                       \
     static ret CL_API_CALL wx_##n p                                           \
     {                                                                          \
-        if (!atomic_load_explicit(&g_active, memory_order_relaxed))            \
+        if (ocl_inactive())            \
             return g_ext_##n a;                                                \
         int64_t t0_ = now_ns();                                                \
         ret r_ = g_ext_##n a;                                                  \
@@ -1444,7 +1466,7 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
 #define GEN_EXT_KIND_VOID(n, ret, p, a)                                        \
     static void CL_API_CALL wx_##n p                                          \
     {                                                                          \
-        if (!atomic_load_explicit(&g_active, memory_order_relaxed)) {          \
+        if (ocl_inactive()) {          \
             g_ext_##n a;                                                       \
             return;                                                            \
         }                                                                      \
@@ -1710,7 +1732,7 @@ static void harvest_released(void)
 
 static cl_int CL_API_CALL w_clFinish(cl_command_queue command_queue)
 {
-    if (!atomic_load_explicit(&g_active, memory_order_relaxed)) {
+    if (ocl_inactive()) {
         cl_int r = g_next.clFinish(command_queue);
         ocl_queue *q = queue_find(command_queue);
         if (q && q->head)
@@ -1824,7 +1846,7 @@ static void *CL_API_CALL w_clEnqueueMapBuffer(
     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
     cl_event *event, cl_int *errcode_ret)
 {
-    if (!atomic_load_explicit(&g_active, memory_order_relaxed))
+    if (ocl_inactive())
         return g_next.clEnqueueMapBuffer(
             command_queue, buffer, blocking_map, map_flags, offset, size,
             num_events_in_wait_list, event_wait_list, event, errcode_ret);
@@ -1852,7 +1874,7 @@ static void *CL_API_CALL w_clEnqueueMapImage(
     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
     cl_event *event, cl_int *errcode_ret)
 {
-    if (!atomic_load_explicit(&g_active, memory_order_relaxed))
+    if (ocl_inactive())
         return g_next.clEnqueueMapImage(
             command_queue, image, blocking_map, map_flags, origin, region,
             image_row_pitch, image_slice_pitch, num_events_in_wait_list,
@@ -2016,6 +2038,10 @@ clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
 {
     if (!target_dispatch || !num_entries_ret || !layer_dispatch_ret)
         return CL_INVALID_VALUE;
+    /* The program uses OpenCL: a lazily started session starts now
+     * (lazy_wake.h); its load makes the instance this layer records for. */
+    if (!atomic_load(&g_inst))
+        plugin_lazy_wake();
     const cl_uint ours = sizeof(cl_icd_dispatch) / sizeof(void *);
     pthread_mutex_lock(&g_mu);
     if (atomic_load(&g_layer_state) != LAYER_ON) {
@@ -2289,12 +2315,18 @@ static void fork_child(void)
         if (sl != tl_slot)
             atomic_store(&sl->used, 0);
     }
+    int used = atomic_load(&g_layer_state) == LAYER_ON && atomic_load(&g_inst);
     fork_reset();
+    /* The child calls OpenCL through this layer (the loader's state is
+     * inherited): its first call starts its session if it starts lazily. */
+    if (used && !atomic_load(&g_inst))
+        atomic_store(&g_wake_pending, 1);
 }
 
 /* At load (as a plugin or as a layer): the handlers are in place before
- * any instance exists, and before libactrace's auto-start registers the
- * handler that starts a forked child's session. */
+ * any instance exists. libactrace's auto-start registered its fork handler
+ * before (a child's lazy state is set up when this one runs); init resets
+ * a parent's state itself where a child's session started first. */
 __attribute__((constructor)) static void ocl_load(void)
 {
     pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -31,6 +31,25 @@
  * it recorded and record rebuilds the trace (below); in the single-file
  * mode it is lost.
  *
+ * Lazily. In the directory mode a process that record did not start
+ * itself (a descendant: a forked child, or any image below record's own
+ * child) starts no session at load: it writes one small log, BASE.meta
+ * (its pid, parent, clocks, process start and command line, in one
+ * write), and points act__recording at a stand-in session (engine.h), so
+ * that its first recording call, act_session_active, a session of its
+ * own, or a plugin whose runtime shows up (the NVTX injection, the OpenCL
+ * layer, a plugin's fork handler in a child of a process that used it)
+ * starts the real session, spool and plugins then (act__auto_wake). A
+ * process that never records creates no thread, no spool and no plugin
+ * instance: at exit it appends its end, exit status and CPU use to the
+ * log, and record turns the log into the process's trace, as it does for
+ * a spool (not marked rebuilt: nothing was lost). One that dies leaves
+ * the log without the end: rebuilt, as for any spool. record's own child
+ * starts at once: its plugins' init sets what their runtimes read
+ * (OPENCL_LAYERS, NVTX_INJECTION64_PATH) for every descendant; where a
+ * plugin it loaded cannot start lazily (no runtime hook, as cupti), it
+ * sets ACTRACE_RECORD_EAGER=1 and every descendant starts at once too.
+ *
  * Otherwise. In the directory mode each process also spools (spool.h):
  * its chunk memory is DIR/<pid>-<ns>.spool and the rest is logged in
  * DIR/<pid>-<ns>.meta. A process that writes its trace removes both; one
@@ -41,6 +60,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +70,41 @@
 
 #include "engine/engine.h"
 #include "engine/spool.h"
+#include "plugin/loader.h"
 
 static act_session *auto_session;
 static char *auto_path;
 static char *auto_dir; /* ACTRACE_RECORD_DIR, or NULL in single-file mode */
 static int auto_written;
 static pthread_mutex_t auto_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Lazy start: act__recording points at the stand-in while auto_pending;
+ * auto_waker is the thread (tid) inside the start, whose own nested
+ * recording calls (plugin init) are dropped rather than wait for it. */
+static act_session lazy_standin = {.gen = UINT64_MAX, .lazy = 1};
+static atomic_int auto_pending;
+static atomic_int auto_waker;
+static int auto_lazy_logged; /* a light spool exists (BASE.meta) */
+static int auto_session_start(void);
+static void auto_lazy_exit(int status);
+/* The command line, arguments joined by spaces (at most @p cap - 1 bytes). */
+static size_t read_cmdline(char *buf, size_t cap)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    while (n > 0 && buf[n - 1] == '\0')
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    return (size_t)n;
+}
+
 /* The process's command line, arguments joined by spaces, as its name in
  * the merged trace when the program named none. */
 static void auto_name_process(void)
@@ -74,21 +124,9 @@ static void auto_name_process(void)
     }
     if (set && strcmp(set, comm) != 0)
         return;
-    fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
     char buf[256];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    while (n > 0 && buf[n - 1] == '\0')
-        n--;
-    for (ssize_t i = 0; i < n; i++)
-        if (buf[i] == '\0')
-            buf[i] = ' ';
-    buf[n] = '\0';
-    act_process_name(buf);
+    if (read_cmdline(buf, sizeof buf))
+        act_process_name(buf);
 }
 
 /* Where the trace goes: the path, or (directory mode) the file in the
@@ -132,8 +170,22 @@ static void auto_write(void)
     pthread_mutex_unlock(&auto_lock);
 }
 
-static void auto_at_exit(void)
+static void auto_at_exit(int status, void *arg)
 {
+    (void)arg;
+    if (atomic_load(&auto_pending)) {
+        /* Never started: the end goes to the light spool, and recording
+         * calls from later exit handlers are dropped. */
+        pthread_mutex_lock(&auto_lock);
+        if (atomic_load(&auto_pending)) {
+            atomic_store(&auto_pending, 0);
+            act_session *l = &lazy_standin;
+            atomic_compare_exchange_strong(&act__recording, &l, NULL);
+            auto_lazy_exit(status);
+        }
+        pthread_mutex_unlock(&auto_lock);
+        return;
+    }
     auto_write();
     /* The session is left for the process teardown: other exit handlers
      * or threads may still call into the library. */
@@ -175,8 +227,10 @@ static int auto_session_start(void)
     const char *name = secure_getenv("ACTRACE_RECORD_NAME");
     o.trace_name = name && *name ? name : NULL;
     int rc = act_session_create(&o, &auto_session);
-    if (rc == 0)
+    if (rc == 0) {
+        auto_session->auto_start = 1;
         rc = act_session_start(auto_session);
+    }
     if (rc != 0) {
         act_log(ACT_LOG_ERROR, "cannot start recording: %s", act_strerror(rc));
         act_session_destroy(auto_session);
@@ -185,6 +239,142 @@ static int auto_session_start(void)
         return rc;
     }
     return 0;
+}
+
+/* Resident memory in KiB (/proc/self/statm, as the host plugin reads
+ * it), -1 if unreadable. */
+static int64_t rss_kib(void)
+{
+    char b[128];
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    b[n] = '\0';
+    long long size, res;
+    if (sscanf(b, "%lld %lld", &size, &res) != 2)
+        return -1;
+    long pg = sysconf(_SC_PAGESIZE);
+    return res * (pg > 0 ? pg : 4096) / 1024;
+}
+
+/* The light spool: BASE.meta with the session's start (as a live session
+ * logs it, with the parent pid after it) and the command line, one write. */
+static void auto_lazy_open(void)
+{
+    size_t n = strlen(auto_path);
+    if (n <= 5)
+        return;
+    char base[80];
+    snprintf(base, sizeof base, "%.*s", (int)(n - 5), auto_path);
+    struct timespec rt;
+    int64_t m0 = act__clock_ns();
+    clock_gettime(CLOCK_REALTIME, &rt);
+    int64_t m1 = act__clock_ns();
+    int64_t start = m0 + (m1 - m0) / 2;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    getrusage(RUSAGE_SELF, &ru);
+    int64_t v[10] = {(int64_t)getpid(), start,
+                     (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - start, start, 0,
+                     act__proc_start_ticks(), (int64_t)getppid(), rss_kib(),
+                     (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
+                     (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec};
+    const char *name = secure_getenv("ACTRACE_RECORD_NAME");
+    const char *strs[1] = {name ? name : ""};
+    size_t lens[1] = {strlen(strs[0])};
+    char cmd[256];
+    const char *cs = cmd;
+    size_t cl = read_cmdline(cmd, sizeof cmd);
+    char buf[1024];
+    size_t len = act__spool_encode(buf, sizeof buf, ACT__SP_START, v, 10, strs, lens, 1);
+    if (len && cl)
+        len += act__spool_encode(buf + len, sizeof buf - len, ACT__SP_PNAME, NULL, 0, &cs, &cl, 1);
+    if (!len || act__spool_light_open(base, buf, len) != 0) {
+        act_log(ACT_LOG_WARN, "cannot create %s/%s.meta: %s; this process may be missing "
+                "from the trace", auto_dir, base, strerror(errno));
+        return;
+    }
+    auto_lazy_logged = 1;
+}
+
+/* Enter the lazy state: no session until the first use. */
+static void auto_lazy_begin(void)
+{
+    auto_lazy_open();
+    atomic_store(&auto_pending, 1);
+    atomic_store_explicit(&act__recording, &lazy_standin, memory_order_release);
+}
+
+act_session *act__auto_wake(void)
+{
+    if (atomic_load(&auto_pending)) {
+        int me = (int)syscall(SYS_gettid);
+        if (atomic_load(&auto_waker) == me)
+            return NULL; /* a call of the start itself (a plugin's init) */
+        pthread_mutex_lock(&auto_lock);
+        if (atomic_load(&auto_pending)) {
+            atomic_store(&auto_waker, me);
+            if (auto_session_start() != 0) {
+                act_session *l = &lazy_standin;
+                atomic_compare_exchange_strong(&act__recording, &l, NULL);
+            }
+            atomic_store(&auto_waker, 0);
+            atomic_store(&auto_pending, 0);
+        }
+        pthread_mutex_unlock(&auto_lock);
+    }
+    act_session *r = atomic_load_explicit(&act__recording, memory_order_acquire);
+    return r && !r->lazy ? r : NULL;
+}
+
+/* At the exit of a process that never started its session: its end, exit
+ * status and CPU use, appended to the light spool. */
+static void auto_lazy_exit(int status)
+{
+    if (!auto_lazy_logged)
+        return;
+    /* A name the program gave itself replaces the command line. */
+    char cur[64], comm[64] = "";
+    const char *set = act__process_name(cur, sizeof cur);
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    if (set && fd >= 0) {
+        ssize_t n = read(fd, comm, sizeof comm - 1);
+        comm[n > 0 ? n : 0] = '\0';
+        char *nl = strchr(comm, '\n');
+        if (nl)
+            *nl = '\0';
+    }
+    if (fd >= 0)
+        close(fd);
+    if (set && strcmp(set, comm) != 0) {
+        size_t n = strlen(set);
+        act__spool_log(ACT__SP_PNAME, NULL, 0, &set, &n, 1);
+    }
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    getrusage(RUSAGE_SELF, &ru);
+    int64_t stop = act__clock_ns();
+    act__spool_log(ACT__SP_STOP, &stop, 1, NULL, NULL, 0);
+    int64_t e[4] = {status, rss_kib(),
+                    (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
+                    (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec};
+    act__spool_log(ACT__SP_EXIT, e, 4, NULL, NULL, 0);
+}
+
+/* 1 if this process starts its session at load: record's own child,
+ * ACTRACE_RECORD_EAGER=1 (a plugin that cannot start lazily was loaded
+ * there, or the user asked), or ACTRACE_RECORD_LAZY=0. */
+static int auto_eager(void)
+{
+    const char *e = secure_getenv("ACTRACE_RECORD_EAGER");
+    if (e && strcmp(e, "1") == 0)
+        return 1;
+    const char *parent = secure_getenv("ACTRACE_RECORD_PARENT");
+    return parent && *parent && atol(parent) == (long)getppid();
 }
 
 /* Runs in the child after the engine's own fork handler (registered
@@ -202,12 +392,21 @@ static void auto_atfork_child(void)
     pthread_mutex_init(&auto_lock, NULL);
     if (!auto_dir)
         return; /* single-file mode: the child records nothing */
+    atomic_store(&auto_pending, 0);
+    atomic_store(&auto_waker, 0);
+    auto_lazy_logged = 0;
     auto_path = auto_dir_path();
     if (!auto_path)
         return;
     if (act__spool_dir_check() < 0)
         return; /* the directory is gone: said once */
-    auto_session_start();
+    /* A child starts lazily (a plugin whose runtime the parent used wakes
+     * it from its own fork handler, which runs after this one), unless
+     * every process must start at once. */
+    if (auto_eager())
+        auto_session_start();
+    else
+        auto_lazy_begin();
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -243,9 +442,18 @@ static void auto_start(void)
     }
     if (!auto_path)
         return;
-    if (auto_session_start() != 0)
-        return;
+    /* The fork handlers first: those of plugins loaded by the start run
+     * after this one in a child (a plugin may wake the child's session). */
     act__atfork_install(); /* the engine's fork handler runs first */
     pthread_atfork(NULL, NULL, auto_atfork_child);
-    atexit(auto_at_exit);
+    if (auto_dir && !auto_eager()) {
+        auto_lazy_begin();
+    } else {
+        if (auto_session_start() != 0)
+            return;
+        /* A plugin with no hook for its runtime: descendants start at once. */
+        if (auto_dir && auto_session && !act__plugins_all_lazy(auto_session->plugins))
+            setenv("ACTRACE_RECORD_EAGER", "1", 1);
+    }
+    on_exit(auto_at_exit, NULL);
 }

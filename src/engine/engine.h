@@ -290,6 +290,8 @@ struct act__plugins;
 
 struct act_session {
     uint64_t gen; /* unique per session: validates thread-local caches */
+    int lazy; /* the stand-in of a session not started yet (autostart.c) */
+    int auto_start; /* the session autostart.c starts */
     unsigned fork_gen; /* act__fork_gen at create: the process it records in */
     act_config *config;
     act_activity_set types;
@@ -392,6 +394,16 @@ struct act_session {
 
 /* Global recording target: the collecting session, or NULL. */
 extern _Atomic(act_session *) act__recording;
+
+/* Lazy start (autostart.c). Under `actrace record`, a process that has not
+ * recorded yet has act__recording pointing at a stand-in session (lazy set,
+ * a generation no thread caches), so every recording call takes its full
+ * path, where it calls act__auto_wake: that starts the real session once
+ * (and returns it), or returns NULL (no session: drop the call, as with
+ * none). Never called with an engine lock held. */
+act_session *act__auto_wake(void);
+/* The started session, without waking a lazy one (the on-demand poller). */
+act_session *act__session_started(void);
 
 /* Slot of a type in the per-type drop counters; -1 if not a type code. */
 static inline int act__type_slot(int type)
@@ -526,6 +538,9 @@ void act__atfork_install(void);
  * for each; the pre-fault thread still stays ahead of a child that records
  * a lot. */
 extern int act__prealloc_small;
+/* Field 22 of /proc/self/stat (the process's start in clock ticks after
+ * boot), 0 if unreadable. */
+int64_t act__proc_start_ticks(void);
 
 /* Signal-safety guard of the recording calls (record.c): 1 if the calling
  * thread may record now (and marks it busy), 0 if it interrupted one of

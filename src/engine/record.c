@@ -85,6 +85,12 @@ void act__record_atfork_child(void)
     if (ACT_LIKELY(s == NULL)) \
         return;
 
+/* In a full path: the stand-in of a lazily started session (engine.h)
+ * becomes the real one here, once; NULL drops the call. */
+#define WAKE(s) \
+    if (ACT_UNLIKELY(s->lazy) && (s = act__auto_wake()) == NULL) \
+        return;
+
 /*
  * Signal safety. A signal handler that records while it interrupted a
  * recording call of its own thread would write into the same record slot,
@@ -314,6 +320,7 @@ static inline void span_begin_body(act_session *s, act_activity_type type,
 static ACT_NOINLINE void span_begin(act_session *s, act_activity_type type,
                                     act_name_id id, const char *name)
 {
+    WAKE(s)
     GUARDED(s, span_begin_body(s, type, id, name));
 }
 
@@ -346,6 +353,8 @@ static inline void span_end_body(act_session *s)
 
 static ACT_NOINLINE void span_end(act_session *s)
 {
+    if (ACT_UNLIKELY(s->lazy))
+        return; /* nothing was begun */
     /* A nested end is not counted: the nested begin it pairs with was. */
     if (ACT_UNLIKELY(tl.busy))
         return;
@@ -386,6 +395,7 @@ static ACT_NOINLINE void span_record(act_session *s, act_activity_type type,
                                      act_name_id id, const char *name,
                                      int64_t start, int64_t end)
 {
+    WAKE(s)
     GUARDED(s, span_record_body(s, type, id, name, start, end));
 }
 
@@ -436,6 +446,7 @@ static inline void instant_body(act_session *s, act_activity_type type,
 static ACT_NOINLINE void instant(act_session *s, act_activity_type type,
                                  act_name_id id, const char *name)
 {
+    WAKE(s)
     GUARDED(s, instant_body(s, type, id, name));
 }
 
@@ -493,6 +504,7 @@ static ACT_NOINLINE void counter(act_session *s, const char *track,
                                  const char *series, const char *unit,
                                  double value)
 {
+    WAKE(s)
     GUARDED(s, counter_body(s, track, series, unit, value));
 }
 
@@ -846,6 +858,8 @@ static ACT_NOINLINE void arg_slow(act_session *s, const char *key, uint32_t kid,
                                   act__vkind kind, uint64_t bits, const char *sval,
                                   uint32_t slen)
 {
+    if (ACT_UNLIKELY(s->lazy))
+        return; /* no event before it: an orphan, and nothing to count it in */
     GUARDED_ARG(s, arg_body(s, key, kid, kind, bits, sval, slen));
 }
 

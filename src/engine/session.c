@@ -255,7 +255,7 @@ static void spool_start(const act_session *s)
 
 /* Field 22 of /proc/self/stat: when this process started, in clock ticks
  * after boot; 0 if it cannot be read. */
-static int64_t proc_start_ticks(void)
+int64_t act__proc_start_ticks(void)
 {
     char buf[1024];
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
@@ -334,7 +334,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     apply_config(s);
     /* Under `actrace record`, chunk memory is the process's spool. */
     s->spooled = act__spool_take();
-    s->proc_start = proc_start_ticks();
+    s->proc_start = act__proc_start_ticks();
     /* Pre-fault the first buffers so that recording does not page-fault. */
     int explicit_pre = 0;
     act_config_foreach(s->config, visit_prealloc, &explicit_pre);
@@ -477,6 +477,10 @@ int act_session_start(act_session *s)
      * everything set up before that store (the start iteration, the
      * clock) is seen complete. */
     act_session *none = NULL;
+    /* Under record, a process's own session meets the one record starts
+     * for it, as if that one had started at load (autostart.c). */
+    if (!s->auto_start && atomic_load(&act__recording))
+        act__auto_wake();
     if (!atomic_compare_exchange_strong(&started, &none, s))
         return ACT_EBUSY;
     sample_clock_offset(s);
@@ -657,6 +661,16 @@ const act_config *act_session_config(const act_session *s)
 }
 
 act_session *act_session_active(void)
+{
+    /* A caller that asks for the session means to use it: a lazily
+     * started one (autostart.c) starts now. */
+    act_session *s = atomic_load(&started);
+    if (!s && atomic_load_explicit(&act__recording, memory_order_acquire))
+        s = act__auto_wake() ? atomic_load(&started) : NULL;
+    return s;
+}
+
+act_session *act__session_started(void)
 {
     return atomic_load(&started);
 }

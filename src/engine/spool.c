@@ -44,6 +44,7 @@ static int sp_full_logged;   /* under sp_lock */
 static _Atomic int sp_meta_broken; /* a short write: the log stops there */
 static char *sp_names[2];    /* BASE.spool, BASE.meta (in the directory) */
 static int sp_removed;       /* the trace was written: files unlinked */
+static int sp_light;         /* only BASE.meta so far (act__spool_light_open) */
 static atomic_int sp_taken;  /* a session spools already */
 /* Small objects in the spool (act__spool_alloc): the region being carved. */
 static char *sp_small_cur, *sp_small_end;
@@ -241,6 +242,31 @@ void act__xfsz_unblock(act__xfsz_guard *g)
 
 /* ---- writing ------------------------------------------------------------- */
 
+size_t act__spool_encode(char *buf, size_t cap, uint32_t type, const int64_t *ints,
+                         uint32_t nints, const char *const *strs, const size_t *lens,
+                         uint32_t nstrs)
+{
+    size_t len = 8 + (size_t)nints * 8;
+    for (uint32_t i = 0; i < nstrs; i++)
+        len += 4 + (lens[i] > UINT32_MAX / 2 ? UINT32_MAX / 2 : lens[i]);
+    if (len > UINT32_MAX / 2 || len + 8 > cap)
+        return 0;
+    uint32_t hdr[4] = {type, (uint32_t)len, nints, nstrs};
+    memcpy(buf, hdr, 16);
+    char *p = buf + 16;
+    if (nints)
+        memcpy(p, ints, (size_t)nints * 8);
+    p += (size_t)nints * 8;
+    for (uint32_t i = 0; i < nstrs; i++) {
+        uint32_t l = (uint32_t)(lens[i] > UINT32_MAX / 2 ? UINT32_MAX / 2 : lens[i]);
+        memcpy(p, &l, 4);
+        if (l)
+            memcpy(p + 4, strs[i], l);
+        p += 4 + l;
+    }
+    return (size_t)(p - buf);
+}
+
 void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,
                     const char *const *strs, const size_t *lens, uint32_t nstrs)
 {
@@ -256,23 +282,10 @@ void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,
     char *buf = len + 8 <= sizeof stack ? stack : malloc(len + 8);
     if (!buf)
         return;
-    uint32_t hdr[4] = {type, (uint32_t)len, nints, nstrs};
-    memcpy(buf, hdr, 16);
-    char *p = buf + 16;
-    if (nints)
-        memcpy(p, ints, (size_t)nints * 8);
-    p += (size_t)nints * 8;
-    for (uint32_t i = 0; i < nstrs; i++) {
-        uint32_t l = (uint32_t)(lens[i] > UINT32_MAX / 2 ? UINT32_MAX / 2 : lens[i]);
-        memcpy(p, &l, 4);
-        if (l)
-            memcpy(p + 4, strs[i], l);
-        p += 4 + l;
-    }
     /* One write with O_APPEND: records of concurrent writers never
      * interleave. A short write (a full disk) ends the log: the rebuild
      * stops at the torn record, so nothing after it may follow. */
-    size_t total = (size_t)(p - buf);
+    size_t total = act__spool_encode(buf, len + 8, type, ints, nints, strs, lens, nstrs);
     ssize_t w = -1;
     int fd = dir_open(sp_names[1], O_WRONLY | O_APPEND, 0);
     if (fd >= 0) {
@@ -323,21 +336,58 @@ static char *cat(const char *a, const char *b)
     return p;
 }
 
+int act__spool_light_open(const char *base, const char *recs, size_t len)
+{
+    free(sp_names[0]);
+    free(sp_names[1]);
+    sp_names[0] = cat(base, ".spool");
+    sp_names[1] = cat(base, ".meta");
+    int fd = sp_names[0] && sp_names[1]
+                 ? dir_open(sp_names[1], O_WRONLY | O_APPEND | O_CREAT | O_EXCL, 0600)
+                 : -1;
+    if (fd < 0) {
+        int e = errno;
+        free(sp_names[0]);
+        free(sp_names[1]);
+        sp_names[0] = sp_names[1] = NULL;
+        errno = e;
+        return -1;
+    }
+    act__xfsz_guard g;
+    act__xfsz_block(&g);
+    ssize_t w;
+    do
+        w = write(fd, recs, len);
+    while (w < 0 && errno == EINTR);
+    act__xfsz_unblock(&g);
+    close(fd);
+    sp_removed = 0;
+    sp_light = 1;
+    atomic_store(&sp_meta_broken, w != (ssize_t)len);
+    atomic_store(&sp_taken, 1); /* no session spools into it */
+    atomic_store_explicit(&sp_open, 1, memory_order_release);
+    return 0;
+}
+
 int act__spool_open(const char *base)
 {
     int fd0 = -1, fd1 = -1;
-    sp_names[0] = cat(base, ".spool");
-    sp_names[1] = cat(base, ".meta");
+    int light = sp_light; /* BASE.meta exists already: ours */
+    if (!light) {
+        sp_names[0] = cat(base, ".spool");
+        sp_names[1] = cat(base, ".meta");
+    }
     if (!sp_names[0] || !sp_names[1])
         goto fail;
     fd0 = dir_open(sp_names[0], O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd0 < 0)
         goto fail;
-    fd1 = dir_open(sp_names[1], O_WRONLY | O_APPEND | O_CREAT | O_EXCL, 0600);
+    fd1 = dir_open(sp_names[1], O_WRONLY | O_APPEND | (light ? 0 : O_CREAT | O_EXCL), 0600);
     if (fd1 < 0)
         goto fail;
     close(fd0);
     close(fd1);
+    sp_light = 0;
     sp_size = 0;
     sp_full_logged = 0;
     sp_removed = 0;
@@ -365,9 +415,11 @@ fail:;
         if (dfd >= 0)
             unlinkat(dfd, sp_names[0], 0);
     }
-    free(sp_names[0]);
-    free(sp_names[1]);
-    sp_names[0] = sp_names[1] = NULL;
+    if (!light) {
+        free(sp_names[0]);
+        free(sp_names[1]);
+        sp_names[0] = sp_names[1] = NULL;
+    }
     errno = e;
     return -1;
 }
@@ -398,6 +450,7 @@ void act__spool_remove(void)
 void act__spool_atfork_child(void)
 {
     sp_removed = 0;
+    sp_light = 0;
     pthread_mutex_init(&sp_lock, NULL);
     pthread_mutex_init(&sp_small_lock, NULL);
     sp_small_cur = sp_small_end = NULL;
@@ -712,6 +765,49 @@ static int tn_push(sp_tname **v, size_t *n, size_t *cap, sp_tname e)
     return 0;
 }
 
+/* What the light log of a process that recorded nothing says, as the host
+ * plugin would have sampled it (memory and CPU at start and, when it ended
+ * normally, at exit; docs/record.md) and one span for its life with its
+ * parent and exit status: recorded into @p s (the rebuild's own session,
+ * in record's child) on this thread, which then stands for the process's
+ * main thread. CPU is what the process used between the library's load
+ * and its exit. @p end NULL: it did not exit normally. */
+static void light_life(act_session *s, int32_t pid, const int64_t *start, const int64_t *end)
+{
+    atomic_store(&s->state, ACT__S_COLLECTING);
+    atomic_store_explicit(&act__recording, s, memory_order_release);
+    uint32_t mem, cu, cs;
+    int ok = act__series_find(s, 0, ACT__HOST_DEVICE, "memory", "rss_bytes", "bytes", &mem,
+                              NULL) == 0 &&
+             act__series_find(s, 0, ACT__HOST_DEVICE, "cpu", "user", "%", &cu, NULL) == 0 &&
+             act__series_find(s, 0, ACT__HOST_DEVICE, "cpu", "system", "%", &cs, NULL) == 0;
+    int64_t t0 = s->start_mono_ns, t1 = s->stop_mono_ns;
+    if (ok && start[1] >= 0)
+        act__counter_sample(s, mem, t0, (double)start[1] * 1024.0);
+    if (end) {
+        act_span_record(ACT_USER_ANNOTATION, "process", t0, t1);
+        act_arg_int("parent_pid", start[0]);
+        act_arg_int("exit_status", end[0]);
+        double secs = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+        if (ok && end[1] >= 0)
+            act__counter_sample(s, mem, t1, (double)end[1] * 1024.0);
+        /* CPU over the process's life, in % of one core (the host plugin's
+         * unit), once at the end. */
+        if (ok && secs > 0 && end[2] >= start[2] && start[2] >= 0 && end[3] >= start[3] &&
+            start[3] >= 0) {
+            act__counter_sample(s, cu, t1, (double)(end[2] - start[2]) / 1e6 / secs * 100.0);
+            act__counter_sample(s, cs, t1, (double)(end[3] - start[3]) / 1e6 / secs * 100.0);
+        }
+    }
+    atomic_store(&act__recording, NULL);
+    /* The thread that recorded is this one: it becomes the process's. */
+    for (act__thread *t = s->threads; t; t = t->next)
+        if (t->pid != pid) {
+            t->pid = pid;
+            t->tid = pid;
+        }
+}
+
 int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *err,
                        size_t errlen)
 {
@@ -733,14 +829,18 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     }
     int fd = spath ? open(spath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
+    /* No BASE.spool: a light spool (act__spool_light_open), no chunks. */
+    int light = fd < 0 && spath && errno == ENOENT;
+    if (light) {
+        st.st_size = 0;
+    } else if (fd < 0 || fstat(fd, &st) != 0) {
         bad(err, errlen, "%s: %s", spath ? spath : base, strerror(errno));
         if (fd >= 0)
             close(fd);
         goto out;
     }
     maplen = (size_t)st.st_size;
-    if (maplen) {
+    if (maplen && fd >= 0) {
         /* Private: chunk links and cut counts are fixed up in this copy. */
         map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
         if (map == MAP_FAILED) {
@@ -750,7 +850,8 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             goto out;
         }
     }
-    close(fd);
+    if (fd >= 0)
+        close(fd);
 
     /* This process's thread and process names are the dead process's
      * from here on. */
@@ -772,7 +873,9 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     }
 
     int32_t pid = 0;
-    int have_start = 0, have_stop = 0;
+    int have_start = 0, have_stop = 0, have_exit = 0;
+    /* A light log's: parent, RSS, CPU at start; status, RSS, CPU at exit. */
+    int64_t life_start[4] = {-1, -1, -1, -1}, life_end[4] = {-1, -1, -1, -1};
     const char *pname = NULL;
     size_t pname_len = 0;
     int64_t latest = INT64_MIN;
@@ -793,6 +896,8 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             free(s->trace_name);
             s->trace_name = l0 ? strndup(s0, l0) : NULL;
             have_start = 1;
+            for (uint32_t k = 0; k < 4; k++)
+                life_start[k] = r.nints >= 10 ? ival(&r, 6 + k) : -1;
             break;
         case ACT__SP_NAME: {
             /* Ids are dense (1, 2, ...), one record each: an id beyond the
@@ -959,6 +1064,11 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             s->stop_mono_ns = ival(&r, 0);
             have_stop = 1;
             break;
+        case ACT__SP_EXIT:
+            have_exit = r.nints >= 4; /* ended normally: nothing was lost */
+            for (uint32_t k = 0; have_exit && k < 4; k++)
+                life_end[k] = ival(&r, k);
+            break;
         default:
             break; /* a newer writer's record */
         }
@@ -1013,7 +1123,9 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     free(pn);
     act__names_override(names, nlens, nnames);
     s->pid = pid;
-    s->recovered = 1;
+    if (light && life_start[0] >= 0)
+        light_life(s, pid, life_start, have_exit && have_stop ? life_end : NULL);
+    s->recovered = !(light && have_exit && have_stop);
     atomic_store(&s->state, ACT__S_STOPPED);
     char werr[1024];
     rc = act__write_trace(s, out, werr, sizeof werr);
@@ -1021,6 +1133,8 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     if (rc != 0) {
         bad(err, errlen, "%s", werr);
         rc = -1;
+    } else if (!s->recovered) {
+        rc = 2; /* a light log of a normal exit: nothing was lost */
     }
     (void)nchunks;
     (void)nthreads;

@@ -42,7 +42,8 @@ struct act__arg;
  * 64-bit integers, then nstrs strings as u32 length + bytes. */
 enum {
     ACT__SP_START = 1,  /* pid, start_mono, mono_to_unix, anchor, generic, process start
-                           ticks; trace name */
+                           ticks[, a light log's: parent pid, max RSS KiB, user and
+                           system CPU us]; trace name */
     ACT__SP_NAME = 2,   /* id; name */
     ACT__SP_THREAD = 3, /* serial, pid, tid, state offset, its size, layout; comm */
     ACT__SP_CHUNK = 4,  /* serial, offset, size */
@@ -54,7 +55,9 @@ enum {
     ACT__SP_STREAM = 10, /* device, stream; name */
     ACT__SP_SERIES = 11, /* id, source, device, has_unit; track, series, unit */
     ACT__SP_STOP = 12,  /* stop_mono */
-    ACT__SP_WRITTEN = 13 /* the process wrote its own trace */
+    ACT__SP_WRITTEN = 13, /* the process wrote its own trace */
+    ACT__SP_EXIT = 14    /* exit status, max RSS KiB, user and system CPU us (the normal
+                            exit of a process that recorded nothing: a light log) */
 };
 
 /* 1 while this process spools (set by act__spool_open). */
@@ -69,6 +72,18 @@ int act__spool_dir_open(const char *dir);
  * or replaced it), or -1 when it is gone: spooling has then stopped, said
  * once, and nothing may be written there. */
 int act__spool_dir_check(void);
+
+/* The light spool of a process that has not recorded yet (lazy start,
+ * autostart.c): only BASE.meta, created (0600) with @p nrec records
+ * already encoded by act__spool_encode, in one write. No chunk memory, no
+ * spooling (act__spooling stays 0): act__spool_log appends to it, and a
+ * later act__spool_open adds BASE.spool beside it. 0 or -1 (errno set). */
+int act__spool_light_open(const char *base, const char *recs, size_t len);
+/* Encode one log record into @p buf (@p cap bytes); its size, or 0 if it
+ * does not fit. */
+size_t act__spool_encode(char *buf, size_t cap, uint32_t type, const int64_t *ints,
+                         uint32_t nints, const char *const *strs, const size_t *lens,
+                         uint32_t nstrs);
 
 /* Open BASE.spool and BASE.meta (created, 0600) in the record directory
  * for this process's session (@p base: a file name there, no '/'); names
@@ -127,7 +142,9 @@ void act__spool_log_prop(uint32_t device, const struct act__arg *a);
 
 /* Build the trace of the process that spooled to BASE.* and write it to
  * @p out, in a process that records nothing (its thread and process names
- * are replaced by the dead process's). 0, 1 (skipped: ACT__SPOOL_SKIP_EMPTY), or -1 with a message in
+ * are replaced by the dead process's). 0, 1 (skipped: ACT__SPOOL_SKIP_EMPTY), 2 (the light
+ * log of a process that recorded nothing and exited normally: written, not
+ * marked rebuilt), or -1 with a message in
  * @p err. Exported (private, for the actrace command only: not part of
  * the API). */
 __attribute__((visibility("default"))) int act__spool_rebuild(const char *base, const char *out,

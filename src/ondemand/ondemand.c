@@ -460,7 +460,7 @@ static void send_poll(int is_busy)
     /* Activities only while the process does not record: no window of
      * ours, no session of its program's or of `actrace record` (Kineto's
      * rule: it asks for none while its profiler is active). */
-    int32_t type = is_busy || act_session_active() ? 0 : ACT__DYNO_CFG_ACTIVITIES;
+    int32_t type = is_busy || act__session_started() ? 0 : ACT__DYNO_CFG_ACTIVITIES;
     size_t n = act__dyno_poll_encode(buf, type, od_job, od_pids, od_npids);
     int rc = act__dyno_send(od_fd, ACT__DYNO_DAEMON, ACT__DYNO_REQ, buf, n);
     static int warned;

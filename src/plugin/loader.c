@@ -34,6 +34,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,7 +316,7 @@ static int check_walk(const char *given, char *why)
 }
 
 /* @p real is canonical (realpath), so no component is a symlink. */
-static int check_safe(const char *real, char *why)
+static int check_safe(const char *real, char *why, struct stat *file)
 {
     struct stat st;
     if (stat(real, &st) != 0) {
@@ -329,6 +330,7 @@ static int check_safe(const char *real, char *why)
     int rc = check_node(real, &st, "file", why);
     if (rc)
         return rc;
+    *file = st;
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", real);
     for (;;) {
@@ -355,6 +357,8 @@ static int check_safe(const char *real, char *why)
 /* Checks the ELF header: an ELF shared object of this machine's class and
  * byte order. dlopen() would fail on anything else too, but with a message
  * that does not say what is wrong. */
+static int check_elf_fd(int fd, char *why);
+
 static int check_elf(const char *real, char *why)
 {
     int fd = open(real, O_RDONLY | O_CLOEXEC);
@@ -362,9 +366,15 @@ static int check_elf(const char *real, char *why)
         snprintf(why, WHY_MAX, "cannot open: %s", strerror(errno));
         return ACT_EIO;
     }
-    unsigned char h[EI_NIDENT + 4];
-    ssize_t got = read(fd, h, sizeof h);
+    int rc = check_elf_fd(fd, why);
     close(fd);
+    return rc;
+}
+
+static int check_elf_fd(int fd, char *why)
+{
+    unsigned char h[EI_NIDENT + 4];
+    ssize_t got = pread(fd, h, sizeof h, 0);
     if (got < (ssize_t)sizeof h || memcmp(h, ELFMAG, SELFMAG) != 0) {
         snprintf(why, WHY_MAX, "not a shared object (no ELF header)");
         return ACT_EPLUGIN;
@@ -393,6 +403,183 @@ static int check_elf(const char *real, char *why)
         return ACT_EPLUGIN;
     }
     return 0;
+}
+
+/* ---- the checks, once per record ---------------------------------------- */
+
+/*
+ * Under `actrace record` the path walk and checks above run once: in the
+ * first process that loads plugins (record's own child). It passes the
+ * files that passed them to its descendants in ACTRACE_PLUGINS_CHECKED,
+ * with what identifies each (device, inode, size, mtime and ctime in ns,
+ * mode, owner) and a key of the request it answered (the lists, the
+ * default flag, the plugin folder variable, this library's path, the
+ * euid). A descendant with the same request opens each file, compares
+ * its fstat with the identity record checked, and refuses a file that
+ * differs in any of them (replaced, rewritten, chmod'ed: "changed since
+ * ..."); only then is it read (its ELF header, from that descriptor) and
+ * loaded. A different request, or no list, walks and checks in full.
+ */
+static int load_one(act_session *s, const act_config *cfg, const act__plugins *set,
+                    const char *real, struct act_plugin_ctx **out, char *why, int checked);
+
+#define CHECKED_ENV "ACTRACE_PLUGINS_CHECKED"
+#define CHECKED_MAX 8192
+
+static char checked_buf[CHECKED_MAX]; /* the list being built (one load) */
+static size_t checked_len;
+static int checked_bad; /* a path the list cannot carry, or it overflowed */
+
+static uint64_t fnv_add(uint64_t h, const char *str)
+{
+    for (const unsigned char *p = (const unsigned char *)(str ? str : ""); *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (h ^ 0xff) * 1099511628211ull; /* a separator */
+}
+
+static uint64_t request_key(const act_config *cfg, const char *const *extra, size_t nextra,
+                            int want_defaults)
+{
+    uint64_t h = 14695981039346656037ull;
+    h = fnv_add(h, cfg ? act_config_get_str(cfg, "PLUGINS") : NULL);
+    h = fnv_add(h, secure_getenv("ACTRACE_PLUGINS"));
+    for (size_t i = 0; i < nextra; i++)
+        h = fnv_add(h, extra[i]);
+    h = fnv_add(h, want_defaults ? "defaults" : "none");
+    h = fnv_add(h, secure_getenv("ACTRACE_PLUGIN_DIR"));
+    Dl_info info;
+    h = fnv_add(h, dladdr((void *)(uintptr_t)act__plugins_load, &info) ? info.dli_fname : NULL);
+    char uid[24];
+    snprintf(uid, sizeof uid, "%u", (unsigned)geteuid());
+    return fnv_add(h, uid);
+}
+
+/* Appends a checked file to the list (a path with ';' or a newline, or a
+ * full list, makes the list unusable: descendants then check in full). */
+static void checked_add(const char *real, const struct stat *st)
+{
+    if (checked_bad || strpbrk(real, ";\n")) {
+        checked_bad = 1;
+        return;
+    }
+    int n = snprintf(checked_buf + checked_len, sizeof checked_buf - checked_len,
+                     ";%llu,%llu,%lld,%lld.%09ld,%lld.%09ld,%o,%u,%s",
+                     (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+                     (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+                     (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec,
+                     (unsigned)st->st_mode, (unsigned)st->st_uid, real);
+    if (n < 0 || (size_t)n >= sizeof checked_buf - checked_len)
+        checked_bad = 1;
+    else
+        checked_len += (size_t)n;
+}
+
+/* One entry of the inherited list: "dev,ino,size,mtime,ctime,mode,uid,path". */
+typedef struct checked_file {
+    unsigned long long dev, ino;
+    long long size, mts, cts;
+    long mtn, ctn;
+    unsigned mode, uid;
+    const char *path;
+} checked_file;
+
+static int checked_parse(char *e, checked_file *f)
+{
+    int used = 0;
+    if (sscanf(e, "%llu,%llu,%lld,%lld.%ld,%lld.%ld,%o,%u,%n", &f->dev, &f->ino, &f->size,
+               &f->mts, &f->mtn, &f->cts, &f->ctn, &f->mode, &f->uid, &used) != 9 || !used ||
+        e[used] != '/')
+        return -1;
+    f->path = e + used;
+    return 0;
+}
+
+/* Loads an entry of the inherited list: the file must be the one record
+ * checked (its descriptor's fstat against the identity), still owned and
+ * moded safely, an ELF shared object; then it is loaded as usual. */
+static void load_checked(act_session *s, const act_config *cfg, act__plugins *set,
+                         const checked_file *f, int quiet)
+{
+    char why[WHY_MAX] = "";
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        act_log(ACT_LOG_WARN, "plugin %s: refused: %s", f->path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    if ((unsigned long long)st.st_dev != f->dev || (unsigned long long)st.st_ino != f->ino ||
+        (long long)st.st_size != f->size || (long long)st.st_mtim.tv_sec != f->mts ||
+        st.st_mtim.tv_nsec != f->mtn || (long long)st.st_ctim.tv_sec != f->cts ||
+        st.st_ctim.tv_nsec != f->ctn || (unsigned)st.st_mode != f->mode ||
+        (unsigned)st.st_uid != f->uid) {
+        close(fd);
+        act_log(ACT_LOG_WARN, "plugin %s: refused: the file changed since `actrace record` "
+                "checked it (another file, or rewritten, or its mode or owner changed)", f->path);
+        return;
+    }
+    int rc = S_ISREG(st.st_mode) ? check_node(f->path, &st, "file", why) : ACT_EPLUGIN;
+    if (!rc)
+        rc = check_elf_fd(fd, why);
+    close(fd);
+    for (size_t i = 0; !rc && i < set->n; i++)
+        if (strcmp(set->v[i]->path, f->path) == 0)
+            return; /* listed twice: loaded once */
+    if (!rc && set->n == MAX_PLUGINS) {
+        snprintf(why, WHY_MAX, "more than %d plugins", MAX_PLUGINS);
+        rc = ACT_ELIMIT;
+    }
+    struct act_plugin_ctx *c = NULL;
+    if (!rc)
+        rc = load_one(s, cfg, set, f->path, &c, why, 1);
+    if (rc) {
+        act_log(quiet && rc == ACT_EDECLINED ? ACT_LOG_INFO : ACT_LOG_WARN,
+                "plugin %s: refused: %s", f->path, *why ? why : act_strerror(rc));
+        return;
+    }
+    set->v[set->n++] = c;
+    act_log(ACT_LOG_INFO, "plugin %s: loaded '%s' %s", f->path, c->name,
+            c->table.version ? c->table.version : "");
+}
+
+/* Loads what ACTRACE_PLUGINS_CHECKED lists when it answers request @p key:
+ * 1 if it did (the set is then complete), 0 to walk and check in full. */
+static int load_inherited(act_session *s, const act_config *cfg, act__plugins *set,
+                          uint64_t key)
+{
+    const char *env = secure_getenv(CHECKED_ENV);
+    char want[40];
+    snprintf(want, sizeof want, "v1:%016llx:", (unsigned long long)key);
+    if (!env || strncmp(env, want, strlen(want)) != 0)
+        return 0;
+    const char *rest = env + strlen(want);
+    int quiet = rest[0] == 'q';
+    char *copy = strdup(rest + (rest[0] ? 1 : 0));
+    if (!copy)
+        return 0;
+    for (char *save = NULL, *e = strtok_r(copy, ";", &save); e; e = strtok_r(NULL, ";", &save)) {
+        checked_file f;
+        if (checked_parse(e, &f) == 0)
+            load_checked(s, cfg, set, &f, quiet);
+    }
+    free(copy);
+    return 1;
+}
+
+/* Passes the files checked in this load on to descendants (under record
+ * only, and only a list that holds every file). */
+static void checked_export(uint64_t key, int quiet)
+{
+    if (checked_bad || !secure_getenv("ACTRACE_RECORD_DIR"))
+        return;
+    char *v = malloc(checked_len + 48);
+    if (!v)
+        return;
+    snprintf(v, checked_len + 48, "v1:%016llx:%c%s", (unsigned long long)key, quiet ? 'q' : '-',
+             checked_buf);
+    setenv(CHECKED_ENV, v, 1);
+    free(v);
 }
 
 /* ---- loading one plugin ------------------------------------------------ */
@@ -453,11 +640,17 @@ static void sanitize(char *s)
  * reason in @p why. */
 static int load_one(act_session *s, const act_config *cfg,
                     const act__plugins *set, const char *real,
-                    struct act_plugin_ctx **out, char *why)
+                    struct act_plugin_ctx **out, char *why, int checked)
 {
-    int rc = check_safe(real, why);
-    if (!rc)
-        rc = check_elf(real, why);
+    int rc = 0;
+    if (!checked) {
+        struct stat st;
+        rc = check_safe(real, why, &st);
+        if (!rc)
+            rc = check_elf(real, why);
+        if (!rc)
+            checked_add(real, &st);
+    }
     if (rc)
         return rc;
 
@@ -628,7 +821,7 @@ static void load_entry(act_session *s, const act_config *cfg,
         return;
     }
     struct act_plugin_ctx *c = NULL;
-    int rc = load_one(s, cfg, set, real, &c, why);
+    int rc = load_one(s, cfg, set, real, &c, why, 0);
     if (rc) {
         act_log(quiet && rc == ACT_EDECLINED ? ACT_LOG_INFO : ACT_LOG_WARN,
                 "plugin %s: refused: %s", real, *why ? why : act_strerror(rc));
@@ -702,7 +895,16 @@ int act__plugins_load(act_session *s, const act_config *cfg,
     int want = 1;
     if (cfg && act_config_get_bool(cfg, "DEFAULT_PLUGINS", &want) != 0)
         want = 1;
-    if (!l.n && want && def && strcmp(def, "1") == 0) {
+    int defaults = !l.n && want && def && strcmp(def, "1") == 0;
+    uint64_t key = request_key(cfg, extra, nextra, defaults);
+    if ((l.n || defaults) && load_inherited(s, cfg, set, key)) {
+        list_free(&l);
+        *out = set;
+        return 0;
+    }
+    checked_len = 0;
+    checked_bad = 0;
+    if (defaults) {
         rc = list_defaults(&l, plugin_dir());
         if (rc) {
             list_free(&l);
@@ -715,6 +917,7 @@ int act__plugins_load(act_session *s, const act_config *cfg,
         const char *dir = plugin_dir();
         for (size_t i = 0; i < l.n; i++)
             load_entry(s, cfg, set, l.v[i], dir, quiet);
+        checked_export(key, quiet);
     }
     list_free(&l);
     *out = set;
@@ -723,99 +926,167 @@ int act__plugins_load(act_session *s, const act_config *cfg,
 
 /* ---- bounded calls into a plugin ---------------------------------------- */
 
-typedef struct pcall {
-    pthread_mutex_t m;
-    pthread_cond_t cv;
-    void (*fn)(void *);
-    void *state;
-    int done;      /* the call returned */
-    int abandoned; /* the caller stopped waiting: the helper frees */
-} pcall;
+/*
+ * A plugin's stop, flush and finalize run on a helper thread and are
+ * waited for PLUGIN_TIMEOUT_MSECS each at most. One helper runs the calls
+ * of every plugin in turn (every stop, then every flush): one thread per
+ * batch, not per call, so a process pays one thread creation at its end,
+ * however many plugins it loaded. The waiter sees which call runs (at) and since when; a call
+ * past its deadline marks its plugin stuck, the helper is abandoned (it
+ * runs nothing more once that call returns, and frees the batch), and the
+ * rest of the batch goes to a new helper.
+ */
+typedef enum { CALL_STOP, CALL_FLUSH, CALL_FINALIZE } call_kind;
 
-static void pcall_free(pcall *pc)
+static void (*call_fn(const struct act_plugin_ctx *c, call_kind k))(void *)
 {
-    pthread_cond_destroy(&pc->cv);
-    pthread_mutex_destroy(&pc->m);
-    free(pc);
+    return k == CALL_STOP ? c->table.stop : k == CALL_FLUSH ? c->table.flush : c->table.finalize;
 }
 
-static void *pcall_main(void *arg)
+static const char *const call_what[] = {"stop", "flush", "finalize"};
+
+typedef struct pbatch {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    struct act_plugin_ctx *v[2 * MAX_PLUGINS];
+    call_kind kinds[2 * MAX_PLUGINS];
+    size_t pos[2 * MAX_PLUGINS]; /* each call's place in call_all's order */
+    size_t n;
+    size_t at;        /* the call running (or next): an index into v */
+    int64_t since_ns; /* when call `at` began (CLOCK_MONOTONIC) */
+    int done;         /* every call returned */
+    int abandoned;    /* the waiter left: the helper frees */
+} pbatch;
+
+static int64_t mono_ns(void)
 {
-    pcall *pc = arg;
-    pc->fn(pc->state);
-    pthread_mutex_lock(&pc->m);
-    pc->done = 1;
-    int abandoned = pc->abandoned;
-    pthread_cond_signal(&pc->cv);
-    pthread_mutex_unlock(&pc->m);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void pbatch_free(pbatch *b)
+{
+    pthread_cond_destroy(&b->cv);
+    pthread_mutex_destroy(&b->m);
+    free(b);
+}
+
+static void *pbatch_main(void *arg)
+{
+    pbatch *b = arg;
+    pthread_mutex_lock(&b->m);
+    while (b->at < b->n && !b->abandoned) {
+        struct act_plugin_ctx *c = b->v[b->at];
+        b->since_ns = mono_ns();
+        pthread_cond_broadcast(&b->cv);
+        pthread_mutex_unlock(&b->m);
+        call_fn(c, b->kinds[b->at])(c->state);
+        pthread_mutex_lock(&b->m);
+        if (!b->abandoned)
+            b->at++;
+    }
+    b->done = 1;
+    int abandoned = b->abandoned;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->m);
     if (abandoned)
-        pcall_free(pc);
+        pbatch_free(b);
     return NULL;
 }
 
-/* Runs @p fn (the plugin's @p what) and waits for it PLUGIN_TIMEOUT_MSECS
- * at most (0: for ever, on the calling thread). A call that does not
- * return in time marks the plugin stuck: it is reported once and skipped
- * from then on, and its helper thread is left to finish (or not) on its
- * own. */
-static void call_bounded(struct act_plugin_ctx *c, void (*fn)(void *),
-                         const char *what)
+/* Runs, for each of @p nk kinds in turn, that call of every plugin of @p p
+ * that has one (and is not stuck), in order, each bounded by its
+ * PLUGIN_TIMEOUT_MSECS (0: for ever, on the calling thread). A call that
+ * does not return in time marks its plugin stuck: reported once and
+ * skipped from then on (its later calls too); its helper thread is left
+ * to finish (or not) on its own. */
+static void call_all(act__plugins *p, const call_kind *kinds, size_t nk)
 {
-    if (!fn || atomic_load(&c->stuck))
-        return;
-    if (c->timeout_ms <= 0) {
-        fn(c->state);
-        return;
-    }
-    pcall *pc = calloc(1, sizeof *pc);
-    pthread_condattr_t ca;
-    pthread_attr_t ta;
-    int ok = pc != NULL;
-    if (ok) {
-        pc->fn = fn;
-        pc->state = c->state;
-        pthread_mutex_init(&pc->m, NULL);
+    size_t i = 0, total = p ? p->n * nk : 0;
+    while (i < total) {
+        /* The calls from i on (i = kind index * n + plugin index) that a
+         * helper runs; unbounded ones here. */
+        pbatch *b = calloc(1, sizeof *b);
+        for (; i < total; i++) {
+            struct act_plugin_ctx *c = p->v[i % p->n];
+            call_kind kind = kinds[i / p->n];
+            if (!call_fn(c, kind) || atomic_load(&c->stuck))
+                continue;
+            if (c->timeout_ms <= 0 || !b) {
+                if (b && b->n)
+                    break; /* the batch first, in order */
+                call_fn(c, kind)(c->state);
+                continue;
+            }
+            b->pos[b->n] = i;
+            b->kinds[b->n] = kind;
+            b->v[b->n++] = c;
+        }
+        if (!b)
+            return;
+        if (!b->n) {
+            free(b);
+            continue;
+        }
+        pthread_mutex_init(&b->m, NULL);
+        pthread_condattr_t ca;
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&pc->cv, &ca);
+        pthread_cond_init(&b->cv, &ca);
         pthread_condattr_destroy(&ca);
+        pthread_attr_t ta;
         pthread_attr_init(&ta);
         pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+        /* No signal is delivered to the helper: the program's handlers
+         * run on its own threads. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
         pthread_t t;
-        ok = pthread_create(&t, &ta, pcall_main, pc) == 0;
+        b->since_ns = mono_ns();
+        int ok = pthread_create(&t, &ta, pbatch_main, b) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_attr_destroy(&ta);
-        if (!ok)
-            pcall_free(pc);
+        if (!ok) {
+            /* No thread to spare: unbounded, as before. */
+            for (size_t k = 0; k < b->n; k++)
+                call_fn(b->v[k], b->kinds[k])(b->v[k]->state);
+            pbatch_free(b);
+            continue;
+        }
+        pthread_mutex_lock(&b->m);
+        struct act_plugin_ctx *late = NULL;
+        while (!b->done) {
+            struct act_plugin_ctx *c = b->v[b->at];
+            int64_t dl_ns = b->since_ns + c->timeout_ms * 1000000;
+            struct timespec dl = {(time_t)(dl_ns / 1000000000), (long)(dl_ns % 1000000000)};
+            size_t at = b->at;
+            int64_t since = b->since_ns;
+            if (pthread_cond_timedwait(&b->cv, &b->m, &dl) == ETIMEDOUT && !b->done &&
+                b->at == at && b->since_ns == since) {
+                late = c;
+                b->abandoned = 1;
+                break;
+            }
+        }
+        /* The rest of the batch (after the stuck call) goes round again;
+         * read before the lock goes: an abandoned batch is the helper's. */
+        size_t next = late && b->at + 1 < b->n ? b->pos[b->at + 1] : total;
+        call_kind late_kind = late ? b->kinds[b->at] : CALL_STOP;
+        int free_it = !late;
+        pthread_mutex_unlock(&b->m);
+        if (late) {
+            atomic_store(&late->stuck, 1);
+            act_log(ACT_LOG_ERROR, "plugin '%s' (%s): %s did not return within %lld "
+                    "ms (PLUGIN_TIMEOUT_MSECS): the plugin is stuck and skipped from "
+                    "now on; the trace is written without it", late->name, late->path,
+                    call_what[late_kind], (long long)late->timeout_ms);
+            i = next; /* the call after the stuck one */
+        }
+        if (free_it)
+            pbatch_free(b);
     }
-    if (!ok) {
-        fn(c->state); /* no thread to spare: unbounded, as before */
-        return;
-    }
-    struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    dl.tv_sec += (time_t)(c->timeout_ms / 1000);
-    dl.tv_nsec += (long)(c->timeout_ms % 1000) * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&pc->m);
-    while (!pc->done)
-        if (pthread_cond_timedwait(&pc->cv, &pc->m, &dl) == ETIMEDOUT)
-            break;
-    int done = pc->done;
-    if (!done)
-        pc->abandoned = 1;
-    pthread_mutex_unlock(&pc->m);
-    if (done) {
-        pcall_free(pc);
-        return;
-    }
-    atomic_store(&c->stuck, 1);
-    act_log(ACT_LOG_ERROR, "plugin '%s' (%s): %s did not return within %lld "
-            "ms (PLUGIN_TIMEOUT_MSECS): the plugin is stuck and skipped from "
-            "now on; the trace is written without it", c->name, c->path,
-            what, (long long)c->timeout_ms);
 }
 
 void act__plugins_start(act__plugins *p)
@@ -831,19 +1102,18 @@ void act__plugins_stop(act__plugins *p)
 {
     /* All stop first, then all flush: no plugin produces while another
      * one drains. */
-    for (size_t i = 0; p && i < p->n; i++)
-        call_bounded(p->v[i], p->v[i]->table.stop, "stop");
-    for (size_t i = 0; p && i < p->n; i++)
-        call_bounded(p->v[i], p->v[i]->table.flush, "flush");
+    static const call_kind k[] = {CALL_STOP, CALL_FLUSH};
+    call_all(p, k, 2);
 }
 
 void act__plugins_destroy(act__plugins *p)
 {
     if (!p)
         return;
+    static const call_kind k[] = {CALL_FINALIZE};
+    call_all(p, k, 1);
     for (size_t i = 0; i < p->n; i++) {
         struct act_plugin_ctx *c = p->v[i];
-        call_bounded(c, c->table.finalize, "finalize");
         uint64_t rej = act__phost_rejected(c);
         if (rej)
             act_log(ACT_LOG_WARN, "plugin '%s' (%s): %llu records or calls "
@@ -852,6 +1122,14 @@ void act__plugins_destroy(act__plugins *p)
         ctx_free(c);
     }
     free(p);
+}
+
+int act__plugins_all_lazy(const act__plugins *p)
+{
+    for (size_t i = 0; p && i < p->n; i++)
+        if (!p->v[i]->dl || !dlsym(p->v[i]->dl, ACT_PLUGIN_LAZY_SYMBOL))
+            return 0;
+    return 1;
 }
 
 size_t act__plugins_count(const act__plugins *p)

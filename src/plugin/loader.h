@@ -29,6 +29,11 @@ void act__plugins_destroy(act__plugins *p);
 /* For the trace's "actraceStats": per loaded plugin, its name, path and
  * how many records it handed over that were rejected. */
 size_t act__plugins_count(const act__plugins *p);
+/* 1 if every loaded plugin can start lazily: it exports the data symbol
+ * ACT_PLUGIN_LAZY_SYMBOL (its runtime, once used, wakes the process's
+ * session: plugin.h), so that a process that does not use it needs no
+ * instance of it. */
+int act__plugins_all_lazy(const act__plugins *p);
 const char *act__plugins_name(const act__plugins *p, size_t i);
 const char *act__plugins_path(const act__plugins *p, size_t i);
 uint64_t act__plugins_rejected(const act__plugins *p, size_t i);

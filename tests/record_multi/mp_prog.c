@@ -3,6 +3,15 @@
  * Test helper for RecordMulti: a program of many processes and threads,
  * recorded through the API under `actrace record`.
  *   mp_prog leaf NAME         one span NAME, then exit
+ *   mp_prog idle OUT          records nothing; writes to OUT what it sees from
+ *                             inside: "threads N spool N meta N" (its tasks in
+ *                             /proc/self/task, its files <pid>-*.spool and
+ *                             .meta in $ACTRACE_RECORD_DIR); exits 7
+ *   mp_prog late NAME OUT     as idle (OUT written first), then records a
+ *                             span NAME late in its life, then writes
+ *                             "after: threads N spool N" to OUT.after
+ *   mp_prog forkrec NAME      records nothing; a forked child records span
+ *                             NAME (its parent waits for it)
  *   mp_prog exec NAME         exec "mp_prog leaf NAME"
  *   mp_prog tree DEPTH        a span "level DEPTH" and one on a thread; a forked
  *                             child (no exec) runs tree DEPTH-1, another forked
@@ -59,6 +68,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,6 +221,36 @@ static int sigcheck(void)
     return got_term ? 0 : 4;
 }
 
+/* What this process sees of itself: its tasks, and its own files in the
+ * record directory. */
+static void self_report(const char *out, const char *prefix)
+{
+    int threads = 0, spool = 0, meta = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        threads += de->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    const char *dir = getenv("ACTRACE_RECORD_DIR");
+    char pre[32];
+    snprintf(pre, sizeof pre, "%d-", (int)getpid());
+    d = dir ? opendir(dir) : NULL;
+    while (d && (de = readdir(d))) {
+        if (strncmp(de->d_name, pre, strlen(pre)) != 0)
+            continue;
+        spool += strstr(de->d_name, ".spool") != NULL;
+        meta += strstr(de->d_name, ".meta") != NULL;
+    }
+    if (d)
+        closedir(d);
+    FILE *f = fopen(out, "w");
+    if (f) {
+        fprintf(f, "%sthreads %d spool %d meta %d\n", prefix, threads, spool, meta);
+        fclose(f);
+    }
+}
+
 int main(int argc, char **argv)
 {
     self = argv[0];
@@ -322,6 +362,30 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "die") == 0 && argc >= 4)
         return die(argv[2], atol(argv[3]));
+    if (strcmp(argv[1], "idle") == 0) {
+        self_report(argv[2], "");
+        return 7;
+    }
+    if (strcmp(argv[1], "late") == 0 && argc >= 4) {
+        self_report(argv[3], "");
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        span(argv[2]);
+        char after[4096];
+        snprintf(after, sizeof after, "%s.after", argv[3]);
+        self_report(after, "after: ");
+        return 0;
+    }
+    if (strcmp(argv[1], "forkrec") == 0) {
+        pid_t c = fork();
+        if (c == 0) {
+            span(argv[2]);
+            exit(0);
+        }
+        int st = 0;
+        waitpid(c, &st, 0);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    }
     if (strcmp(argv[1], "leaf") == 0) {
         span(argv[2]);
         return 0;

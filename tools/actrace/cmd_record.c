@@ -336,24 +336,66 @@ static size_t count_json(const char *dir)
     return n;
 }
 
-/* 1 if process NAME ("<pid>-<ns>.meta") exec'd: a later image of the
- * same pid left a trace or a spool of its own. */
-static int exec_d(const char *dir, const char *name)
+/* The processes' files in record's directory, as (pid, ns) of each
+ * "<pid>-<ns>.json" or ".meta", sorted: read once, so that finding
+ * whether an image exec'd costs a binary search, not a directory scan per
+ * process (thousands of processes in a build). */
+typedef struct img {
+    long long pid, ns;
+} img;
+
+static int img_cmp(const void *a, const void *b)
 {
-    const char *dash = strchr(name, '-');
-    long long pid = strtoll(name, NULL, 10), ns = dash ? strtoll(dash + 1, NULL, 10) : 0;
+    const img *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+static img *images_read(const char *dir, size_t *n)
+{
+    *n = 0;
     DIR *d = opendir(dir);
     if (!d)
-        return 0;
+        return NULL;
+    img *v = NULL;
+    size_t cap = 0;
     struct dirent *de;
-    int found = 0;
-    while (!found && (de = readdir(d))) {
+    while ((de = readdir(d))) {
         const char *dd = strchr(de->d_name, '-');
-        found = dd && strtoll(de->d_name, NULL, 10) == pid && strtoll(dd + 1, NULL, 10) > ns &&
-                (strstr(de->d_name, ".json") || strstr(de->d_name, ".meta"));
+        if (!dd || !(strstr(de->d_name, ".json") || strstr(de->d_name, ".meta")))
+            continue;
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            img *nv = realloc(v, nc * sizeof *nv);
+            if (!nv)
+                break;
+            v = nv;
+            cap = nc;
+        }
+        v[(*n)++] = (img){strtoll(de->d_name, NULL, 10), strtoll(dd + 1, NULL, 10)};
     }
     closedir(d);
-    return found;
+    if (*n > 1)
+        qsort(v, *n, sizeof *v, img_cmp);
+    return v;
+}
+
+/* 1 if process NAME ("<pid>-<ns>.meta") exec'd: a later image of the
+ * same pid left a trace or a spool of its own. */
+static int exec_d(const img *v, size_t n, const char *name)
+{
+    const char *dash = strchr(name, '-');
+    img key = {strtoll(name, NULL, 10), dash ? strtoll(dash + 1, NULL, 10) : 0};
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* the first entry after key */
+        size_t mid = lo + (hi - lo) / 2;
+        if (img_cmp(&v[mid], &key) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].pid == key.pid;
 }
 
 /* Rebuild the trace of every process that left a spool and no trace
@@ -361,12 +403,70 @@ static int exec_d(const char *dir, const char *name)
  * child process of its own: a spool a program scribbled over can crash
  * it without taking record down, and the dead process's names and thread
  * names never mix with another's. Returns how many were rebuilt. */
+static size_t rebuild_pass(const char *dir, int light, const img *v, size_t nv);
+
 static size_t rebuild_spools(const char *dir)
+{
+    /* Light logs (no BASE.spool: processes that recorded nothing, lazy
+     * start) are ours alone to read, so one child turns them all into
+     * traces; each full spool gets a child of its own. */
+    size_t nv;
+    img *v = images_read(dir, &nv);
+    size_t n = rebuild_pass(dir, 1, v, nv) + rebuild_pass(dir, 0, v, nv);
+    free(v);
+    return n;
+}
+
+/* 1 if BASE.spool is absent (a light log), for @p base a path. */
+static int is_light(const char *base)
+{
+    char p[PATH_MAX + 8];
+    snprintf(p, sizeof p, "%s.spool", base);
+    struct stat st;
+    return lstat(p, &st) != 0 && errno == ENOENT;
+}
+
+static size_t rebuild_pass(const char *dir, int light, const img *v, size_t nv)
 {
     DIR *d = opendir(dir);
     if (!d)
         return 0;
     size_t n = 0;
+    pid_t batch = -1; /* the child that rebuilds the light logs */
+    int bpipe[2] = {-1, -1};
+    if (light) {
+        fflush(stderr);
+        if (pipe(bpipe) != 0) {
+            closedir(d);
+            return 0;
+        }
+        batch = fork();
+        if (batch < 0) {
+            close(bpipe[0]);
+            close(bpipe[1]);
+            closedir(d);
+            return 0;
+        }
+        if (batch > 0) {
+            /* The parent counts what the child rebuilt. */
+            close(bpipe[1]);
+            closedir(d);
+            char buf[64];
+            ssize_t r = read(bpipe[0], buf, sizeof buf - 1);
+            close(bpipe[0]);
+            int st2 = 0;
+            waitpid(batch, &st2, 0);
+            if (WIFSIGNALED(st2))
+                fprintf(stderr, "actrace record: rebuilding the traces of processes that "
+                        "recorded nothing died of signal %d\n", WTERMSIG(st2));
+            buf[r > 0 ? r : 0] = '\0';
+            return (size_t)strtoull(buf, NULL, 10);
+        }
+        close(bpipe[0]);
+        unsetenv("ACTRACE_PLUGINS");
+        unsetenv("ACTRACE_DEFAULT_PLUGINS");
+        unsetenv("ACTRACE_CONFIG");
+    }
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
@@ -383,6 +483,19 @@ static size_t rebuild_spools(const char *dir)
         struct stat st;
         if (stat(out, &st) == 0)
             continue; /* written by the process itself */
+        if (is_light(base) != light)
+            continue;
+        if (light) {
+            char err[PATH_MAX * 2];
+            int rc = act__spool_rebuild(base, out, exec_d(v, nv, de->d_name) ? ACT__SPOOL_SKIP_EMPTY : 0,
+                                        err, sizeof err);
+            if (rc == 0)
+                n++;
+            else if (rc < 0)
+                fprintf(stderr, "actrace record: cannot rebuild the trace of pid %.*s from its "
+                        "log: %s\n", (int)strcspn(de->d_name, "-"), de->d_name, err);
+            continue;
+        }
         fflush(stderr);
         pid_t c = fork();
         if (c == 0) {
@@ -391,7 +504,7 @@ static size_t rebuild_spools(const char *dir)
             unsetenv("ACTRACE_DEFAULT_PLUGINS");
             unsetenv("ACTRACE_CONFIG");
             char err[PATH_MAX * 2];
-            int rc = act__spool_rebuild(base, out, exec_d(dir, de->d_name) ? ACT__SPOOL_SKIP_EMPTY : 0,
+            int rc = act__spool_rebuild(base, out, exec_d(v, nv, de->d_name) ? ACT__SPOOL_SKIP_EMPTY : 0,
                                         err, sizeof err);
             if (rc == 1)
                 _exit(3); /* nothing to show (an image that exec'd at once) */
@@ -411,6 +524,10 @@ static size_t rebuild_spools(const char *dir)
                     de->d_name, WTERMSIG(st2));
     }
     closedir(d);
+    if (light) {
+        dprintf(bpipe[1], "%zu", n);
+        _exit(0);
+    }
     return n;
 }
 
@@ -733,6 +850,11 @@ int act_cmd_record(int argc, char **argv)
         snprintf(spool, sizeof spool, "%s", spool_abs);
     }
     setenv("ACTRACE_RECORD_DIR", spool, 1);
+    /* This record checks the plugins anew, and decides anew whether every
+     * process starts at load (autostart.c, loader.c): nothing of an outer
+     * record's. */
+    unsetenv("ACTRACE_PLUGINS_CHECKED");
+    unsetenv("ACTRACE_RECORD_EAGER");
     /* The program's parent is this process: its descendants know they are
      * descendants (a smaller buffer pre-allocation, autostart.c). */
     char self[24];

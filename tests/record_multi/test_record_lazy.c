@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lazy start under `actrace record` (issue 20), with the default plugins:
+ *  - idle: a descendant that records nothing has one thread and no spool
+ *    (seen from inside it: /proc/self/task and the record directory), yet
+ *    is in the merged trace with its name, its parent, its exit status and
+ *    memory samples, not marked rebuilt;
+ *  - late: a first recording call late in the process's life is recorded
+ *    (and only then does the spool appear);
+ *  - forkrec: a first recording call only in a forked child is recorded,
+ *    in the child's own process;
+ *  - replaced_plugin: record's child checks the plugins once and passes
+ *    the list on; a plugin file replaced after that is refused in a
+ *    descendant that loads it later (one left alone is not refused).
+ */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "engine/trace_util.h"
+#include "record_util.h"
+
+#define ACTRACE ACT_BINARY_DIR "/bin/actrace"
+#define PROG ACT_BINARY_DIR "/tests/act_mp_prog"
+
+static char tmpdir[] = "/tmp/act_lazy_XXXXXX";
+
+static const char *tmp(const char *name)
+{
+    static char buf[8][700];
+    static int k;
+    k = (k + 1) & 7;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
+    return buf[k];
+}
+
+/* The pid of the @p nth process whose process_name starts with @p part, or -1. */
+static long long pid_named(json_t *root, const char *part, int nth)
+{
+    json_t *e;
+    size_t i;
+    json_array_foreach(tu_events(root), i, e)
+    {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        json_t *a = json_object_get(e, "args");
+        const char *pn = json_string_value(json_object_get(a, "name"));
+        if (nm && strcmp(nm, "process_name") == 0 && pn && strncmp(pn, part, strlen(part)) == 0 &&
+            nth-- == 0)
+            return tu_int(e, "pid");
+    }
+    return -1;
+}
+
+static int recovered(json_t *root, long long pid)
+{
+    json_t *p;
+    size_t i;
+    json_array_foreach(json_object_get(root, "actraceProcesses"), i, p)
+        if (tu_int(p, "pid") == pid)
+            return json_is_true(json_object_get(p, "recovered"));
+    return -1;
+}
+
+static size_t count_pid(json_t *root, const char *ph, const char *name, long long pid)
+{
+    json_t *e;
+    size_t i, n = 0;
+    json_array_foreach(tu_events(root), i, e)
+    {
+        const char *p = json_string_value(json_object_get(e, "ph"));
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        n += p && nm && strcmp(p, ph) == 0 && strcmp(nm, name) == 0 && tu_int(e, "pid") == pid;
+    }
+    return n;
+}
+
+static int file_is(const char *path, const char *want)
+{
+    char *s = tu_slurp(path, NULL);
+    int ok = s && strcmp(s, want) == 0;
+    if (!ok)
+        fprintf(stderr, "%s: \"%s\", expected \"%s\"\n", path, s ? s : "(missing)", want);
+    free(s);
+    return ok;
+}
+
+static void idle(void)
+{
+    char cmd[8192];
+    const char *out = tmp("idle.json");
+    snprintf(cmd, sizeof cmd,
+             "TMPDIR=%s %s record -o %s -- sh -c '%s idle %s; echo $? > %s' 2>%s", tmpdir, ACTRACE,
+             out, PROG, tmp("idle.txt"), tmp("idle.rc"), tmp("idle.err"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    CHECK(file_is(tmp("idle.txt"), "threads 1 spool 0 meta 1\n"));
+    CHECK(file_is(tmp("idle.rc"), "7\n"));
+    snprintf(cmd, sizeof cmd, "%s check %s >/dev/null", ACTRACE, out);
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    long long pid = pid_named(root, PROG " idle", 0), sh = pid_named(root, "sh -c", 0);
+    CHECK(pid > 0);
+    CHECK(sh > 0);
+    CHECK_EQ_INT(recovered(root, pid), 0);
+    /* Its life, parent and status, and the memory samples. */
+    json_t *e, *life = NULL;
+    size_t i;
+    json_array_foreach(tu_events(root), i, e)
+        if (tu_int(e, "pid") == pid &&
+            json_string_value(json_object_get(e, "name")) &&
+            strcmp(json_string_value(json_object_get(e, "name")), "process") == 0)
+            life = e;
+    CHECK_FATAL(life != NULL);
+    json_t *a = json_object_get(life, "args");
+    CHECK_EQ_INT(tu_int(a, "exit_status"), 7);
+    CHECK_EQ_INT(tu_int(a, "parent_pid"), sh);
+    CHECK(count_pid(root, "C", "memory", pid) == 2);
+    json_decref(root);
+}
+
+static void late(void)
+{
+    char cmd[8192];
+    const char *out = tmp("late.json");
+    snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- sh -c '%s late late-span %s; true' 2>%s",
+             tmpdir, ACTRACE, out, PROG, tmp("late.txt"), tmp("late.err"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    CHECK(file_is(tmp("late.txt"), "threads 1 spool 0 meta 1\n"));
+    /* Recording started: the spool is there now. */
+    char *after = tu_slurp(tmp("late.txt.after"), NULL);
+    CHECK(after && strstr(after, "spool 1 meta 1"));
+    free(after);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    long long pid = pid_named(root, PROG " late", 0);
+    CHECK(pid > 0);
+    CHECK_EQ_INT(count_pid(root, "X", "late-span", pid), 1);
+    CHECK_EQ_INT(recovered(root, pid), 0);
+    json_decref(root);
+}
+
+static void forkrec(void)
+{
+    char cmd[8192];
+    const char *out = tmp("fork.json");
+    snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- sh -c '%s forkrec child-span; true' 2>%s",
+             tmpdir, ACTRACE, out, PROG, tmp("fork.err"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    long long p0 = pid_named(root, PROG " forkrec", 0),
+              p1 = pid_named(root, PROG " forkrec", 1);
+    CHECK(p0 > 0);
+    CHECK(p1 > 0);
+    CHECK(p0 != p1);
+    /* Once, in one of the two (the child), not in both. */
+    CHECK_EQ_INT(count_pid(root, "X", "child-span", p0) + count_pid(root, "X", "child-span", p1), 1);
+    CHECK_EQ_INT(tu_count(root, "X", "child-span"), 1);
+    json_decref(root);
+}
+
+static void replaced_plugin(void)
+{
+    char cmd[16384];
+    /* A plugin folder of our own, safe (0700): example.so, and host.so to
+     * put in its place. */
+    snprintf(cmd, sizeof cmd, "mkdir -m 700 %s && cp %s/plugins/example.so %s/plugins/host.so %s/",
+             tmp("plug"), ACT_BINARY_DIR, ACT_BINARY_DIR, tmp("plug"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    for (int replace = 0; replace < 2; replace++) {
+        const char *out = tmp(replace ? "plug_r.json" : "plug_k.json");
+        const char *err = tmp(replace ? "plug_r.err" : "plug_k.err");
+        /* $0 of the script: the plugin folder. */
+        snprintf(cmd, sizeof cmd,
+                 "TMPDIR=%s %s record --no-default-plugins --plugin %s/example.so -o %s -- "
+                 "sh -c '%s %s leaf child-span; true' %s 2>%s",
+                 tmpdir, ACTRACE, tmp("plug"), out,
+                 replace ? "cp $0/host.so $0/new.so && mv $0/new.so $0/example.so;" : "true;",
+                 PROG, tmp("plug"), err);
+        CHECK_EQ_INT(ru_run(cmd), 0);
+        char *log = tu_slurp(err, NULL);
+        CHECK_FATAL(log != NULL);
+        int refused = strstr(log, "refused: the file changed since `actrace record` checked it") != NULL;
+        if (refused != replace)
+            fprintf(stderr, "%s:\n%s\n", err, log);
+        CHECK_EQ_INT(refused, replace);
+        free(log);
+        json_t *root = tu_load(out);
+        CHECK_FATAL(root != NULL);
+        CHECK_EQ_INT(tu_count(root, "X", "child-span"), 1);
+        json_decref(root);
+    }
+}
+
+int main(void)
+{
+    CHECK_FATAL(mkdtemp(tmpdir) != NULL);
+    idle();
+    late();
+    forkrec();
+    replaced_plugin();
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (!check_failures())
+        ru_run(cmd);
+    return check_done();
+}
