@@ -330,14 +330,19 @@ const char *const kValueNames[] = {"", "Scalar", "TensorList", "ScalarList", "Ge
 
 uint64_t value_kind(const c10::IValue &v)
 {
+    if (v.isNone())
+        return 0;
     if (v.isScalar() || v.isInt() || v.isDouble() || v.isBool())
         return 1;
-    if (v.isTensorList())
-        return 2;
-    if (v.isIntList() || v.isDoubleList() || v.isBoolList())
-        return 3;
-    if (v.isList())
+    if (v.isList()) {
+        // The typed list checks are calls into torch, and each is false
+        // for what is no list: asked only for lists.
+        if (v.isTensorList())
+            return 2;
+        if (v.isIntList() || v.isDoubleList() || v.isBoolList())
+            return 3;
         return 4;
+    }
     if (v.isString())
         return 5;
     if (v.isDevice())
