@@ -11,7 +11,9 @@ per section, in ns, all measured in this same run:
     conv net (batch 1, 200 training iterations), against the untraced run
     and torch.profiler.profile(activities=[CPU]) with and without
     record_shapes. ns added per op = (time - untraced) / ops. Target: at
-    most half of torch.profiler's, in both settings.
+    most half of torch.profiler's, in both settings. ACT_BENCH_BASE_SHIM=
+    path/to/actrace_torch_ops.so adds another build of the shim (an older
+    source) as a baseline in the same run.
 """
 import contextlib
 import gc
@@ -120,6 +122,10 @@ def ops():
                                      torch.nn.ReLU(), torch.nn.Flatten(),
                                      torch.nn.Linear(16 * 5 * 5, 10)), torch.randn(1, 3, 16, 16)),
     }
+    base_lib = None
+    if os.environ.get("ACT_BENCH_BASE_SHIM"):
+        import ctypes
+        base_lib = ctypes.CDLL(os.environ["ACT_BENCH_BASE_SHIM"])
     out = {}
     for mname, (model, x) in models.items():
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -151,6 +157,17 @@ def ops():
             finally:
                 actrace.torch.stop_ops()
 
+        @contextlib.contextmanager
+        def with_base(shapes):
+            # ACT_BENCH_BASE_SHIM: another build of the shim (an older
+            # _torch_ops.cpp), measured in the same run as a baseline.
+            with actrace.session(config={"MAX_BUFFER_SIZE_MB": 1024}, output=os.devnull):
+                base_lib.actrace_torch_enable(1 if shapes else 0)
+                try:
+                    yield
+                finally:
+                    base_lib.actrace_torch_disable()
+
         modes = {
             "untraced": contextlib.nullcontext,
             "RecordFunction callback recording nothing": with_floor,
@@ -160,6 +177,9 @@ def ops():
             "torch.profiler CPU record_shapes":
                 lambda: profile(activities=[ProfilerActivity.CPU], record_shapes=True),
         }
+        if base_lib is not None:
+            modes["base shim record_ops"] = lambda: with_base(False)
+            modes["base shim record_ops(shapes=True)"] = lambda: with_base(True)
         # Round-robin, best of OPS_REPEAT, in process CPU time: the machine
         # may be shared, and wall time then measures the neighbours.
         times = {k: [] for k in modes}
@@ -171,18 +191,26 @@ def ops():
                     t = _clock()
                     train()
                     times[k].append(_clock() - t)
+        med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
         times = {k: min(v) for k, v in times.items()}
         nops = (actrace.torch.ops_recorded() - before) / (2 * OPS_REPEAT * ITERS)
         per = {k: (v - times["untraced"]) / (ITERS * nops) for k, v in times.items()}
+        per_med = {k: (v - med["untraced"]) / (ITERS * nops) for k, v in med.items()}
         print("ops   %s: %.0f ops per iteration, %d iterations, untraced %.1f us/iteration"
               % (mname, nops, ITERS, times["untraced"] / ITERS / 1e3))
         for k, v in per.items():
             if k != "untraced":
-                print("ops   %-5s %-36s %8.0f ns added per op" % (mname, k, v))
+                print("ops   %-5s %-36s %8.0f ns added per op (medians: %.0f)"
+                      % (mname, k, v, per_med[k]))
         ratio = per["actrace record_ops"] / per["torch.profiler CPU"]
         ratio_s = per["actrace record_ops(shapes=True)"] / per["torch.profiler CPU record_shapes"]
         print("ops   %-5s record_ops / torch.profiler: %.2f; with shapes: %.2f" % (mname, ratio, ratio_s))
+        if base_lib is not None:
+            print("ops   %-5s record_ops / base shim: %.2f; with shapes: %.2f"
+                  % (mname, per["actrace record_ops"] / per["base shim record_ops"],
+                     per["actrace record_ops(shapes=True)"] / per["base shim record_ops(shapes=True)"]))
         out[mname] = {"ops_per_iter": nops, "ns_added_per_op": per,
+                      "ns_added_per_op_medians": per_med,
                       "ratio": ratio, "ratio_shapes": ratio_s}
     print(json.dumps({"bench": "python_ops", "iterations": ITERS, "models": out}))
 

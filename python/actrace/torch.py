@@ -26,6 +26,7 @@ kernels, flows and counters land in torch.profiler's trace
 import ctypes
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -127,7 +128,13 @@ def _build(src, out, what="the RecordFunction shim", extra=(), built_for=None):
            "-Wl,-rpath," + os.path.join(tdir, "lib"), "-Wl,-rpath," + alib, "-o", tmp]
     sys.stderr.write("actrace.torch: building %s against torch %s (once, into %s)\n"
                      % (what, _torch.__version__, os.path.dirname(out)))
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # TLS descriptors: a shim's thread_local is then reached without a
+    # __tls_get_addr call per op (x86-64; a compiler without them builds
+    # without).
+    gnu2 = ["-mtls-dialect=gnu2"] if platform.machine() in ("x86_64", "AMD64") else []
+    r = subprocess.run(cmd[:1] + gnu2 + cmd[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if r.returncode != 0 and gnu2 and b"tls-dialect" in r.stdout:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if r.returncode != 0:
         try:
             os.unlink(tmp)

@@ -330,6 +330,7 @@ typedef struct {
     int nover; /* open uses beyond the slots: balanced, not recorded */
     unsigned long tid[SLOTS];
     int64_t t0[SLOTS];
+    vectorcallfunc vectorcall; /* calls of the object itself: see below */
 } AnnotateObject;
 
 typedef struct {
@@ -352,15 +353,22 @@ static AnnotateObject *g_inert; /* what annotate() returns when disabled */
 static AnnotateObject *g_free[FREELIST];
 static int g_nfree;
 
+static PyObject *annotate_self_call(PyObject *o, PyObject *const *argv, size_t nargsf,
+                                    PyObject *kwnames);
+
 static AnnotateObject *annotate_alloc(PyTypeObject *tp)
 {
+    AnnotateObject *o;
     if (tp == &AnnotateType && g_nfree > 0) {
-        AnnotateObject *o = g_free[--g_nfree];
+        o = g_free[--g_nfree];
         memset((char *)o + sizeof(PyObject), 0, sizeof *o - sizeof(PyObject));
         Py_SET_REFCNT(o, 1); /* a static, non-GC type: nothing else to reset */
-        return o;
+    } else {
+        o = (AnnotateObject *)tp->tp_alloc(tp, 0);
     }
-    return (AnnotateObject *)tp->tp_alloc(tp, 0);
+    if (o)
+        o->vectorcall = annotate_self_call;
+    return o;
 }
 
 static PyObject *annotate_make(PyTypeObject *tp, PyObject *name, PyObject *type,
@@ -539,13 +547,10 @@ static PyObject *annotate_exit(AnnotateObject *self, PyObject *const *args, Py_s
 static PyObject *annotated_new_for(AnnotateObject *a, PyObject *fn);
 
 /* annotate(...)(fn): the decorator. */
-static PyObject *annotate_call(AnnotateObject *self, PyObject *args, PyObject *kw)
+static PyObject *annotate_decorate(AnnotateObject *self, PyObject *fn)
 {
-    PyObject *fn;
-    if ((kw && PyDict_GET_SIZE(kw)) || PyTuple_GET_SIZE(args) != 1 ||
-        !PyCallable_Check(fn = PyTuple_GET_ITEM(args, 0))) {
-        PyErr_SetString(PyExc_TypeError,
-                        "actrace.annotate(...) decorates one callable");
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "actrace.annotate(...) decorates one callable");
         return NULL;
     }
     if (g_disabled) {
@@ -555,11 +560,114 @@ static PyObject *annotate_call(AnnotateObject *self, PyObject *args, PyObject *k
     return annotated_new_for(self, fn);
 }
 
-static PyMethodDef annotate_methods[] = {
-    {"__enter__", (PyCFunction)annotate_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)(void (*)(void))annotate_exit, METH_FASTCALL, NULL},
-    {NULL, NULL, 0, NULL},
+/*
+ * __enter__ and __exit__ without a bound method per use. The `with`
+ * statement looks both up on the type and binds them (descriptor get),
+ * which for ordinary C methods makes two GC-tracked method objects per
+ * span: a quarter of a span's cost. Here the type's __enter__ and
+ * __exit__ are descriptors that bind to the object itself, and a call of
+ * the object dispatches on its arguments: none is __enter__ (a `with`
+ * calls it so), three are __exit__ (exc_type, exc, tb), one is the
+ * decorator. Looked up on the type (annotate.__enter__, as ExitStack
+ * does), they are the descriptors, callable with the object first.
+ */
+static PyObject *annotate_self_call(PyObject *o, PyObject *const *argv, size_t nargsf,
+                                    PyObject *kwnames)
+{
+    AnnotateObject *self = (AnnotateObject *)o;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (!kwnames || PyTuple_GET_SIZE(kwnames) == 0) {
+        if (n == 0)
+            return annotate_enter(self, NULL);
+        if (n == 3)
+            return annotate_exit(self, argv, n);
+        if (n == 1)
+            return annotate_decorate(self, argv[0]);
+    }
+    PyErr_SetString(PyExc_TypeError, "actrace.annotate(...) decorates one callable");
+    return NULL;
+}
+
+typedef struct {
+    PyObject_HEAD
+    int exit; /* 0: __enter__, 1: __exit__ */
+    vectorcallfunc vectorcall;
+} SelfMethodObject;
+
+static PyTypeObject SelfMethodType;
+
+static PyObject *selfmethod_get(PyObject *d, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    PyObject *r = obj && Py_TYPE(obj) == &AnnotateType ? obj : d;
+    Py_INCREF(r);
+    return r;
+}
+
+static PyObject *selfmethod_call(PyObject *d, PyObject *const *argv, size_t nargsf,
+                                 PyObject *kwnames)
+{
+    SelfMethodObject *m = (SelfMethodObject *)d;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_SetString(PyExc_TypeError, "actrace.annotate: no keyword arguments here");
+        return NULL;
+    }
+    if (n < 1 || Py_TYPE(argv[0]) != &AnnotateType) {
+        PyErr_Format(PyExc_TypeError, "actrace.annotate.%s needs an annotate object",
+                     m->exit ? "__exit__" : "__enter__");
+        return NULL;
+    }
+    if (!m->exit) {
+        if (n != 1) {
+            PyErr_SetString(PyExc_TypeError, "actrace.annotate.__enter__() takes no arguments");
+            return NULL;
+        }
+        return annotate_enter((AnnotateObject *)argv[0], NULL);
+    }
+    return annotate_exit((AnnotateObject *)argv[0], argv + 1, n - 1);
+}
+
+static PyObject *selfmethod_name(SelfMethodObject *m, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(m->exit ? "__exit__" : "__enter__");
+}
+
+static PyGetSetDef selfmethod_getset[] = {
+    {"__name__", (getter)selfmethod_name, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
+
+static PyTypeObject SelfMethodType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "actrace._annotate_method",
+    .tp_basicsize = sizeof(SelfMethodObject),
+    .tp_vectorcall_offset = offsetof(SelfMethodObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_descr_get = selfmethod_get,
+    .tp_getset = selfmethod_getset,
+};
+
+/* Adds __enter__ and __exit__ to annotate's dict (after PyType_Ready). */
+static int annotate_add_methods(void)
+{
+    for (int i = 0; i < 2; i++) {
+        SelfMethodObject *m = PyObject_New(SelfMethodObject, &SelfMethodType);
+        if (!m)
+            return -1;
+        m->exit = i;
+        m->vectorcall = selfmethod_call;
+        int rc = PyDict_SetItemString(AnnotateType.tp_dict, i ? "__exit__" : "__enter__",
+                                      (PyObject *)m);
+        Py_DECREF(m);
+        if (rc < 0)
+            return -1;
+    }
+    PyType_Modified(&AnnotateType);
+    return 0;
+}
 
 static PyMemberDef annotate_members[] = {
     {"name", T_OBJECT, offsetof(AnnotateObject, name), READONLY, NULL},
@@ -571,12 +679,12 @@ static PyTypeObject AnnotateType = {
     .tp_name = "actrace.annotate",
     .tp_basicsize = sizeof(AnnotateObject),
     .tp_dealloc = (destructor)annotate_dealloc,
-    .tp_call = (ternaryfunc)annotate_call,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_vectorcall_offset = offsetof(AnnotateObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "annotate(name=None, type='user_annotation', **args)\n\n"
               "A span on the calling thread, as a context manager (with a name)\n"
               "or a decorator (the name defaults to the function's qualified name).",
-    .tp_methods = annotate_methods,
     .tp_members = annotate_members,
     .tp_new = annotate_new,
 };
@@ -1042,7 +1150,8 @@ PyMODINIT_FUNC PyInit__actrace(void)
     const char *d = getenv("ACTRACE_DISABLE");
     g_disabled = d && strcmp(d, "1") == 0;
     AnnotateType.tp_vectorcall = annotate_vectorcall;
-    if (PyType_Ready(&AnnotateType) < 0 || PyType_Ready(&AnnotatedType) < 0 ||
+    if (PyType_Ready(&AnnotateType) < 0 || PyType_Ready(&SelfMethodType) < 0 ||
+        annotate_add_methods() < 0 || PyType_Ready(&AnnotatedType) < 0 ||
         PyType_Ready(&CorrelationType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
@@ -1059,6 +1168,7 @@ PyMODINIT_FUNC PyInit__actrace(void)
     g_inert = (AnnotateObject *)AnnotateType.tp_alloc(&AnnotateType, 0);
     if (!g_inert)
         goto fail;
+    g_inert->vectorcall = annotate_self_call;
     g_step_mark = act_now_ns();
     Py_INCREF(&AnnotateType);
     Py_INCREF(&CorrelationType);

@@ -154,6 +154,37 @@ def test_api_in_trace(venv, trace_path):
     assert t["actraceStats"]["dropped"] == 0
 
 
+def test_enter_exit_called_by_hand(venv, trace_path):
+    """annotate's __enter__/__exit__ bind to the object itself (no bound
+    method per span): explicit calls, calls through the class (as
+    contextlib.ExitStack makes them) and misuse behave as methods would."""
+    r = venv.run('''
+        import contextlib, sys, actrace
+        a = actrace.annotate("by-hand")
+        with actrace.session(output=sys.argv[1]):
+            assert a.__enter__() is a
+            assert a.__exit__(None, None, None) is False
+            actrace.annotate.__enter__(a)
+            type(a).__exit__(a, None, None, None)
+            with contextlib.ExitStack() as st:
+                assert st.enter_context(actrace.annotate("stacked")).name == "stacked"
+            for bad in (lambda: a(1), lambda: a(1, 2), lambda: actrace.annotate.__enter__(3),
+                        lambda: actrace.annotate.__enter__(a, 1), lambda: a(x=1)):
+                try:
+                    bad()
+                except TypeError as e:
+                    print("TypeError", e)
+                else:
+                    print("no error")
+        print(actrace.annotate.__enter__.__name__, actrace.annotate.__exit__.__name__)
+    ''', args=[trace_path])
+    assert "no error" not in r.stdout and r.stdout.count("TypeError") == 5, r.stdout
+    assert "__enter__ __exit__" in r.stdout
+    t = venv.check_trace(trace_path)
+    hand = events(t, ph="X", name="by-hand")
+    assert len(hand) == 2 and len(events(t, ph="X", name="stacked")) == 1
+
+
 def test_import_needs_no_torch(venv):
     venv.run("import sys, actrace\nassert 'torch' not in sys.modules\n")
 

@@ -162,3 +162,33 @@ def test_op_correlation_is_pushed(venv, trace_path):
     assert inside(inner, op)
     assert inner["args"]["External id"] == op["args"]["External id"]
     assert "External id" not in outer.get("args", {})
+
+
+def test_long_shapes_are_cut(venv, trace_path):
+    """An op whose inputs' dims take more words than the shape cache keys
+    (5 tensors of rank 60: 305 words, built on the heap, not cached): the
+    dims text is cut with "...]" at its 512-byte limit, the types are all
+    there, on every call."""
+    venv.run('''
+        import sys, torch, actrace, actrace.torch
+        @torch.library.custom_op("actrace_test::many", mutates_args=())
+        def many(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, d: torch.Tensor,
+                 e: torch.Tensor) -> torch.Tensor:
+            return a.clone()
+        x = torch.ones([1] * 60)
+        with actrace.session(output=sys.argv[1]):
+            actrace.torch.record_ops(shapes=True)
+            for i in range(3):
+                torch.ops.actrace_test.many(x, x, x, x, x)
+    ''', args=[trace_path])
+    t = venv.check_trace(trace_path)
+    ops = events(t, ph="X", name="actrace_test::many")
+    assert len(ops) == 3
+    for e in ops:
+        dims = e["args"]["Input Dims"]
+        assert dims.startswith("[[" + ", ".join(["1"] * 60) + "], [1, 1")
+        assert dims.endswith(", ...]") and len(dims) == 508, dims
+        assert e["args"]["Input type"] == '["float", "float", "float", "float", "float"]'
+    # The op's body ran inside it, with shapes of its own.
+    clones = events(t, ph="X", name="aten::clone")
+    assert len(clones) == 3 and all(e["args"]["Input Dims"].startswith("[[1, 1") for e in clones)
