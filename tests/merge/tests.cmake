@@ -11,7 +11,7 @@ if(ACT_PYTHON3 AND TARGET actrace_cli AND TARGET actrace_demo AND TARGET actrace
                      $<TARGET_FILE:actrace_cli> $<TARGET_FILE:actrace_demo>
                      $<TARGET_FILE:actrace_plugin_example> ${case})
     set_tests_properties(Merge.${case} PROPERTIES LABELS "unit;merge" TIMEOUT 300
-      ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+      ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR};ACT_HAVE_ZLIB=${ACT_HAVE_ZLIB}")
   endforeach()
   # record preloads libactrace: not under the sanitizers' builds.
   set_tests_properties(Merge.record_merged Merge.record_per_process Merge.bandwidth PROPERTIES LABELS "unit;merge;nosan")
