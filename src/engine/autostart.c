@@ -328,7 +328,10 @@ act_session *act__auto_wake(void)
         pthread_mutex_unlock(&auto_lock);
     }
     act_session *r = atomic_load_explicit(&act__recording, memory_order_acquire);
-    return r && !r->lazy ? r : NULL;
+    /* No read of *r: another thread may be destroying it (the on-demand
+     * poller gets here from act_session_start while the program destroys
+     * its own session; TSan saw it in OnDemand.own_session). */
+    return r && r != &lazy_standin ? r : NULL;
 }
 
 /* At the exit of a process that never started its session: its end, exit

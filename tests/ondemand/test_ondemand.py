@@ -273,7 +273,7 @@ def case_own_session():
     seen = d.serve_until(lambda: p.poll() is not None, 30,
                          lambda q: give(q) if q.ctype == 0 else "")
     _, err = p.communicate()
-    check(p.returncode == 0, "od_prog own: exit %s %r" % (p.returncode, err[-300:]))
+    check(p.returncode == 0, "od_prog own: exit %s %r" % (p.returncode, err[-6000:]))
     # Type 2 until main() started its session, 0 while it runs, 2 after
     # it stopped (the program writes its trace and exits).
     types = "".join(str(q.ctype) for q in seen)
