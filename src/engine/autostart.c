@@ -84,7 +84,9 @@ static act_session lazy_standin = {.gen = UINT64_MAX, .lazy = 1};
 static atomic_int auto_pending;
 static atomic_int auto_waker;
 static int auto_lazy_logged; /* a light spool exists (BASE.meta) */
+static atomic_int auto_child_eager; /* a forked child to start after the fork handlers */
 static int auto_session_start(void);
+static void auto_late_register(void);
 static void auto_lazy_exit(int status);
 /* The command line, arguments joined by spaces (at most @p cap - 1 bytes). */
 static size_t read_cmdline(char *buf, size_t cap)
@@ -238,6 +240,7 @@ static int auto_session_start(void)
         act__spool_remove();
         return rc;
     }
+    auto_late_register();
     return 0;
 }
 
@@ -404,12 +407,40 @@ static void auto_atfork_child(void)
     if (act__spool_dir_check() < 0)
         return; /* the directory is gone: said once */
     /* A child starts lazily (a plugin whose runtime the parent used wakes
-     * it from its own fork handler, which runs after this one), unless
-     * every process must start at once. */
-    if (auto_eager())
-        auto_session_start();
-    else
-        auto_lazy_begin();
+     * it from its own fork handler, which runs after this one). Where
+     * every process must start at once, the start still waits for the
+     * plugins' fork handlers: starting here would init a plugin whose
+     * locks its own prepare handler holds until its child handler runs
+     * (the opencl layer's g_mu: a daemon's grandchild hung in RecordMulti).
+     * auto_atfork_child_late, registered after the plugins were loaded,
+     * starts it. A forked child is never record's own child: only the
+     * variable makes it eager (getppid() may be record's pid for an
+     * orphan that record, a subreaper, adopted). */
+    auto_lazy_begin();
+    const char *e = secure_getenv("ACTRACE_RECORD_EAGER");
+    if (e && strcmp(e, "1") == 0)
+        atomic_store(&auto_child_eager, 1);
+}
+
+/* Runs in the child after the fork handlers of the plugins loaded by the
+ * parent's start (registered after them, auto_late_register). */
+static void auto_atfork_child_late(void)
+{
+    if (atomic_exchange(&auto_child_eager, 0))
+        act__auto_wake();
+}
+
+static void auto_late_install(void)
+{
+    pthread_atfork(NULL, NULL, auto_atfork_child_late);
+}
+
+/* Called once plugins are loaded: from then on a child's eager start runs
+ * after their fork handlers. */
+static void auto_late_register(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, auto_late_install);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
