@@ -12,6 +12,9 @@
  *  - replaced_plugin: record's child checks the plugins once and passes
  *    the list on; a plugin file replaced after that is refused in a
  *    descendant that loads it later (one left alone is not refused);
+ *  - rank: a trace rebuilt by record (a light log; the spool of a process
+ *    that _exit'ed) has the dead process's distributedInfo (RANK...,
+ *    ACTRACE_DIST_BACKEND at its start), not record's environment;
  *  - many: 2000 short processes that record nothing (the merge streams
  *    them): each pid the shell started is in the trace once, with one
  *    'process' span and exit status 0.
@@ -195,6 +198,48 @@ static void replaced_plugin(void)
     }
 }
 
+/* The actraceProcesses entry of @p pid. */
+static json_t *proc_entry(json_t *root, long long pid)
+{
+    json_t *p;
+    size_t i;
+    json_array_foreach(json_object_get(root, "actraceProcesses"), i, p)
+        if (tu_int(p, "pid") == pid)
+            return p;
+    return NULL;
+}
+
+static void rank(void)
+{
+    char cmd[8192];
+    const char *out = tmp("rank.json");
+    /* record itself runs with RANK=9: none of its processes says so. */
+    snprintf(cmd, sizeof cmd,
+             "RANK=9 TMPDIR=%s %s record -o %s -- sh -c '"
+             "RANK=3 WORLD_SIZE=4 LOCAL_RANK=1 ACTRACE_DIST_BACKEND=nccl %s idle %s; "
+             "RANK=2 WORLD_SIZE=4 ACTRACE_DIST_BACKEND=gloo %s die _exit 100; true' 2>%s",
+             tmpdir, ACTRACE, out, PROG, tmp("rank.txt"), PROG, tmp("rank.err"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    long long idle_pid = pid_named(root, PROG " idle", 0), dead = pid_named(root, PROG " die", 0);
+    CHECK_FATAL(idle_pid > 0);
+    CHECK_FATAL(dead > 0);
+    CHECK_EQ_INT(recovered(root, idle_pid), 0);
+    CHECK_EQ_INT(recovered(root, dead), 1);
+    json_t *di = json_object_get(proc_entry(root, idle_pid), "distributedInfo");
+    CHECK_EQ_INT(tu_int(di, "rank"), 3);
+    CHECK_EQ_INT(tu_int(di, "world_size"), 4);
+    CHECK_EQ_INT(tu_int(di, "local_rank"), 1);
+    CHECK_STR(json_string_value(json_object_get(di, "backend")), "nccl");
+    di = json_object_get(proc_entry(root, dead), "distributedInfo");
+    CHECK_EQ_INT(tu_int(di, "rank"), 2);
+    CHECK_EQ_INT(tu_int(di, "world_size"), 4);
+    CHECK_EQ_INT(tu_int(di, "local_rank"), 0);
+    CHECK_STR(json_string_value(json_object_get(di, "backend")), "gloo");
+    json_decref(root);
+}
+
 static int cmp_ll(const void *a, const void *b)
 {
     long long x = *(const long long *)a, y = *(const long long *)b;
@@ -285,6 +330,7 @@ int main(void)
     late();
     forkrec();
     replaced_plugin();
+    rank();
     many();
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
