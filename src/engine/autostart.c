@@ -292,10 +292,12 @@ static void auto_lazy_open(void)
     char cmd[256];
     const char *cs = cmd;
     size_t cl = read_cmdline(cmd, sizeof cmd);
-    char buf[1024];
+    char buf[2048];
     size_t len = act__spool_encode(buf, sizeof buf, ACT__SP_START, v, 10, strs, lens, 1);
     if (len && cl)
         len += act__spool_encode(buf + len, sizeof buf - len, ACT__SP_PNAME, NULL, 0, &cs, &cl, 1);
+    if (len)
+        len += act__dist_spool(buf + len, sizeof buf - len);
     if (!len || act__spool_light_open(base, buf, len) != 0) {
         act_log(ACT_LOG_WARN, "cannot create %s/%s.meta: %s; this process may be missing "
                 "from the trace", auto_dir, base, strerror(errno));

@@ -386,6 +386,14 @@ struct act_session {
      * written under (0: getpid()), and "actraceRecovered" in the trace. */
     int32_t pid;
     int recovered;
+    /* The dead process's launcher variables (ACT__SP_DIST; has_dist 0:
+     * this process's environment at write time). */
+    int has_dist;
+    struct act__dist {
+        int has_rank, has_world, has_local;
+        int64_t rank, world, local;
+        char backend[256]; /* ACTRACE_DIST_BACKEND (cut to 255 bytes); "": none */
+    } dist;
     /* This process's start time, clock ticks after boot (/proc/self/stat
      * field 22; the same across exec): 0 if unknown. */
     int64_t proc_start;
@@ -541,6 +549,15 @@ extern int act__prealloc_small;
 /* Field 22 of /proc/self/stat (the process's start in clock ticks after
  * boot), 0 if unreadable. */
 int64_t act__proc_start_ticks(void);
+/* distributedInfo's variables from the environment: the launcher's rank,
+ * world size and local rank (torchrun's RANK..., Slurm's, OpenMPI's, the
+ * first set to a whole number >= 0), ACTRACE_DIST_BACKEND. */
+typedef struct act__dist act__dist;
+void act__dist_env(act__dist *d);
+/* Log this process's act__dist_env to the spool (ACT__SP_DIST), or encode
+ * it into @p buf (@p cap bytes) when @p buf is not NULL: its size, 0 if it
+ * does not fit. */
+size_t act__dist_spool(char *buf, size_t cap);
 
 /* Signal-safety guard of the recording calls (record.c): 1 if the calling
  * thread may record now (and marks it busy), 0 if it interrupted one of

@@ -251,6 +251,50 @@ static void spool_start(const act_session *s)
     const char *n = s->trace_name ? s->trace_name : "";
     size_t len = strlen(n);
     act__spool_log(ACT__SP_START, v, 6, &n, &len, 1);
+    act__dist_spool(NULL, 0);
+}
+
+static int env_int(const char *const *names, int64_t *out)
+{
+    for (; *names; names++) {
+        const char *e = secure_getenv(*names);
+        if (e && *e) {
+            char *end;
+            long long v = strtoll(e, &end, 10);
+            if (*end == '\0' && v >= 0) {
+                *out = v;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+void act__dist_env(act__dist *d)
+{
+    static const char *const rank_env[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", NULL};
+    static const char *const world_env[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", NULL};
+    static const char *const local_env[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", NULL};
+    memset(d, 0, sizeof *d);
+    d->world = 1;
+    d->has_rank = env_int(rank_env, &d->rank);
+    d->has_world = env_int(world_env, &d->world);
+    d->has_local = env_int(local_env, &d->local);
+    const char *b = secure_getenv("ACTRACE_DIST_BACKEND");
+    snprintf(d->backend, sizeof d->backend, "%s", b ? b : "");
+}
+
+size_t act__dist_spool(char *buf, size_t cap)
+{
+    act__dist d;
+    act__dist_env(&d);
+    int64_t v[6] = {d.has_rank, d.rank, d.has_world, d.world, d.has_local, d.local};
+    const char *b = d.backend;
+    size_t bl = strlen(b);
+    if (buf)
+        return act__spool_encode(buf, cap, ACT__SP_DIST, v, 6, &b, &bl, 1);
+    act__spool_log(ACT__SP_DIST, v, 6, &b, &bl, 1);
+    return 0;
 }
 
 /* Field 22 of /proc/self/stat: when this process started, in clock ticks

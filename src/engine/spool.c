@@ -1064,6 +1064,25 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             s->stop_mono_ns = ival(&r, 0);
             have_stop = 1;
             break;
+        case ACT__SP_DIST:
+            if (r.nints >= 6) {
+                s->has_dist = 1;
+                s->dist.has_rank = ival(&r, 0) != 0;
+                s->dist.rank = ival(&r, 1);
+                s->dist.has_world = ival(&r, 2) != 0;
+                s->dist.world = ival(&r, 3);
+                s->dist.has_local = ival(&r, 4) != 0;
+                s->dist.local = ival(&r, 5);
+                size_t bl = s0 ? (l0 < sizeof s->dist.backend ? l0 : sizeof s->dist.backend - 1) : 0;
+                if (bl)
+                    memcpy(s->dist.backend, s0, bl);
+                s->dist.backend[bl] = '\0';
+                /* Only a whole number >= 0 comes from a launcher's variable:
+                 * a log scribbled over gives the environment's instead. */
+                if (s->dist.rank < 0 || s->dist.world < 0 || s->dist.local < 0)
+                    s->has_dist = 0;
+            }
+            break;
         case ACT__SP_EXIT:
             have_exit = r.nints >= 4; /* ended normally: nothing was lost */
             for (uint32_t k = 0; have_exit && k < 4; k++)

@@ -56,8 +56,11 @@ enum {
     ACT__SP_SERIES = 11, /* id, source, device, has_unit; track, series, unit */
     ACT__SP_STOP = 12,  /* stop_mono */
     ACT__SP_WRITTEN = 13, /* the process wrote its own trace */
-    ACT__SP_EXIT = 14    /* exit status, max RSS KiB, user and system CPU us (the normal
+    ACT__SP_EXIT = 14,   /* exit status, max RSS KiB, user and system CPU us (the normal
                             exit of a process that recorded nothing: a light log) */
+    ACT__SP_DIST = 15    /* has rank, rank, has world size, world size, has local rank,
+                            local rank; backend: the process's launcher variables at its
+                            start (act__dist_env), its trace's distributedInfo */
 };
 
 /* 1 while this process spools (set by act__spool_open). */

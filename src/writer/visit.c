@@ -1146,22 +1146,6 @@ static void visit_metadata(vstate *w, act__thread **threads, size_t nthreads)
     }
 }
 
-static int env_int(const char *const *names, int64_t *out)
-{
-    for (; *names; names++) {
-        const char *e = secure_getenv(*names);
-        if (e && *e) {
-            char *end;
-            long long v = strtoll(e, &end, 10);
-            if (*end == '\0' && v >= 0) {
-                *out = v;
-                return 1;
-            }
-        }
-    }
-    return 0;
-}
-
 /* ---- statistics ------------------------------------------------------------------ */
 
 static void visit_end(vstate *w, const uint64_t *recorded)
@@ -1322,17 +1306,20 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
     /* distributedInfo: the launcher's variables in order, torchrun's,
      * Slurm's, OpenMPI's; a process none of them names is a job of one
      * (rank 0 of 1). No launcher names the communication backend. */
-    static const char *const rank_env[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", NULL};
-    static const char *const world_env[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", NULL};
-    static const char *const local_env[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", NULL};
-    info.rank = 0;
-    info.world = 1;
-    info.local = 0;
-    info.has_rank = env_int(rank_env, &info.rank);
-    info.has_world = env_int(world_env, &info.world);
-    info.has_local = env_int(local_env, &info.local);
-    const char *backend = secure_getenv("ACTRACE_DIST_BACKEND");
-    info.dist_backend = backend && *backend ? backend : "unknown";
+    /* A trace rebuilt from a spool: the dead process's, logged at its
+     * start; otherwise this process's environment now. */
+    act__dist dist;
+    if (s->has_dist)
+        dist = s->dist;
+    else
+        act__dist_env(&dist);
+    info.has_rank = dist.has_rank;
+    info.has_world = dist.has_world;
+    info.has_local = dist.has_local;
+    info.rank = dist.has_rank ? dist.rank : 0;
+    info.world = dist.has_world ? dist.world : 1;
+    info.local = dist.has_local ? dist.local : 0;
+    info.dist_backend = dist.backend[0] ? dist.backend : "unknown";
 
     CB(&w, begin, &info);
     for (size_t d = 0; d < s->ndevices; d++) {

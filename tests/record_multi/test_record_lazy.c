@@ -11,7 +11,13 @@
  *    in the child's own process;
  *  - replaced_plugin: record's child checks the plugins once and passes
  *    the list on; a plugin file replaced after that is refused in a
- *    descendant that loads it later (one left alone is not refused).
+ *    descendant that loads it later (one left alone is not refused);
+ *  - rank: a trace rebuilt by record (a light log; the spool of a process
+ *    that _exit'ed) has the dead process's distributedInfo (RANK...,
+ *    ACTRACE_DIST_BACKEND at its start), not record's environment;
+ *  - many: 2000 short processes that record nothing (the merge streams
+ *    them): each pid the shell started is in the trace once, with one
+ *    'process' span and exit status 0.
  */
 #include <sys/stat.h>
 #include <unistd.h>
@@ -192,6 +198,131 @@ static void replaced_plugin(void)
     }
 }
 
+/* The actraceProcesses entry of @p pid. */
+static json_t *proc_entry(json_t *root, long long pid)
+{
+    json_t *p;
+    size_t i;
+    json_array_foreach(json_object_get(root, "actraceProcesses"), i, p)
+        if (tu_int(p, "pid") == pid)
+            return p;
+    return NULL;
+}
+
+static void rank(void)
+{
+    char cmd[8192];
+    const char *out = tmp("rank.json");
+    /* record itself runs with RANK=9: none of its processes says so. */
+    snprintf(cmd, sizeof cmd,
+             "RANK=9 TMPDIR=%s %s record -o %s -- sh -c '"
+             "RANK=3 WORLD_SIZE=4 LOCAL_RANK=1 ACTRACE_DIST_BACKEND=nccl %s idle %s; "
+             "RANK=2 WORLD_SIZE=4 ACTRACE_DIST_BACKEND=gloo %s die _exit 100; true' 2>%s",
+             tmpdir, ACTRACE, out, PROG, tmp("rank.txt"), PROG, tmp("rank.err"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    long long idle_pid = pid_named(root, PROG " idle", 0), dead = pid_named(root, PROG " die", 0);
+    CHECK_FATAL(idle_pid > 0);
+    CHECK_FATAL(dead > 0);
+    CHECK_EQ_INT(recovered(root, idle_pid), 0);
+    CHECK_EQ_INT(recovered(root, dead), 1);
+    json_t *di = json_object_get(proc_entry(root, idle_pid), "distributedInfo");
+    CHECK_EQ_INT(tu_int(di, "rank"), 3);
+    CHECK_EQ_INT(tu_int(di, "world_size"), 4);
+    CHECK_EQ_INT(tu_int(di, "local_rank"), 1);
+    CHECK_STR(json_string_value(json_object_get(di, "backend")), "nccl");
+    di = json_object_get(proc_entry(root, dead), "distributedInfo");
+    CHECK_EQ_INT(tu_int(di, "rank"), 2);
+    CHECK_EQ_INT(tu_int(di, "world_size"), 4);
+    CHECK_EQ_INT(tu_int(di, "local_rank"), 0);
+    CHECK_STR(json_string_value(json_object_get(di, "backend")), "gloo");
+    json_decref(root);
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Index of @p pid in the sorted @p v, or -1. */
+static long find_ll(const long long *v, size_t n, long long pid)
+{
+    const long long *hit = bsearch(&pid, v, n, sizeof *v, cmp_ll);
+    return hit ? (long)(hit - v) : -1;
+}
+
+static void many(void)
+{
+    enum { N = 2000 };
+    char cmd[8192];
+    const char *out = tmp("many.json");
+    /* $! of each /bin/true: its pid (the forked shell that exec'd it). */
+    snprintf(cmd, sizeof cmd,
+             "TMPDIR=%s %s record -o %s -- sh -c 'i=0; while [ $i -lt %d ]; do /bin/true & "
+             "echo $! >> %s; wait; i=$((i+1)); done' 2>%s",
+             tmpdir, ACTRACE, out, N, tmp("many.pids"), tmp("many.err"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    static long long pids[N];
+    size_t n = 0;
+    FILE *f = fopen(tmp("many.pids"), "r");
+    CHECK_FATAL(f != NULL);
+    while (n < N && fscanf(f, "%lld", &pids[n]) == 1)
+        n++;
+    fclose(f);
+    CHECK_EQ_INT((long long)n, N);
+    qsort(pids, n, sizeof *pids, cmp_ll);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    /* Each pid once in actraceProcesses (no pid was moved as reused: the
+     * loop waits for each, but pids may still wrap: then one is moved and
+     * keeps os_pid), once as a 'process' span with status 0. */
+    static unsigned char listed[N], spans[N];
+    static long long moved[N]; /* output pids of moved processes, and their index */
+    static long moved_k[N];
+    size_t nmoved = 0;
+    json_t *e;
+    size_t i;
+    json_array_foreach(json_object_get(root, "actraceProcesses"), i, e)
+    {
+        json_t *os = json_object_get(e, "os_pid");
+        long k = find_ll(pids, n, os ? json_integer_value(os) : tu_int(e, "pid"));
+        if (k >= 0 && listed[k] < 255)
+            listed[k]++;
+        if (k >= 0 && os && nmoved < N) {
+            moved[nmoved] = tu_int(e, "pid");
+            moved_k[nmoved++] = k;
+        }
+    }
+    json_array_foreach(tu_events(root), i, e)
+    {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        if (!nm || !ph || strcmp(nm, "process") != 0 || strcmp(ph, "X") != 0)
+            continue;
+        long long pid = tu_int(e, "pid");
+        long k = -1;
+        for (size_t m = 0; m < nmoved && k < 0; m++)
+            if (moved[m] == pid)
+                k = moved_k[m];
+        if (k < 0)
+            k = find_ll(pids, n, pid);
+        if (k < 0)
+            continue;
+        if (tu_int(json_object_get(e, "args"), "exit_status") == 0 && spans[k] < 255)
+            spans[k]++;
+    }
+    size_t bad_listed = 0, bad_spans = 0;
+    for (size_t k = 0; k < n; k++) {
+        bad_listed += listed[k] != 1;
+        bad_spans += spans[k] != 1;
+    }
+    CHECK_EQ_INT((long long)bad_listed, 0);
+    CHECK_EQ_INT((long long)bad_spans, 0);
+    json_decref(root);
+}
+
 int main(void)
 {
     CHECK_FATAL(mkdtemp(tmpdir) != NULL);
@@ -199,6 +330,8 @@ int main(void)
     late();
     forkrec();
     replaced_plugin();
+    rank();
+    many();
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (!check_failures())

@@ -236,9 +236,13 @@ static void sanitizer_first(const char *prog, const char *lib)
         size_t len = keep + (size_t)n;
         for (size_t r = 0; rts[r] && !found[0]; r++) {
             size_t rl = strlen(rts[r]);
-            for (size_t k = 0; k + rl + 2 <= len; k++) {
-                if (memcmp(buf + k, rts[r], rl) != 0)
-                    continue;
+            /* memmem: a byte-by-byte memcmp over a 1 MB shell costs more
+             * than all of record's work for a short command. */
+            for (const char *hit = memmem(buf, len, rts[r], rl); hit;
+                 hit = memmem(hit + 1, len - (size_t)(hit + 1 - buf), rts[r], rl)) {
+                size_t k = (size_t)(hit - buf);
+                if (k + rl + 2 > len)
+                    break;
                 size_t e = k + rl;
                 while (e < len && e - k < sizeof found - 1 && buf[e] >= '0' && buf[e] <= '9')
                     e++;

@@ -56,9 +56,8 @@ static void puts0(mout *o, const char *s) { put(o, s, strlen(s)); }
 
 static void put_i64(mout *o, int64_t v)
 {
-    char b[32];
-    int n = snprintf(b, sizeof b, "%" PRId64, v);
-    put(o, b, (size_t)n);
+    char b[ACT__FMT_I64_MAX];
+    put(o, b, (size_t)(act__fmt_i64(b, v) - b)); /* no snprintf: several per event */
 }
 
 static void put_jstr(mout *o, const char *s, size_t n)
@@ -112,17 +111,23 @@ static void put_value(mout *o, const act__jv *v)
 /* Microseconds with three decimals, trailing zeros dropped. */
 static void put_us(mout *o, int64_t ns)
 {
-    char b[48];
+    char b[48], *p = b;
     int neg = ns < 0;
     uint64_t a = neg ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    int n = snprintf(b, sizeof b, "%s%" PRIu64, neg ? "-" : "", a / 1000);
+    if (neg)
+        *p++ = '-';
+    p = act__fmt_u64(p, a / 1000);
     unsigned frac = (unsigned)(a % 1000);
     if (frac) {
-        n += snprintf(b + n, sizeof b - (size_t)n, ".%03u", frac);
-        while (b[n - 1] == '0')
-            n--;
+        p[0] = '.';
+        p[1] = (char)('0' + frac / 100);
+        p[2] = (char)('0' + frac / 10 % 10);
+        p[3] = (char)('0' + frac % 10);
+        p += 4;
+        while (p[-1] == '0')
+            p--;
     }
-    put(o, b, (size_t)n);
+    put(o, b, (size_t)(p - b));
 }
 
 /* ---- per-file state -------------------------------------------------------- */
