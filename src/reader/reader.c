@@ -44,6 +44,7 @@
 #include "reader/reader.h"
 
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -701,26 +702,37 @@ INLINE int number(act__rd *r, cur *c, act__jv *v, size_t *off)
     size_t st = c->i;
     int ch, integer = 1;
     {
+        /* The digits are gathered into one integer on the way (wrapping
+         * harmlessly past 19 of them: then mfast stays 0). */
         const unsigned char *b = c->b;
         size_t i = st + (b[st] == '-');
+        uint64_t m = 0;
+        size_t d0 = i, fd = 0;
         if (b[i] == '0') {
             i++;
         } else if (b[i] >= '1' && b[i] <= '9') {
             do
-                i++;
+                m = m * 10 + (unsigned)(b[i++] - '0');
             while (IS_DIGIT(b[i]));
         } else {
             goto slow;
         }
+        size_t nd = i - d0;
         if (b[i] == '.') {
             size_t d = ++i;
             while (IS_DIGIT(b[i]))
-                i++;
+                m = m * 10 + (unsigned)(b[i++] - '0');
             if (i == d)
                 goto slow;
+            fd = i - d;
+            nd += fd;
             integer = 0;
         }
+        v->mant = m;
+        v->fdig = (uint8_t)fd;
+        v->mfast = nd <= 18;
         if ((b[i] | 0x20) == 'e') {
+            v->mfast = 0;
             i++;
             i += b[i] == '+' || b[i] == '-';
             size_t d = i;
@@ -730,8 +742,10 @@ INLINE int number(act__rd *r, cur *c, act__jv *v, size_t *off)
                 goto slow;
             integer = 0;
         }
-        if (i >= c->n)
+        if (i >= c->n) {
+            v->mfast = 0;
             goto slow;
+        }
         c->i = i;
         *off = st;
         v->len = i - st;
@@ -1167,10 +1181,33 @@ int act__jv_is(const act__jv *v, const char *s)
            memcmp(v->s, s, v->len) == 0;
 }
 
+/* Exact powers of ten: every one up to 1e22 is a double. */
+static const double pow10_exact[23] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
 int act__jv_num(const act__jv *v, double *out)
 {
     if (!v || v->type != ACT__J_NUMBER)
         return 0;
+    if (v->mfast) {
+        int neg = v->s[0] == '-';
+        if (v->integer) { /* as the int64 path below: "-0" is +0.0 */
+            int64_t x = neg ? -(int64_t)v->mant : (int64_t)v->mant;
+            *out = (double)x;
+            return 1;
+        }
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+        /* Both operands are exact (mant < 2^53, 10^fdig <= 10^22), so the
+         * one correctly rounded division is the correctly rounded value
+         * of the text: what strtod returns, bit for bit. */
+        if (v->mant <= (UINT64_C(1) << 53)) {
+            double d = (double)v->mant / pow10_exact[v->fdig];
+            *out = neg ? -d : d;
+            return 1;
+        }
+#endif
+    }
     if (v->integer && v->len <= 16) {
         int64_t x;
         act__jv_i64(v, &x);
@@ -1187,6 +1224,10 @@ int act__jv_i64(const act__jv *v, int64_t *out)
 {
     if (!v || v->type != ACT__J_NUMBER || !v->integer)
         return 0;
+    if (v->mfast) { /* at most 18 digits: in range */
+        *out = v->s[0] == '-' ? -(int64_t)v->mant : (int64_t)v->mant;
+        return 1;
+    }
     const char *p = v->s, *e = v->s + v->len;
     int neg = *p == '-';
     p += neg;
@@ -1211,6 +1252,16 @@ int act__jv_us_ns(const act__jv *v, int64_t *out)
 {
     if (!v || v->type != ACT__J_NUMBER)
         return 0;
+    if (v->mfast && v->fdig <= 3 && v->mant < UINT64_C(1000000000000000)) {
+        /* The text's value in ns exactly; beyond 9.2e12 us (integer part
+         * above 9200000000000) it is out of range, as below. */
+        static const uint64_t scale[4] = {1000, 100, 10, 1};
+        uint64_t ns = v->mant * scale[v->fdig];
+        if (ns > UINT64_C(9200000000000999))
+            return 0;
+        *out = v->s[0] == '-' ? -(int64_t)ns : (int64_t)ns;
+        return 1;
+    }
     const char *p = v->s, *e = v->s + v->len;
     int neg = *p == '-';
     p += neg;
