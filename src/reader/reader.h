@@ -64,6 +64,12 @@ typedef struct act__jv {
     uint32_t inext, ichild;      /**< the same as node indices (internal) */
     uint8_t type;                /**< ACT__J_* */
     uint8_t integer;             /**< number without fraction or exponent */
+    /* Numbers (internal, filled by the reader's scan, read by act__jv_num
+     * and friends): when mfast is 1 the text has no exponent and at most
+     * 18 digits, mant is all its digits as one integer (sign aside) and
+     * fdig how many of them follow the '.'. 0: parse the text. */
+    uint8_t mfast, fdig;
+    uint64_t mant;
 } act__jv;
 
 /** Kinds of items returned by act__rd_next(). */

@@ -107,17 +107,22 @@ static int read_all(const char *text, size_t len, size_t step,
  * @p offset >= 0, "byte offset OFFSET"). */
 static void bad(const char *text, size_t len, long offset, const char *what)
 {
-    char msg[600], want[64];
-    int k = read_all(text, len, 3, NULL, NULL, msg, sizeof msg);
-    int ok = CHECK_INT(k, -1);
-    ok &= CHECK(strstr(msg, what) != NULL);
-    if (offset >= 0) {
-        snprintf(want, sizeof want, "byte offset %ld ", offset);
-        ok &= CHECK(strstr(msg, want) != NULL);
+    /* Fed 3 bytes at a time (tokens cut by refills: the careful paths) and
+     * all at once (the reader's fast paths). */
+    for (int whole = 0; whole < 2; whole++) {
+        char msg[600], want[64];
+        int k = read_all(text, len, whole ? len + 1 : 3, NULL, NULL, msg, sizeof msg);
+        int ok = CHECK_INT(k, -1);
+        ok &= CHECK(strstr(msg, what) != NULL);
+        if (offset >= 0) {
+            snprintf(want, sizeof want, "byte offset %ld ", offset);
+            ok &= CHECK(strstr(msg, want) != NULL);
+        }
+        if (!ok)
+            fprintf(stderr, "input: %.*s\nmessage: %s\nwant: %s (offset %ld, %s)\n",
+                    (int)(len > 200 ? 200 : len), text, msg, what, offset,
+                    whole ? "whole" : "3-byte steps");
     }
-    if (!ok)
-        fprintf(stderr, "input: %.*s\nmessage: %s\nwant: %s (offset %ld)\n",
-                (int)(len > 200 ? 200 : len), text, msg, what, offset);
 }
 
 #define BAD(lit, off, what) bad(lit, sizeof lit - 1, off, what)
@@ -241,6 +246,151 @@ static void test_values(void)
 }
 
 /* An event larger than the buffer, and many events across refills. */
+/* ---- number fast path --------------------------------------------------------------- */
+
+/* The reader's scan gathers a number's digits (mfast, mant, fdig); the
+ * value functions use them instead of the text. Each number here is
+ * checked against the text path (the same node with mfast cleared: the
+ * results from before the fast path, bit for bit) and, for act__jv_num,
+ * against strtod. */
+static uint64_t lcg_state = 88172645463325252ull;
+static uint64_t lcg(void)
+{
+    lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+    return lcg_state >> 17;
+}
+
+static void gen_number(char *p, size_t cap)
+{
+    char *e = p + cap - 1;
+    if (lcg() % 3 == 0)
+        *p++ = '-';
+    unsigned ni = (unsigned)(lcg() % 20), nf = (unsigned)(lcg() % 21);
+    if (ni == 0 || lcg() % 8 == 0) {
+        *p++ = '0';
+    } else {
+        *p++ = (char)('1' + lcg() % 9);
+        for (unsigned k = 1; k < ni && p < e; k++)
+            *p++ = (char)('0' + (lcg() % 4 == 0 ? 0 : lcg() % 10));
+    }
+    if (nf && lcg() % 4) {
+        *p++ = '.';
+        for (unsigned k = 0; k < nf && p < e; k++)
+            *p++ = (char)('0' + (lcg() % 3 == 0 ? (lcg() % 2) * 9 : lcg() % 10));
+    }
+    if (lcg() % 10 == 0 && p + 5 < e) {
+        *p++ = lcg() % 2 ? 'e' : 'E';
+        unsigned sg = (unsigned)(lcg() % 3);
+        if (sg)
+            *p++ = sg == 1 ? '+' : '-';
+        p += snprintf(p, (size_t)(e - p), "%u", (unsigned)(lcg() % 330));
+    }
+    *p = '\0';
+}
+
+static void test_number_fast(void)
+{
+    static const char *edge[] = {
+        "0", "-0", "-0.0", "0.0", "0.1", "-0.1", "0.5", "1", "-1", "10", "1.5",
+        "123.456", "1000000.000", "1000000.001", "-2.5", "0.000", "0.001",
+        "0.0005", "1.0005", "1.0004", "0.30000000000000004", "0.1234567890123456",
+        "9007199254740991", "9007199254740992", "9007199254740993",
+        "900719925474099.3", "900719925474099.5", "9007199254740.993",
+        "90071992547409.93", "9007199254740993.0", "123456789012345678",
+        "-123456789012345678", "1234567890123456789", "9223372036854775807",
+        "-9223372036854775808", "9223372036854775808", "18446744073709551615",
+        "18446744073709551616", "0.000000000000000001", "0.0000000000000000001",
+        "0.000000000000000000000001", "1.00000000000000000000001",
+        "3.14159265358979323846264338327950288", "99999999999999999999",
+        "999999999999999.999", "99999999999999.999", "9200000000000",
+        "9200000000000.999", "9200000000001", "9200000000001.0",
+        "-9200000000000.999", "-9200000000001", "9200000000000.9995",
+        "9199999999999.9999", "1e22", "1E-5", "-1.5e+3", "1e0", "0e0", "-0e-0",
+        "2.2250738585072014e-308", "4.9e-324", "1.7976931348623157e308",
+        "1e400", "-1e400", "1e-400", "123456789012345.678", "12345678901234.5678",
+        "4503599627370497.5", "0.1e1", "7.0e-10", "1.7976931348623157",
+    };
+    enum { NGEN = 20000 };
+    size_t nedge = sizeof edge / sizeof edge[0];
+    size_t cap = (nedge + NGEN) * 48 + 16, n = 0;
+    char *doc = malloc(cap);
+    CHECK_FATAL(doc != NULL);
+    doc[n++] = '[';
+    for (size_t k = 0; k < nedge + NGEN; k++) {
+        char num[48];
+        if (k < nedge)
+            snprintf(num, sizeof num, "%s", edge[k]);
+        else
+            gen_number(num, sizeof num);
+        n += (size_t)snprintf(doc + n, cap - n, "%s%s", k ? "," : "", num);
+    }
+    doc[n++] = ']';
+    act__rd_opts o = {.buffer_bytes = n + 64}; /* no number cut by a refill */
+    src sr;
+    open_pipe(&sr, doc, n, n, &o);
+    act__rd_item it;
+    int k;
+    size_t fast = 0, total = 0, bad_num = 0, bad_i64 = 0, bad_ns = 0, bad_strtod = 0;
+    while ((k = act__rd_next(sr.r, &it)) == ACT__RD_EVENT) {
+        const act__jv *v = it.v;
+        if (!CHECK(v->type == ACT__J_NUMBER))
+            break;
+        total++;
+        fast += v->mfast;
+        act__jv slow = *v;
+        slow.mfast = 0;
+        char text[64];
+        snprintf(text, sizeof text, "%.*s", (int)v->len, v->s);
+        double a = -1, b = -2;
+        int ra = act__jv_num(v, &a), rb = act__jv_num(&slow, &b);
+        if (ra != rb || memcmp(&a, &b, sizeof a) != 0) {
+            if (bad_num++ < 5)
+                fprintf(stderr, "act__jv_num(%s): %a fast, %a text\n", text, a, b);
+        }
+        double want = strtod(text, NULL);
+        int plain_neg_zero = v->integer && a == 0; /* "-0" as an int64: +0.0 */
+        if (!plain_neg_zero && memcmp(&a, &want, sizeof a) != 0) {
+            if (bad_strtod++ < 5)
+                fprintf(stderr, "act__jv_num(%s): %a, strtod %a\n", text, a, want);
+        }
+        int64_t x = 1, y = 2;
+        ra = act__jv_i64(v, &x);
+        rb = act__jv_i64(&slow, &y);
+        if (ra != rb || (ra && x != y)) {
+            if (bad_i64++ < 5)
+                fprintf(stderr, "act__jv_i64(%s): %d %lld fast, %d %lld text\n", text,
+                        ra, (long long)x, rb, (long long)y);
+        }
+        x = 1, y = 1;
+        ra = act__jv_us_ns(v, &x);
+        rb = act__jv_us_ns(&slow, &y);
+        if (ra != rb || x != y) {
+            if (bad_ns++ < 5)
+                fprintf(stderr, "act__jv_us_ns(%s): %d %lld fast, %d %lld text\n", text,
+                        ra, (long long)x, rb, (long long)y);
+        }
+        if (total <= nedge) { /* mfast exactly when <= 18 digits, no exponent */
+            size_t digs = 0;
+            int expo = 0;
+            for (size_t j = 0; j < v->len; j++) {
+                digs += v->s[j] >= '0' && v->s[j] <= '9';
+                expo |= v->s[j] == 'e' || v->s[j] == 'E';
+            }
+            if (!CHECK_INT(v->mfast, !expo && digs <= 18))
+                fprintf(stderr, "mfast of %s\n", text);
+        }
+    }
+    CHECK_INT(k, 0);
+    CHECK_INT(total, nedge + NGEN);
+    CHECK_INT(bad_num, 0);
+    CHECK_INT(bad_strtod, 0);
+    CHECK_INT(bad_i64, 0);
+    CHECK_INT(bad_ns, 0);
+    CHECK(fast > total / 4); /* the fast path ran, often */
+    done(&sr);
+    free(doc);
+}
+
 static void test_big(void)
 {
     size_t big = 3u << 20;
@@ -635,6 +785,7 @@ int main(void)
 {
     signal(SIGPIPE, SIG_IGN); /* feeders of readers that stop early */
     test_values();
+    test_number_fast();
     test_big();
     test_invalid();
     test_fifo();
