@@ -260,6 +260,28 @@ static void finish_in_stop(void)
     clFinish(sw_queue);
 }
 
+/* A library user's session with @p plugins, started, and the first OpenCL
+ * device in *@p d (skips the test without one). */
+static act_session *started_session(const char **plugins, size_t n_plugins,
+                                    cl_device_id *d)
+{
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.plugins = plugins;
+    o.plugin_count = n_plugins;
+    act_session *s = NULL;
+    CHECK_FATAL(act_session_create(&o, &s) == 0);
+    CHECK_FATAL(act_session_start(s) == 0);
+    cl_platform_id pl;
+    cl_uint n = 0;
+    if (clGetPlatformIDs(1, &pl, &n) != CL_SUCCESS || !n ||
+        clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, d, &n) != CL_SUCCESS || !n) {
+        act_session_destroy(s);
+        CHECK_SKIP("no OpenCL platform or device (install pocl-opencl-icd)");
+    }
+    return s;
+}
+
 static int stop_window(void)
 {
     unsetenv("ACTRACE_PLUGINS");
@@ -267,26 +289,13 @@ static int stop_window(void)
     act_log_set(log_capture, NULL);
     act_log_set_level(ACT_LOG_INFO);
     const char *plugins[] = {OPENCL_SO, HOOK_SO};
-    act_session_opts o;
-    act_session_opts_init(&o);
-    o.plugins = plugins;
-    o.plugin_count = 2;
-    act_session *s = NULL;
-    CHECK_FATAL(act_session_create(&o, &s) == 0);
-    CHECK_FATAL(act_session_start(s) == 0);
+    cl_device_id d;
+    act_session *s = started_session(plugins, 2, &d);
     void *hook = dlopen(HOOK_SO, RTLD_NOW | RTLD_NOLOAD);
     void (*on_stop)(void (*)(void)) = NULL;
     if (hook)
         *(void **)&on_stop = dlsym(hook, "tp_hook_on_stop");
     CHECK_FATAL(on_stop != NULL);
-    cl_platform_id pl;
-    cl_device_id d;
-    cl_uint n = 0;
-    if (clGetPlatformIDs(1, &pl, &n) != CL_SUCCESS || !n ||
-        clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &d, &n) != CL_SUCCESS || !n) {
-        act_session_destroy(s);
-        CHECK_SKIP("no OpenCL platform or device (install pocl-opencl-icd)");
-    }
     cl_int err;
     cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
     sw_queue = clCreateCommandQueueWithProperties(ctx, d, NULL, &err);
@@ -360,21 +369,8 @@ static int lanes(void)
     unsetenv("ACTRACE_PLUGINS");
     setenv("OPENCL_LAYERS", OVERLAP_SO, 1);
     const char *plugins[] = {OPENCL_SO};
-    act_session_opts o;
-    act_session_opts_init(&o);
-    o.plugins = plugins;
-    o.plugin_count = 1;
-    act_session *s = NULL;
-    CHECK_FATAL(act_session_create(&o, &s) == 0);
-    CHECK_FATAL(act_session_start(s) == 0);
-    cl_platform_id pl;
     cl_device_id d;
-    cl_uint n = 0;
-    if (clGetPlatformIDs(1, &pl, &n) != CL_SUCCESS || !n ||
-        clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &d, &n) != CL_SUCCESS || !n) {
-        act_session_destroy(s);
-        CHECK_SKIP("no OpenCL platform or device (install pocl-opencl-icd)");
-    }
+    act_session *s = started_session(plugins, 1, &d);
     cl_int err;
     cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
     cl_queue_properties props[] = {CL_QUEUE_PROPERTIES,

@@ -268,20 +268,30 @@ static void put_merged(mout *o, const act__jv **vals, size_t n)
 
 /* ---- the passes ---------------------------------------------------------------- */
 
-/* The head of @p f: its deviceProperties and baseTimeNanoseconds. */
-static int read_head(mfile *f, char *err, size_t errcap)
+int act__merge_open(const char *path, int *fd, act__rd **r, char *err, size_t errcap)
 {
-    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errcap, "%s: %s", f->path, strerror(errno));
+    *r = NULL;
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) {
+        snprintf(err, errcap, "%s: %s", path, strerror(errno));
         return -1;
     }
-    act__rd *r = NULL;
-    if (act__rd_create(fd, NULL, &r) != 0) {
-        close(fd);
+    if (act__rd_create(*fd, NULL, r) != 0) {
+        close(*fd);
+        *fd = -1;
         snprintf(err, errcap, "out of memory");
         return -1;
     }
+    return 0;
+}
+
+/* The head of @p f: its deviceProperties and baseTimeNanoseconds. */
+static int read_head(mfile *f, char *err, size_t errcap)
+{
+    int fd;
+    act__rd *r;
+    if (act__merge_open(f->path, &fd, &r, err, errcap) != 0)
+        return -1;
     act__rd_item it;
     int k, rc = 0;
     while ((k = act__rd_next(r, &it)) > 0) {

@@ -29,6 +29,12 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
 int act__record_split(const char *dir, const char *outdir, int force, act__merge_result *res,
                       char *err, size_t errcap);
 
+struct act__rd;
+/** Opens the trace at @p path for reading: *@p fd and a streaming reader
+ *  *@p r over it (act__rd_destroy and close them). 0, or -1 with @p err
+ *  set ("PATH: why", or out of memory). */
+int act__merge_open(const char *path, int *fd, struct act__rd **r, char *err, size_t errcap);
+
 /* Writers shared with `actrace merge` (cmd_merge.c), in record_merge.c. */
 struct act__out;
 struct act__jv;

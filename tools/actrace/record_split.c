@@ -38,17 +38,10 @@
 static int peek(const char *path, int64_t *rank, int *rank_default, uint64_t *events,
                 uint64_t *dropped, char *err, size_t errcap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errcap, "%s: %s", path, strerror(errno));
+    int fd;
+    act__rd *r;
+    if (act__merge_open(path, &fd, &r, err, errcap) != 0)
         return -1;
-    }
-    act__rd *r = NULL;
-    if (act__rd_create(fd, NULL, &r) != 0) {
-        close(fd);
-        snprintf(err, errcap, "out of memory");
-        return -1;
-    }
     act__rd_item it;
     int k;
     while ((k = act__rd_next(r, &it)) > 0) {
