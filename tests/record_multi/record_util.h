@@ -7,6 +7,7 @@
 #define ACT_TEST_RECORD_UTIL_H
 
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -33,6 +34,16 @@ static inline int ru_count_entries(const char *dir, const char *part, const char
             n++;
     closedir(d);
     return n;
+}
+
+/* DIR/NAME in one of 8 rotating buffers (so a call may use a few at once). */
+static inline const char *ru_path(const char *dir, const char *name)
+{
+    static char buf[8][700];
+    static int k;
+    k = (k + 1) & 7;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
 }
 
 #endif

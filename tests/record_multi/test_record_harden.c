@@ -31,11 +31,7 @@ static char tmpdir[] = "/tmp/act_harden_XXXXXX";
 
 static const char *tmp(const char *name)
 {
-    static char buf[8][700];
-    static int k;
-    k = (k + 1) & 7;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
+    return ru_path(tmpdir, name);
 }
 
 static int file_has(const char *path, const char *what)

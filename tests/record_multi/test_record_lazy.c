@@ -33,11 +33,7 @@ static char tmpdir[] = "/tmp/act_lazy_XXXXXX";
 
 static const char *tmp(const char *name)
 {
-    static char buf[8][700];
-    static int k;
-    k = (k + 1) & 7;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
+    return ru_path(tmpdir, name);
 }
 
 /* The pid of the @p nth process whose process_name starts with @p part, or -1. */
