@@ -334,7 +334,7 @@ static void emit_plugin(wctx *w, const act__vevent *e)
                                                   "stream", "backend", NULL};
     put_args(w, e->args, 0, plugin_reserved);
     if (e->has_mem_bw) {
-        lit(o, ",\"memory bandwidth (GB/s)\":");
+        lit(o, ",\"" ACT__MEM_BW_KEY "\":");
         put_double(o, e->mem_bw_gbps);
     }
     lit(o, "}},\n");

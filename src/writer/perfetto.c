@@ -307,7 +307,7 @@ static NOINLINE void on_event_any(pctx *p, const act__vevent *e)
             put_arg(p, &a);
     }
     if (e->has_mem_bw)
-        act__pf_arg_double(&p->pf, KEY("memory bandwidth (GB/s)"), e->mem_bw_gbps);
+        act__pf_arg_double(&p->pf, KEY(ACT__MEM_BW_KEY), e->mem_bw_gbps);
     if (e->flow_dir)
         act__pf_flow(&p->pf, e->flow, e->flow_dir == 2);
     act__pf_event_end(&p->pf);

@@ -164,6 +164,18 @@ size_t act_visit_event_args(const act_visit_event *e, act_visit_arg *out, size_t
         }
         n++;
     }
+    /* The bandwidth the writers add (visit.c's mem_bandwidth): an arg of
+     * the written trace, so one here too. */
+    if (in->has_mem_bw) {
+        if (n < cap) {
+            act_visit_arg *o = (act_visit_arg *)((char *)out + n * stride);
+            o->kind = ACT_VISIT_ARG_DOUBLE;
+            o->key = ACT__MEM_BW_KEY;
+            o->key_len = sizeof ACT__MEM_BW_KEY - 1;
+            o->v.d = in->mem_bw_gbps;
+        }
+        n++;
+    }
     return n;
 }
 

@@ -823,7 +823,7 @@ static void mem_bandwidth(act__vevent *e)
     if (e->kind != ACT__R_EMIT_SPAN || !e->has_args ||
         (e->type != ACT_GPU_MEMCPY && e->type != ACT_GPU_MEMSET))
         return;
-    static const char bw_key[] = "memory bandwidth (GB/s)";
+    static const char bw_key[] = ACT__MEM_BW_KEY;
     act__vargs it = e->args;
     act__varg a;
     double bytes = -1;

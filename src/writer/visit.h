@@ -94,6 +94,7 @@ typedef struct act__vevent {
      * analyses read; writers add it as that arg. */
     uint8_t has_mem_bw;
     double mem_bw_gbps;
+#define ACT__MEM_BW_KEY "memory bandwidth (GB/s)"
 } act__vevent;
 
 typedef struct act__vinfo {

@@ -27,7 +27,7 @@ typedef struct seen {
     uint32_t dev_id;
     int32_t dev_pid;
     char backend[32];
-    int ops, ops_ext_ok, kernels, copies, launches, args_ok;
+    int ops, ops_ext_ok, kernels, copies, launches, args_ok, bw_ok;
     int flow_start, flow_end, flow_pairs;
     uint64_t start_ids[64], end_ids[64];
     int ctracks, samples;
@@ -124,6 +124,24 @@ static void on_event(void *ctx, const act_visit_event *e)
     if (e->from_plugin && e->type == ACT_GPU_MEMCPY) {
         s->copies++;
         CHECK_EQ_INT(e->tid, 2);
+        /* Its "bytes" and the bandwidth a written trace gives it (bytes per
+         * ns, 0 for an empty span). */
+        act_visit_arg a[8];
+        memset(a, 0, sizeof a);
+        for (int i = 0; i < 8; i++)
+            a[i].struct_size = sizeof a[i];
+        size_t n = act_visit_event_args(e, a, 8);
+        double bytes = -1, bw = -1;
+        for (size_t i = 0; i < n && i < 8; i++) {
+            if (a[i].key_len == 5 && memcmp(a[i].key, "bytes", 5) == 0)
+                bytes = a[i].kind == ACT_VISIT_ARG_UINT ? (double)a[i].v.u
+                        : a[i].kind == ACT_VISIT_ARG_INT ? (double)a[i].v.i : -1;
+            if (a[i].key_len == 23 && memcmp(a[i].key, "memory bandwidth (GB/s)", 23) == 0 &&
+                a[i].kind == ACT_VISIT_ARG_DOUBLE)
+                bw = a[i].v.d;
+        }
+        double want = e->end_ns > e->start_ns ? bytes / (double)(e->end_ns - e->start_ns) : 0;
+        s->bw_ok += bytes > 0 && bw == want;
     }
     if (e->from_plugin && e->type == ACT_RUNTIME) {
         s->launches++;
@@ -230,6 +248,7 @@ int main(void)
         CHECK_EQ_INT(got.kernels, LAUNCHES);
         CHECK_EQ_INT(got.args_ok, LAUNCHES);
         CHECK_EQ_INT(got.copies, LAUNCHES);
+        CHECK_EQ_INT(got.bw_ok, LAUNCHES);
         CHECK_EQ_INT(got.launches, 2 * LAUNCHES);
         /* Each launch (kernel and copy) has one flow, both ends. */
         CHECK_EQ_INT(got.flow_start, 2 * LAUNCHES);
