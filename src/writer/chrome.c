@@ -87,6 +87,8 @@ static inline char *cpy(char *p, const char *s, size_t n)
 static const name_ent *interned(wctx *w, act_name_id id)
 {
     static const name_ent empty = {"\"\"", 2};
+    if (ACT_LIKELY(id < w->nnames && w->names[id].json))
+        return &w->names[id]; /* the usual case: no string table */
     /* Ids are dense, so the cache never grows past the names that exist;
      * an id act_name() never returned is an empty name. */
     if (!act__name_known(id))
@@ -145,7 +147,7 @@ static void put_name(wctx *w, const act__chunk *c, uint32_t ref)
     if (ref & ACT__REF_LOCAL)
         act__chunk_str(c, ref, &len);
     else if (ref)
-        act__name_str(ref, &len);
+        len = interned(w, ref)->len - 2; /* the JSON string's quotes */
     if (len == 0)
         lit(w->o, "\"(unnamed)\"");
     else
@@ -174,12 +176,14 @@ static void put_value(wctx *w, const act__chunk *c, uint8_t kind, uint64_t x)
 }
 
 /* Write the args of an event as `,"key":value` pairs (see
- * act__vargs_next_unique: keys are unique, @p reserved ones skipped). */
-static int put_args(wctx *w, act__vargs args, int first, const char *const *reserved)
+ * act__vargs_next_unique: keys are unique, those @p reserved (ACT__ARGS_*)
+ * for skipped). */
+static int put_args(wctx *w, act__vargs args, int first, int reserved)
 {
-    act__vargs it = args;
+    act__vuniq u;
     act__varg a;
-    while (act__vargs_next_unique(&it, reserved, &a)) {
+    act__vuniq_start(&u, &args, reserved);
+    while (act__vuniq_next(&u, &a)) {
         if (!first)
             act__out_char(w->o, ',');
         first = 0;
@@ -289,8 +293,7 @@ static void emit_host(wctx *w, const act__vevent *e)
         lit(o, first ? "\"unfinished\":true" : ",\"unfinished\":true");
         first = 0;
     }
-    static const char *const host_reserved[] = {"External id", "unfinished", NULL};
-    put_args(w, e->args, first, host_reserved);
+    put_args(w, e->args, first, ACT__ARGS_HOST);
     lit(o, "}},\n");
 }
 
@@ -330,9 +333,7 @@ static void emit_plugin(wctx *w, const act__vevent *e)
     }
     lit(o, "\"backend\":");
     put_str0(o, e->backend);
-    static const char *const plugin_reserved[] = {"External id", "correlation", "device",
-                                                  "stream", "backend", NULL};
-    put_args(w, e->args, 0, plugin_reserved);
+    put_args(w, e->args, 0, ACT__ARGS_PLUGIN);
     if (e->has_mem_bw) {
         lit(o, ",\"" ACT__MEM_BW_KEY "\":");
         put_double(o, e->mem_bw_gbps);

@@ -285,9 +285,6 @@ static NOINLINE void on_event_any(pctx *p, const act__vevent *e)
     }
     if (e->ext)
         act__pf_arg_uint_g(&p->pf, p->g_ext, e->ext);
-    static const char *const host_reserved[] = {"External id", "unfinished", NULL};
-    static const char *const plugin_reserved[] = {"External id", "correlation", "device",
-                                                  "stream", "backend", NULL};
     if (host) {
         if (e->open)
             act__pf_arg_bool_g(&p->pf, p->g_unfinished, 1);
@@ -301,9 +298,10 @@ static NOINLINE void on_event_any(pctx *p, const act__vevent *e)
         act__pf_arg_str_g(&p->pf, p->g_backend, e->backend, strlen(e->backend));
     }
     if (e->has_args) {
-        act__vargs it = e->args;
+        act__vuniq u;
         act__varg a;
-        while (act__vargs_next_unique(&it, host ? host_reserved : plugin_reserved, &a))
+        act__vuniq_start(&u, &e->args, host ? ACT__ARGS_HOST : ACT__ARGS_PLUGIN);
+        while (act__vuniq_next(&u, &a))
             put_arg(p, &a);
     }
     if (e->has_mem_bw)

@@ -140,10 +140,11 @@ size_t act_visit_event_args(const act_visit_event *e, act_visit_arg *out, size_t
     if (cap && stride < offsetof(act_visit_arg, v) + sizeof out->v)
         cap = 0; /* a struct too small to hold an arg: count only */
     const act__vevent *in = e->impl;
-    act__vargs it = in->args;
+    act__vuniq u;
     act__varg a;
     size_t n = 0;
-    while (act__vargs_next_unique(&it, NULL, &a)) {
+    act__vuniq_start(&u, &in->args, ACT__ARGS_ALL);
+    while (act__vuniq_next(&u, &a)) {
         if (n < cap) {
             act_visit_arg *o = (act_visit_arg *)((char *)out + n * stride);
             uint32_t kl = 0, vl = 0;

@@ -17,6 +17,26 @@
 #include "plugin/loader.h"
 #include "writer/visit.h"
 
+/* The key cache (act__vkeys). Per interned key id: KF_SET once known, bit
+ * (1 << which) when reserved for ACT__ARGS_which, and canon, the first id
+ * this walk met with the same bytes (0 for ""), so that two interned keys
+ * are the same string exactly when their canons are equal (ids act_name
+ * returned are distinct strings, but a rebuilt table may repeat one, and
+ * every id act_name never returned reads as ""). Ids act_name never
+ * returned are not cached: a hostile id cannot grow the cache. */
+#define KF_SET 0x80u
+struct kent {
+    uint32_t canon;
+    uint8_t flags;
+};
+struct act__vkeys {
+    struct kent *ent; /* by id */
+    size_t cap;
+    uint32_t *set;    /* the distinct key strings met: their first id */
+    size_t setcap, setn;
+    int off;          /* out of memory: every key by its bytes */
+};
+
 /* A set of 64-bit keys (flow correlation ids), open addressing, 0 = empty. */
 typedef struct keyset {
     uint64_t *slot;
@@ -39,6 +59,7 @@ typedef struct vstate {
     struct side_track *sides;
     size_t nsides;
     const char *host_cat[ACT__NTYPE_SLOTS + 1]; /* category by type slot */
+    act__vkeys keys_store, *keys; /* the key cache handed out with args */
     uint64_t counter_samples, counter_events;
     int oom;
 } vstate;
@@ -53,30 +74,232 @@ static inline int key_is(const char *k, uint32_t n, const char *lit0)
 
 static inline int vargs_next(act__vargs *it, act__varg *out);
 
-int act__vargs_next_unique(act__vargs *it, const char *const *reserved, act__varg *out)
+/* The keys writers write themselves, by ACT__ARGS_*. */
+static const char *const reserved_host[] = {"External id", "unfinished", NULL};
+static const char *const reserved_plugin[] = {"External id", "correlation", "device",
+                                              "stream", "backend", NULL};
+static const char *const *const reserved_of[3] = {NULL, reserved_host, reserved_plugin};
+
+static int is_reserved(const char *k, uint32_t n, int which)
 {
+    for (const char *const *r = reserved_of[which]; r && *r; r++)
+        if (key_is(k, n, *r))
+            return 1;
+    return 0;
+}
+
+static uint64_t key_hash(const char *k, uint32_t n)
+{
+    uint64_t h = 1469598103934665603u;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)k[i]) * 1099511628211u;
+    return h;
+}
+
+static int keys_set_grow(act__vkeys *ks)
+{
+    size_t ncap = ks->setcap ? ks->setcap * 2 : 64;
+    uint32_t *ns = calloc(ncap, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (size_t i = 0; i < ks->setcap; i++) {
+        if (!ks->set[i])
+            continue;
+        uint32_t n;
+        const char *k = act__name_str(ks->set[i], &n);
+        size_t j = key_hash(k, n) & (ncap - 1);
+        while (ns[j])
+            j = (j + 1) & (ncap - 1);
+        ns[j] = ks->set[i];
+    }
+    free(ks->set);
+    ks->set = ns;
+    ks->setcap = ncap;
+    return 0;
+}
+
+static const struct kent *key_slow(act__vkeys *ks, uint32_t id)
+{
+    static const struct kent empty = {0, KF_SET}; /* "": reserved nowhere */
+    if (ks->off)
+        return NULL;
+    uint32_t n = 0;
+    const char *k = id && act__name_known(id) ? act__name_str(id, &n) : "";
+    if (!n)
+        return &empty;
+    if (id >= ks->cap) {
+        size_t ncap = ks->cap ? ks->cap : 256;
+        while (ncap <= id)
+            ncap *= 2;
+        struct kent *ne = realloc(ks->ent, ncap * sizeof *ne);
+        if (!ne) {
+            ks->off = 1;
+            return NULL;
+        }
+        memset(ne + ks->cap, 0, (ncap - ks->cap) * sizeof *ne);
+        ks->ent = ne;
+        ks->cap = ncap;
+    }
+    if ((ks->setn + 1) * 2 > ks->setcap && keys_set_grow(ks) != 0) {
+        ks->off = 1;
+        return NULL;
+    }
+    size_t j = key_hash(k, n) & (ks->setcap - 1);
+    uint32_t canon = id;
+    for (; ks->set[j]; j = (j + 1) & (ks->setcap - 1)) {
+        uint32_t l2;
+        const char *k2 = act__name_str(ks->set[j], &l2);
+        if (l2 == n && memcmp(k2, k, n) == 0) {
+            canon = ks->set[j];
+            break;
+        }
+    }
+    if (canon == id) {
+        ks->set[j] = id;
+        ks->setn++;
+    }
+    uint8_t f = KF_SET;
+    for (int which = ACT__ARGS_HOST; which <= ACT__ARGS_PLUGIN; which++)
+        if (is_reserved(k, n, which))
+            f |= (uint8_t)(1u << which);
+    ks->ent[id] = (struct kent){canon, f};
+    return &ks->ent[id];
+}
+
+/* What the cache knows of key @p ref, or NULL: a local key, or no cache. */
+static inline const struct kent *key_of(act__vkeys *ks, uint32_t ref)
+{
+    if (!ks || (ref & ACT__REF_LOCAL))
+        return NULL;
+    if (ACT_LIKELY(ref < ks->cap && (ks->ent[ref].flags & KF_SET)))
+        return &ks->ent[ref];
+    return key_slow(ks, ref);
+}
+
+static void keys_free(act__vkeys *ks)
+{
+    free(ks->ent);
+    free(ks->set);
+}
+
+/* Whether arg @p b has the key of @p a, whose bytes are @p key, @p klen. */
+static int same_key_bytes(const act__varg *a, const char *key, uint32_t klen, const act__varg *b)
+{
+    if (b->key == a->key && (!(b->key & ACT__REF_LOCAL) || b->c == a->c))
+        return 1; /* the same ref: the same string */
+    uint32_t l2;
+    const char *k2 = act__visit_ref(b->c, b->key, &l2);
+    return l2 == klen && memcmp(k2, key, klen) == 0;
+}
+
+/* How far a later arg with the same key is looked for. */
+#define DUP_LOOKAHEAD 64
+_Static_assert(ACT__VUNIQ_MAX <= DUP_LOOKAHEAD, "act__vuniq_start sees every duplicate");
+
+int act__vargs_next_unique(act__vargs *it, int which, act__varg *out)
+{
+    if (which < ACT__ARGS_ALL || which > ACT__ARGS_PLUGIN)
+        which = ACT__ARGS_ALL;
     while (vargs_next(it, out)) {
+        const struct kent *ka = key_of(it->keys, out->key);
+        if (ACT_LIKELY(ka != NULL)) {
+            /* An interned key: by id, through the cache. */
+            if (ka->flags & (1u << which))
+                continue;
+            uint32_t canon = ka->canon; /* ka moves when the cache grows */
+            act__vargs q = *it;
+            act__varg b;
+            int dup = 0;
+            for (int k = 0; k < DUP_LOOKAHEAD && !dup && vargs_next(&q, &b); k++) {
+                const struct kent *kb = key_of(it->keys, b.key);
+                if (kb) {
+                    dup = kb->canon == canon;
+                } else {
+                    uint32_t klen;
+                    const char *key = act__visit_ref(out->c, out->key, &klen);
+                    dup = same_key_bytes(out, key, klen, &b);
+                }
+            }
+            if (!dup)
+                return 1;
+            continue;
+        }
+        /* A local key (or no cache): by bytes. */
         uint32_t klen;
         const char *key = act__visit_ref(out->c, out->key, &klen);
-        int skip = 0;
-        for (const char *const *r = reserved; r && *r && !skip; r++)
-            skip = key_is(key, klen, *r);
+        int skip = is_reserved(key, klen, which);
         /* A later arg with the same key wins; look ahead a bounded way. */
         act__vargs q = *it;
         act__varg b;
-        for (int k = 0; k < 64 && !skip && vargs_next(&q, &b); k++) {
-            if (b.key == out->key && (!(b.key & ACT__REF_LOCAL) || b.c == out->c)) {
-                skip = 1; /* the same ref: the same string */
-                break;
-            }
-            uint32_t l2;
-            const char *k2 = act__visit_ref(b.c, b.key, &l2);
-            skip = l2 == klen && memcmp(k2, key, klen) == 0;
-        }
+        for (int k = 0; k < DUP_LOOKAHEAD && !skip && vargs_next(&q, &b); k++)
+            skip = same_key_bytes(out, key, klen, &b);
         if (!skip)
             return 1;
     }
     return 0;
+}
+
+void act__vuniq_start(act__vuniq *u, const act__vargs *args, int which)
+{
+    if (which < ACT__ARGS_ALL || which > ACT__ARGS_PLUGIN)
+        which = ACT__ARGS_ALL;
+    u->which = which;
+    u->pos = 0;
+    u->more = 0;
+    /* canon[k] of arg k: its key's canon, or UINT32_MAX to compare bytes. */
+    uint32_t canon[ACT__VUNIQ_MAX];
+    act__vargs it = *args;
+    act__varg a;
+    uint32_t n = 0, nbytes = 0;
+    while (vargs_next(&it, &a)) {
+        if (n == ACT__VUNIQ_MAX) {
+            u->more = 1;
+            u->it = *args;
+            return;
+        }
+        const struct kent *k = key_of(it.keys, a.key);
+        uint32_t c = UINT32_MAX;
+        if (k) {
+            if (k->flags & (1u << which))
+                continue; /* reserved: so is any arg with the same key */
+            c = k->canon;
+        } else {
+            uint32_t kn;
+            const char *key = act__visit_ref(a.c, a.key, &kn);
+            if (is_reserved(key, kn, which))
+                continue;
+            nbytes++;
+        }
+        canon[n] = c;
+        u->arg[n++] = a;
+    }
+    /* Of a key given twice, the last wins (as act__vargs_next_unique:
+     * every arg is within its lookahead). */
+    uint32_t kept = 0;
+    if (n == 2 && !nbytes) { /* the usual case (Kineto's two args) */
+        if (canon[0] == canon[1])
+            u->arg[0] = u->arg[1], n = 1;
+        u->n = n;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        int dup = 0;
+        for (uint32_t j = i + 1; j < n && !dup; j++) {
+            if (canon[i] != UINT32_MAX && canon[j] != UINT32_MAX) {
+                dup = canon[i] == canon[j];
+            } else if (nbytes) {
+                uint32_t kn;
+                const char *key = act__visit_ref(u->arg[i].c, u->arg[i].key, &kn);
+                dup = same_key_bytes(&u->arg[i], key, kn, &u->arg[j]);
+            }
+        }
+        if (!dup) {
+            if (kept != i)
+                u->arg[kept] = u->arg[i];
+            kept++;
+        }
+    }
+    u->n = kept;
 }
 
 static int is_event(uint8_t kind)
@@ -812,7 +1035,7 @@ static inline void visit_host(vstate *w, act__vevent *e, const act__chunk *c, ui
         rpos look = {c, i, 0, 0};
         e->has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
     }
-    e->args = (act__vargs){c, i, 1, !e->has_args};
+    e->args = (act__vargs){c, i, 1, !e->has_args, w->keys};
     w->v->event(w->v->ctx, e);
 }
 
@@ -882,7 +1105,7 @@ static void visit_plugin(vstate *w, rpos at)
     e.rec = r;
     rpos look = ap;
     e.has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
-    e.args = (act__vargs){ap.c, ap.i, 1, !e.has_args};
+    e.args = (act__vargs){ap.c, ap.i, 1, !e.has_args, w->keys};
     /* Flow from the API call to the device work it launched ("ac2g"). */
     if (e.corr && r->kind == ACT__R_EMIT_SPAN) {
         uint64_t key = flow_id(e.source, e.corr);
@@ -1238,6 +1461,7 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
     w.s = s;
     w.v = v;
     w.pid = s->pid ? s->pid : (int32_t)getpid();
+    w.keys = &w.keys_store;
 
     /* The session lock is held for the whole walk: devices, streams,
      * counter series, sources and the thread list may still grow (a
@@ -1345,6 +1569,7 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
     free(w.sides);
     free(w.host_corr.slot);
     free(w.dev_corr.slot);
+    keys_free(&w.keys_store);
     free(threads);
     free(scans);
     if (w.oom) {

@@ -58,11 +58,17 @@ typedef struct act__varg {
     uint64_t val; /* bits of the value; ACT__V_STR: a name ref */
 } act__varg;
 
+/** The walk's cache of interned keys (visit.c): per key id, whether it is
+ *  reserved and which id first had its bytes, so that the args of the
+ *  usual event are checked without looking a key up or comparing bytes. */
+typedef struct act__vkeys act__vkeys;
+
 /** Iterator over an event's args (records after it). */
 typedef struct act__vargs {
     const act__chunk *c;
     uint32_t i;
     int slot, done;
+    act__vkeys *keys; /* the walk's key cache; NULL: keys compared by bytes */
 } act__vargs;
 
 /** One event. */
@@ -219,10 +225,48 @@ const char *act__visit_ref(const act__chunk *c, uint32_t ref, uint32_t *len);
 /** Next arg of an event; 0 after the last. */
 int act__vargs_next(act__vargs *it, act__varg *out);
 
-/** Next arg to write: args whose key is in @p reserved (NULL-terminated,
- *  may be NULL) are skipped, and of a key given twice only the last is
- *  kept (keys must be unique in a JSON object; the Perfetto writer keeps
- *  the same args, so both formats carry the same). 0 after the last. */
-int act__vargs_next_unique(act__vargs *it, const char *const *reserved, act__varg *out);
+/** Which keys act__vargs_next_unique skips: those a writer writes itself. */
+enum {
+    ACT__ARGS_ALL = 0,    /* none */
+    ACT__ARGS_HOST = 1,   /* host events: "External id", "unfinished" */
+    ACT__ARGS_PLUGIN = 2  /* plugin events: "External id", "correlation",
+                             "device", "stream", "backend" */
+};
+
+/** Next arg to write: args whose key is reserved for @p which (ACT__ARGS_*)
+ *  are skipped, and of a key given twice only the last is kept (keys must
+ *  be unique in a JSON object; the Perfetto writer keeps the same args, so
+ *  both formats carry the same; a duplicate more than 64 args later is not
+ *  seen). Interned keys are checked through the walk's key cache (it->keys)
+ *  by id; local keys, and every key when it->keys is NULL, by their bytes,
+ *  with the same result. 0 after the last. */
+int act__vargs_next_unique(act__vargs *it, int which, act__varg *out);
+
+/** The args of one event to write, as act__vargs_next_unique gives them,
+ *  gathered in one pass: for an event of at most ACT__VUNIQ_MAX args each
+ *  is read once, and interned keys are compared by their cached ids (no
+ *  lookahead per arg, no string table). More args: the iterator's way. */
+#define ACT__VUNIQ_MAX 16
+typedef struct act__vuniq {
+    uint32_t n, pos;
+    int which, more; /* more: past ACT__VUNIQ_MAX, iterate `it` */
+    act__vargs it;
+    act__varg arg[ACT__VUNIQ_MAX];
+} act__vuniq;
+
+/** Start @p u on the args @p args of an event, skipping those reserved for
+ *  @p which (ACT__ARGS_*). */
+void act__vuniq_start(act__vuniq *u, const act__vargs *args, int which);
+
+/** Next arg of @p u (as act__vargs_next_unique); 0 after the last. */
+static inline int act__vuniq_next(act__vuniq *u, act__varg *out)
+{
+    if (u->more)
+        return act__vargs_next_unique(&u->it, u->which, out);
+    if (u->pos >= u->n)
+        return 0;
+    *out = u->arg[u->pos++];
+    return 1;
+}
 
 #endif /* ACT_WRITER_VISIT_H */

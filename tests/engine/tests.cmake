@@ -36,6 +36,10 @@ if(ACT_HAVE_JANSSON)
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine TIMEOUT 180)
   act_add_test(RecordArgs SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_args.c
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300)
+  # The writers' arg walk: the one-pass and cached ways give what the
+  # byte-by-byte way gives (duplicates, reserved, empty, unknown, long keys).
+  act_add_test(VisitArgs SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_visit_args.c
+               LIBS PkgConfig::JANSSON LABELS engine writer INTERNAL)
   act_add_test(RecordThreadChurn SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_churn.c
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine TIMEOUT 300)
 endif()
