@@ -46,7 +46,30 @@ typedef struct pctx {
         uint32_t g;
     } gcat[32];
     uint32_t g_ext, g_unfinished, g_corr, g_device, g_stream, g_backend, g_unnamed;
+    /* iids of string values by name ref (chunk, ref): a thread's recorder
+     * copies a repeated value once per chunk, so events share its ref.
+     * Direct-mapped; g 0: empty or must go inline. */
+    struct {
+        const act__chunk *c;
+        uint32_t ref, g;
+    } gval[64];
 } pctx;
+
+/* The iid of string value @p ref of chunk @p c in the event being built
+ * (0: inline). */
+static inline uint32_t value_g(pctx *p, const act__chunk *c, uint32_t ref)
+{
+    size_t h = ((ref * 0x9E3779B1u) >> 26 ^ (uintptr_t)c >> 12) & 63;
+    if (p->gval[h].c == c && p->gval[h].ref == ref && p->gval[h].g)
+        return p->gval[h].g;
+    uint32_t vn;
+    const char *v = act__visit_ref(c, ref, &vn);
+    uint32_t g = act__pf_value_iid(&p->pf, v, vn);
+    p->gval[h].c = c;
+    p->gval[h].ref = ref;
+    p->gval[h].g = g;
+    return g;
+}
 
 static uint32_t name_g_slow(pctx *p, const act__chunk *c, uint32_t ref);
 
@@ -211,6 +234,11 @@ static void put_arg(pctx *p, const act__varg *a)
         }
         case ACT__V_BOOL: act__pf_arg_bool_g(&p->pf, g, a->val != 0); return;
         case ACT__V_STR: {
+            uint32_t vg = value_g(p, a->c, (uint32_t)a->val);
+            if (vg) {
+                act__pf_arg_str_iid(&p->pf, g, vg);
+                return;
+            }
             uint32_t vn;
             const char *v = act__visit_ref(a->c, (uint32_t)a->val, &vn);
             act__pf_arg_str_g(&p->pf, g, v, vn);

@@ -1032,23 +1032,38 @@ static void str_value(act__pf *pf, const char *s, size_t n, int looked)
     }
 }
 
+uint32_t act__pf_value_iid(act__pf *pf, const char *s, size_t n)
+{
+    if (!pf->cur || n > VALUE_INTERN_MAX)
+        return 0;
+    /* A value interned already needs no UTF-8 check (see str_value). */
+    uint32_t g = find(pf, s, n, hash_bytes(pf, s, n));
+    if (g)
+        return g;
+    s = clean(pf, 1, s, &n);
+    return n <= VALUE_INTERN_MAX ? intern(pf, s, n) : 0;
+}
+
+void act__pf_arg_str_iid(act__pf *pf, uint32_t key_g, uint32_t val_g)
+{
+    if (!pf->cur)
+        return;
+    need_g(pf, val_g, K_VALUE, I_STRING_VALUES);
+    arg_scalar_g(pf, key_g, A_STRING_IID, val_g, 0);
+}
+
 void act__pf_arg_str_g(act__pf *pf, uint32_t key_g, const char *s, size_t n)
 {
     if (!pf->cur)
         return;
-    int looked = 0;
-    if (n <= VALUE_INTERN_MAX) {
-        /* The usual value: short and seen before, so as short as an int. */
-        uint32_t g = find(pf, s, n, hash_bytes(pf, s, n));
-        if (g) {
-            need_g(pf, g, K_VALUE, I_STRING_VALUES);
-            arg_scalar_g(pf, key_g, A_STRING_IID, g, 0);
-            return;
-        }
-        looked = 1;
+    /* The usual value: short, so as short as an int. */
+    uint32_t g = act__pf_value_iid(pf, s, n);
+    if (g) {
+        act__pf_arg_str_iid(pf, key_g, g);
+        return;
     }
     arg_start_g(pf, key_g);
-    str_value(pf, s, n, looked);
+    str_value(pf, s, n, 1);
     close_msg(pf);
 }
 

@@ -163,6 +163,11 @@ void act__pf_arg_uint_g(act__pf *pf, uint32_t key_g, uint64_t v);
 void act__pf_arg_double_g(act__pf *pf, uint32_t key_g, double v);
 void act__pf_arg_bool_g(act__pf *pf, uint32_t key_g, int v);
 void act__pf_arg_str_g(act__pf *pf, uint32_t key_g, const char *s, size_t n);
+/* The iid of string value @p s within the event being built (interned now
+ * when new; its repaired copy when it is not UTF-8), or 0 when it must go
+ * inline (too long, table full); then an arg with interned key and value. */
+uint32_t act__pf_value_iid(act__pf *pf, const char *s, size_t n);
+void act__pf_arg_str_iid(act__pf *pf, uint32_t key_g, uint32_t val_g);
 /** @p terminating 0: flow_ids (the flow starts here), 1: terminating_flow_ids. */
 void act__pf_flow(act__pf *pf, uint64_t id, int terminating);
 void act__pf_event_end(act__pf *pf);

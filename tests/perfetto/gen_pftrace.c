@@ -24,11 +24,21 @@ static void *worker(void *arg)
 {
     (void)arg;
     act_thread_name("worker \"quoted\"");
-    for (int i = 0; i < 50; i++) {
+    /* String values repeat (the recorder copies one once per chunk, and
+     * the writer caches its iid by chunk and ref) or are new each time;
+     * enough events for several chunks, whose refs coincide. */
+    static const char *const dims[5] = {"[[32, 64], [64, 128]]", "[[1, 2]]", "[]",
+                                        "[[32, 3, 224, 224]]", "[[7]]"};
+    for (int i = 0; i < 3000; i++) {
         int64_t t = T + 1000000 + i * 1000;
         act_span_record(ACT_CPU_OP, "aten::mm", t, t + 1000); /* touching */
         act_arg_int("Sequence number", 1000 + i);
-        act_arg_str("Input Dims", "[[32, 64], [64, 128]]");
+        act_arg_str("Input Dims", dims[i % 5 == 4 ? i / 5 % 5 : i % 5]);
+        if (i % 7 == 0) {
+            char v[32];
+            snprintf(v, sizeof v, "value %d", i);
+            act_arg_str("Input type", v);
+        }
     }
     return NULL;
 }
