@@ -297,6 +297,7 @@ static const char *clean(act__pf *pf, int which, const char *s, size_t *n)
 static inline uint32_t hash_bytes(const act__pf *pf, const char *s, size_t n)
 {
     uint64_t h = pf->seed ^ n;
+    size_t all = n;
     for (; n >= 8; s += 8, n -= 8) {
         uint64_t w;
         memcpy(&w, s, 8);
@@ -304,9 +305,22 @@ static inline uint32_t hash_bytes(const act__pf *pf, const char *s, size_t n)
         h ^= h >> 29;
     }
     if (n) {
-        uint64_t w = 0;
-        for (size_t i = 0; i < n; i++)
-            w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+        /* The tail without a byte loop: the last 8 bytes of a longer
+         * string shifted (bytes hashed before, as the layout demands), or
+         * two overlapping 4-byte words, or 3 bytes picked. */
+        uint64_t w;
+        if (all >= 8) {
+            memcpy(&w, s + n - 8, 8);
+            w >>= 8 * (8 - n);
+        } else if (n >= 4) {
+            uint32_t a, b;
+            memcpy(&a, s, 4);
+            memcpy(&b, s + n - 4, 4);
+            w = a | (uint64_t)b << 32;
+        } else {
+            w = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+                (uint64_t)(unsigned char)s[n - 1] << 16;
+        }
         h = (h ^ w) * 0xff51afd7ed558ccdu;
         h ^= h >> 29;
     }
@@ -1081,32 +1095,47 @@ static void arg_start(act__pf *pf, const char *key, size_t kn)
     }
 }
 
+/* A DebugAnnotation of a scalar (as arg_scalar_g) under key @p key: by the
+ * key's iid when it can be interned (the bytes arg_start would give). */
+static void arg_scalar(act__pf *pf, const char *key, size_t kn, uint32_t field, uint64_t v,
+                       int fixed)
+{
+    uint32_t g = pf->cur ? intern_raw(pf, 0, &key, &kn) : 0;
+    if (g) {
+        arg_scalar_g(pf, g, field, v, fixed);
+        return;
+    }
+    if (!pf->cur)
+        key = clean(pf, 0, key, &kn);
+    open_msg(pf, E_DEBUG);
+    f_bytes(pf, A_NAME, key, kn);
+    if (fixed)
+        f_fixed64(pf, field, v);
+    else
+        f_varint(pf, field, v);
+    close_msg(pf);
+}
+
 void act__pf_arg_int(act__pf *pf, const char *key, size_t kn, int64_t v)
 {
-    arg_start(pf, key, kn);
-    f_varint(pf, A_INT, (uint64_t)v);
-    close_msg(pf);
+    arg_scalar(pf, key, kn, A_INT, (uint64_t)v, 0);
 }
 
 void act__pf_arg_uint(act__pf *pf, const char *key, size_t kn, uint64_t v)
 {
-    arg_start(pf, key, kn);
-    f_varint(pf, A_UINT, v);
-    close_msg(pf);
+    arg_scalar(pf, key, kn, A_UINT, v, 0);
 }
 
 void act__pf_arg_double(act__pf *pf, const char *key, size_t kn, double v)
 {
-    arg_start(pf, key, kn);
-    f_double(pf, A_DOUBLE, v);
-    close_msg(pf);
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    arg_scalar(pf, key, kn, A_DOUBLE, bits, 1);
 }
 
 void act__pf_arg_bool(act__pf *pf, const char *key, size_t kn, int v)
 {
-    arg_start(pf, key, kn);
-    f_varint(pf, A_BOOL, v != 0);
-    close_msg(pf);
+    arg_scalar(pf, key, kn, A_BOOL, v != 0, 0);
 }
 
 void act__pf_arg_str(act__pf *pf, const char *key, size_t kn, const char *s, size_t n)

@@ -53,8 +53,16 @@ if(Python3_Interpreter_FOUND)
            COMMAND ${CMAKE_COMMAND} -E env ACT_CONVERT_RUN_BYTES=4096
                    ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py ${_pf_args}
                    --json ${ACT_TRACE_DIR}/gen.json ${ACT_TRACE_DIR}/gen_spilled.pftrace)
+  # Keys given twice, escapes, NULs, non-ASCII, extreme numbers, empty
+  # keys, and strings around the interning hash's 4- and 8-byte steps.
+  add_test(NAME PerfettoConvertOdd
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py ${_pf_args}
+                   --json ${PROJECT_SOURCE_DIR}/tests/perfetto/convert_odd.json
+                   ${ACT_TRACE_DIR}/convert_odd.pftrace)
   set_tests_properties(PerfettoConvert PerfettoConvertSpill PROPERTIES DEPENDS PerfettoGen
                        LABELS "writer;cli" SKIP_RETURN_CODE 77 TIMEOUT 120)
+  set_tests_properties(PerfettoConvertOdd PROPERTIES LABELS "writer;cli" SKIP_RETURN_CODE 77
+                       TIMEOUT 120)
   # _act_kineto_ref: found by tests/cli_readers/tests.cmake (included first).
   if(_act_kineto_ref)
     add_test(NAME PerfettoConvertKineto

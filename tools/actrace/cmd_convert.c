@@ -95,6 +95,16 @@ typedef struct conv {
     cproc *procs;
     size_t nprocs, capprocs;
     act_cli_map procmap;
+    /* Tracks and processes looked up lately: events of a track come in
+     * bursts, so most lookups skip the maps (direct-mapped by pid, tid). */
+    struct {
+        int64_t pid, tid;
+        uint32_t idx, used;
+    } tcache[16];
+    struct {
+        int64_t pid;
+        uint32_t idx, used;
+    } pcache[8];
     act__out meta;      /* top-level members as annotations, rendered */
     act_cli_map units;  /* "device\0name key" -> index in unit (actraceStats) */
     char **unit;
@@ -108,7 +118,24 @@ typedef struct conv {
 /* The index of track (pid, tid), or of counter series @p cname of pid.
  * Keys are binary (no formatting per event): a kind byte, pid, tid or the
  * series name. */
+static uint32_t track_map(conv *c, int64_t pid, int64_t tid, const char *cname, size_t cn);
+
 static uint32_t track_of(conv *c, int64_t pid, int64_t tid, const char *cname, size_t cn)
+{
+    if (cname)
+        return track_map(c, pid, tid, cname, cn);
+    size_t h = ((uint64_t)pid * 0x9E3779B97F4A7C15u ^ (uint64_t)tid) * 0x9E3779B97F4A7C15u >> 60;
+    if (c->tcache[h].used && c->tcache[h].pid == pid && c->tcache[h].tid == tid)
+        return c->tcache[h].idx;
+    uint32_t idx = track_map(c, pid, tid, NULL, 0);
+    c->tcache[h].pid = pid;
+    c->tcache[h].tid = tid;
+    c->tcache[h].idx = idx;
+    c->tcache[h].used = 1;
+    return idx;
+}
+
+static uint32_t track_map(conv *c, int64_t pid, int64_t tid, const char *cname, size_t cn)
 {
     char key[17 + 256];
     char *k = key, *tmp = NULL;
@@ -142,12 +169,18 @@ static uint32_t track_of(conv *c, int64_t pid, int64_t tid, const char *cname, s
 
 static cproc *proc_of(conv *c, int64_t pid)
 {
+    size_t h = (uint64_t)pid * 0x9E3779B97F4A7C15u >> 61;
+    if (c->pcache[h].used && c->pcache[h].pid == pid)
+        return &c->procs[c->pcache[h].idx];
     int created;
     size_t *v = act_cli_map_put(&c->procmap, (const char *)&pid, sizeof pid, c->nprocs, &created);
     if (created) {
         act_cli_grow(&c->procs, &c->capprocs, c->nprocs, sizeof *c->procs);
         c->procs[c->nprocs++] = (cproc){pid, NULL};
     }
+    c->pcache[h].pid = pid;
+    c->pcache[h].idx = (uint32_t)*v;
+    c->pcache[h].used = 1;
     return &c->procs[*v];
 }
 
@@ -278,7 +311,8 @@ typedef struct abuf {
     size_t len, cap;
 } abuf;
 
-static void aput(abuf *b, const void *s, size_t n)
+/* Room for @p n more bytes. */
+static uint8_t *aroom(abuf *b, size_t n)
 {
     if (b->len + n > b->cap) {
         size_t nc = b->cap ? b->cap * 2 : 256;
@@ -287,18 +321,29 @@ static void aput(abuf *b, const void *s, size_t n)
         b->p = act_cli_xrealloc(b->p, nc);
         b->cap = nc;
     }
-    memcpy(b->p + b->len, s, n);
+    return b->p + b->len;
+}
+
+static void aput(abuf *b, const void *s, size_t n)
+{
+    uint8_t *p = aroom(b, n);
+    if (n)
+        memcpy(p, s, n);
     b->len += n;
 }
 
+/* An arg: type, key length and key, value length and value. */
 static void aput_entry(abuf *b, uint8_t type, const char *key, size_t kn, const void *v, size_t vn)
 {
     uint32_t k32 = (uint32_t)kn, v32 = (uint32_t)vn;
-    aput(b, &type, 1);
-    aput(b, &k32, 4);
-    aput(b, key, kn);
-    aput(b, &v32, 4);
-    aput(b, v, vn);
+    uint8_t *p = aroom(b, 9 + kn + vn);
+    *p = type;
+    memcpy(p + 1, &k32, 4);
+    memcpy(p + 5, key, kn);
+    memcpy(p + 5 + kn, &v32, 4);
+    if (vn)
+        memcpy(p + 9 + kn, v, vn);
+    b->len += 9 + kn + vn;
 }
 
 /* A JSON value as compact text (for args that are objects, arrays or null). */
