@@ -273,22 +273,80 @@ static void put_arg(pctx *p, const act__varg *a)
 
 #if defined(__GNUC__) || defined(__clang__)
 #define NOINLINE __attribute__((noinline))
+#define HOT_INLINE static inline __attribute__((always_inline))
 #else
 #define NOINLINE
+#define HOT_INLINE static inline
 #endif
 
 static NOINLINE void on_event_any(pctx *p, const act__vevent *e);
+
+/* The args of @p e as interned args for act__pf_event_args_g: their
+ * count, or -1 when one is not (a key or value that must go as bytes, more
+ * than ACT__PF_GARGS_MAX). */
+HOT_INLINE int gargs_of(pctx *p, const act__vevent *e, act__pf_garg *g)
+{
+    act__vuniq u;
+    act__varg a;
+    act__vuniq_start(&u, &e->args, ACT__ARGS_HOST);
+    int n = 0;
+    while (act__vuniq_next(&u, &a)) {
+        if (n == ACT__PF_GARGS_MAX)
+            return -1;
+        uint32_t kg = name_g(p, a.c, a.key);
+        if (!kg)
+            return -1;
+        g[n].key_g = kg;
+        g[n].v = a.val;
+        switch (a.kind) {
+        case ACT__V_INT: g[n].kind = ACT__PF_ARG_INT; break;
+        case ACT__V_UINT: g[n].kind = ACT__PF_ARG_UINT; break;
+        case ACT__V_DOUBLE: g[n].kind = ACT__PF_ARG_DOUBLE; break;
+        case ACT__V_BOOL:
+            g[n].kind = ACT__PF_ARG_BOOL;
+            g[n].v = a.val != 0;
+            break;
+        case ACT__V_STR:
+            g[n].kind = ACT__PF_ARG_STR_IID;
+            if (!(g[n].v = value_g(p, a.c, (uint32_t)a.val)))
+                return -1;
+            break;
+        default: return -1;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* A host event with args: at once when its args are interned, else
+ * field by field. */
+HOT_INLINE void on_event_args(pctx *p, const act__vevent *e, uint32_t ng, uint32_t cg)
+{
+    act__pf_garg g[ACT__PF_GARGS_MAX];
+    int n = gargs_of(p, e, g);
+    if (n < 0) {
+        on_event_any(p, e);
+        return;
+    }
+    act__pf_event_args_g(&p->pf, p->seq, e->kind == ACT__R_SPAN ? ACT__PF_BEGIN : ACT__PF_INSTANT, 0,
+                         e->t0, e->t1, cg, ng, g, (size_t)n);
+}
 
 static void on_event(void *ctx, const act__vevent *e)
 {
     pctx *p = ctx;
     if ((e->kind == ACT__R_SPAN || e->kind == ACT__R_INSTANT) && !e->ext && !e->open &&
-        !e->has_args) {
-        /* The usual host event: no args, names interned. */
+        !e->flow_dir) {
+        /* The usual host event: names interned, no args (or a few whose
+         * keys and values are). */
         uint32_t ng = name_g(p, e->c, e->name), cg = cat_g(p, e->cat);
         if (ng && cg) {
-            act__pf_event_whole_g(&p->pf, p->seq, e->kind == ACT__R_SPAN ? ACT__PF_BEGIN : ACT__PF_INSTANT,
-                                  0, e->t0, e->t1, cg, ng);
+            if (e->has_args)
+                on_event_args(p, e, ng, cg);
+            else
+                act__pf_event_whole_g(&p->pf, p->seq,
+                                      e->kind == ACT__R_SPAN ? ACT__PF_BEGIN : ACT__PF_INSTANT, 0,
+                                      e->t0, e->t1, cg, ng);
             return;
         }
     }

@@ -896,26 +896,73 @@ void act__pf_event_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_
     pf->len = (size_t)(p - pf->pkt);
 }
 
-void act__pf_event_whole_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts,
-                           int64_t t1, uint32_t cat_g, uint32_t name_g)
+static void arg_scalar_g(act__pf *pf, uint32_t g, uint32_t field, uint64_t v, int fixed);
+
+/* DebugAnnotation { name_iid = @p g; @p field = @p v } at @p p (a varint
+ * value, or with @p fixed 8 bytes): at most ACT__PF_GARG_BYTES bytes, so
+ * its length is one byte. */
+#define ACT__PF_GARG_BYTES 20
+static inline uint8_t *put_scalar_ann(uint8_t *p, uint32_t g, uint32_t field, uint64_t v,
+                                      int fixed)
+{
+    *p++ = E_DEBUG << 3 | WT_LEN;
+    uint8_t *at = p++;
+    *p++ = A_NAME_IID << 3 | WT_VARINT;
+    p = put_varint(p, g);
+    if (fixed) {
+        p = put_varint(p, (uint64_t)field << 3 | WT_I64);
+        for (int i = 0; i < 8; i++)
+            *p++ = (uint8_t)(v >> (8 * i));
+    } else {
+        p = put_varint(p, (uint64_t)field << 3 | WT_VARINT); /* 17: two bytes */
+        p = put_varint(p, v);
+    }
+    *at = (uint8_t)(p - at - 1);
+    return p;
+}
+
+/* The annotation field of a garg kind, and whether it is 8 bytes. */
+static const uint8_t garg_field[] = {0, A_INT, A_UINT, A_DOUBLE, A_BOOL, A_STRING_IID};
+
+static inline int defined_as(const act__pf_seq *q, uint32_t g, int kind)
+{
+    return g < q->ninterned && (q->interned[g] & kind);
+}
+
+/* act__pf_event_args_g, inlined into both entry points so that the
+ * argless one (n a constant 0) carries no arg loop. */
+HOT_INLINE void event_args_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts,
+                             int64_t t1, uint32_t cat_g, uint32_t name_g, const act__pf_garg *a,
+                             size_t n)
 {
     act__pf_seq *q = seq_of(pf, seq);
     if (!q)
         return;
     if (!track)
         track = q->default_track;
-    if (ACT_UNLIKELY(name_g >= q->ninterned || cat_g >= q->ninterned ||
-                     !(q->interned[name_g] & K_NAME) || (cat_g && !(q->interned[cat_g] & K_CAT)) ||
-                     pf->err || type == ACT__PF_COUNTER)) {
+    int fast = n <= ACT__PF_GARGS_MAX && !pf->err && type != ACT__PF_COUNTER &&
+               defined_as(q, name_g, K_NAME) && (!cat_g || defined_as(q, cat_g, K_CAT));
+    for (size_t i = 0; i < n && fast; i++)
+        fast = a[i].kind >= ACT__PF_ARG_INT && a[i].kind <= ACT__PF_ARG_STR_IID &&
+               defined_as(q, a[i].key_g, K_KEY) &&
+               (a[i].kind != ACT__PF_ARG_STR_IID || defined_as(q, (uint32_t)a[i].v, K_VALUE));
+    if (ACT_UNLIKELY(!fast)) {
         /* Strings new to the sequence: the general way. */
         act__pf_event_g(pf, seq, type, track, ts, t1, cat_g, name_g);
+        for (size_t i = 0; i < n; i++) {
+            if (a[i].kind == ACT__PF_ARG_STR_IID)
+                act__pf_arg_str_iid(pf, a[i].key_g, (uint32_t)a[i].v);
+            else if (a[i].kind >= ACT__PF_ARG_INT && a[i].kind < ACT__PF_ARG_STR_IID)
+                arg_scalar_g(pf, a[i].key_g, garg_field[a[i].kind], a[i].v,
+                             a[i].kind == ACT__PF_ARG_DOUBLE);
+        }
         act__pf_event_end(pf);
         return;
     }
     t1 = event_prep(pf, q, type, track, ts, t1);
-    /* Straight into the sink: at most 2 + PKT_HEAD_MAX + 4 + 11 + 12 bytes,
-     * so both lengths are one byte. */
-    uint8_t *p0 = (uint8_t *)act__out_reserve(pf->o, 64);
+    /* Straight into the sink: at most 2 + PKT_HEAD_MAX + 4 + 11 + 12 bytes
+     * and ACT__PF_GARG_BYTES per arg, so both lengths are one byte. */
+    uint8_t *p0 = (uint8_t *)act__out_reserve(pf->o, 64 + ACT__PF_GARGS_MAX * ACT__PF_GARG_BYTES);
     uint8_t *p = put_head(pf, q, p0 + 2, 1, ts);
     *p++ = P_TRACK_EVENT << 3 | WT_LEN;
     uint8_t *te = p++;
@@ -931,6 +978,9 @@ void act__pf_event_whole_g(act__pf *pf, uint32_t seq, int type, uint64_t track, 
     }
     *p++ = E_NAME_IID << 3 | WT_VARINT;
     p = put_varint(p, name_g);
+    for (size_t i = 0; i < n; i++)
+        p = put_scalar_ann(p, a[i].key_g, garg_field[a[i].kind], a[i].v,
+                           a[i].kind == ACT__PF_ARG_DOUBLE);
     *te = (uint8_t)(p - te - 1);
     p0[0] = F_TRACE_PACKET << 3 | WT_LEN;
     p0[1] = (uint8_t)(p - p0 - 2);
@@ -943,6 +993,19 @@ void act__pf_event_whole_g(act__pf *pf, uint32_t seq, int type, uint64_t track, 
             heap_push(pf, q, (act__pf_end){t1, track, ++pf->order});
         }
     }
+}
+
+void act__pf_event_args_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts,
+                          int64_t t1, uint32_t cat_g, uint32_t name_g, const act__pf_garg *a,
+                          size_t n)
+{
+    event_args_g(pf, seq, type, track, ts, t1, cat_g, name_g, a, n);
+}
+
+void act__pf_event_whole_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts,
+                           int64_t t1, uint32_t cat_g, uint32_t name_g)
+{
+    event_args_g(pf, seq, type, track, ts, t1, cat_g, name_g, NULL, 0);
 }
 
 void act__pf_event(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts, int64_t t1,
@@ -986,20 +1049,7 @@ static void arg_scalar_g(act__pf *pf, uint32_t g, uint32_t field, uint64_t v, in
     uint8_t *p = room(pf, 32);
     if (!p)
         return;
-    *p++ = E_DEBUG << 3 | WT_LEN;
-    uint8_t *at = p++;
-    *p++ = A_NAME_IID << 3 | WT_VARINT;
-    p = put_varint(p, g);
-    if (fixed) {
-        p = put_varint(p, (uint64_t)field << 3 | WT_I64);
-        for (int i = 0; i < 8; i++)
-            *p++ = (uint8_t)(v >> (8 * i));
-    } else {
-        p = put_varint(p, (uint64_t)field << 3 | WT_VARINT); /* 17: two bytes */
-        p = put_varint(p, v);
-    }
-    *at = (uint8_t)(p - at - 1);
-    pf->len = (size_t)(p - pf->pkt);
+    pf->len = (size_t)(put_scalar_ann(p, g, field, v, fixed) - pf->pkt);
 }
 
 void act__pf_arg_int_g(act__pf *pf, uint32_t key_g, int64_t v)
@@ -1048,7 +1098,7 @@ static void str_value(act__pf *pf, const char *s, size_t n, int looked)
 
 uint32_t act__pf_value_iid(act__pf *pf, const char *s, size_t n)
 {
-    if (!pf->cur || n > VALUE_INTERN_MAX)
+    if (n > VALUE_INTERN_MAX)
         return 0;
     /* A value interned already needs no UTF-8 check (see str_value). */
     uint32_t g = find(pf, s, n, hash_bytes(pf, s, n));

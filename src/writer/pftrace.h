@@ -158,14 +158,29 @@ void act__pf_event_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_
  *  args or flows (the common case, written without per-field checks). */
 void act__pf_event_whole_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts,
                            int64_t t1, uint32_t cat_g, uint32_t name_g);
+/** An arg whose key, and string value, are interned (kind ACT__PF_ARG_*;
+ *  v: the value's bits, or the value's iid for _STR_IID). */
+enum { ACT__PF_ARG_INT = 1, ACT__PF_ARG_UINT, ACT__PF_ARG_DOUBLE, ACT__PF_ARG_BOOL,
+       ACT__PF_ARG_STR_IID };
+typedef struct act__pf_garg {
+    uint32_t key_g, kind;
+    uint64_t v;
+} act__pf_garg;
+/** act__pf_event_whole_g with @p n such args: written at once when the
+ *  sequence has every string already and @p n <= ACT__PF_GARGS_MAX, else
+ *  field by field (the same bytes). */
+#define ACT__PF_GARGS_MAX 3
+void act__pf_event_args_g(act__pf *pf, uint32_t seq, int type, uint64_t track, int64_t ts,
+                          int64_t t1, uint32_t cat_g, uint32_t name_g, const act__pf_garg *a,
+                          size_t n);
 void act__pf_arg_int_g(act__pf *pf, uint32_t key_g, int64_t v);
 void act__pf_arg_uint_g(act__pf *pf, uint32_t key_g, uint64_t v);
 void act__pf_arg_double_g(act__pf *pf, uint32_t key_g, double v);
 void act__pf_arg_bool_g(act__pf *pf, uint32_t key_g, int v);
 void act__pf_arg_str_g(act__pf *pf, uint32_t key_g, const char *s, size_t n);
-/* The iid of string value @p s within the event being built (interned now
- * when new; its repaired copy when it is not UTF-8), or 0 when it must go
- * inline (too long, table full); then an arg with interned key and value. */
+/* The iid of string value @p s (interned now when new; its repaired copy
+ * when it is not UTF-8), or 0 when it must go inline (too long, table
+ * full); then an arg with interned key and value. */
 uint32_t act__pf_value_iid(act__pf *pf, const char *s, size_t n);
 void act__pf_arg_str_iid(act__pf *pf, uint32_t key_g, uint32_t val_g);
 /** @p terminating 0: flow_ids (the flow starts here), 1: terminating_flow_ids. */
