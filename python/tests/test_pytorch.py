@@ -112,11 +112,19 @@ def test_opencl_under_torch_profiler(venv, opencl_trace):
     ends = {f["id"]: f for f in events(t, ph="f")}
     assert len(starts) == len(events(t, ph="s")) and len(ends) == len(events(t, ph="f"))
     assert set(starts) == set(ends) and len(starts) == len(dev) == 12
-    runtime = {(e["pid"], e["tid"], e["ts"]): e for e in events(t, ph="X", cat="privateuse1_runtime")}
-    devx = {(e["pid"], e["tid"], e["ts"]): e for e in dev}
+    # Keyed by where a flow event binds (pid, tid, ts): two slices may share
+    # a key (a 0-length call, or a ts rounded by the export), so the flow
+    # must bind to one of the slices there, and that one is its launch.
+    runtime, devx = {}, {}
+    for e in events(t, ph="X", cat="privateuse1_runtime"):
+        runtime.setdefault((e["pid"], e["tid"], e["ts"]), []).append(e)
+    for e in dev:
+        devx.setdefault((e["pid"], e["tid"], e["ts"]), []).append(e)
     for fid, s in starts.items():
-        launch = runtime[(s["pid"], s["tid"], s["ts"])]
-        work = devx[(ends[fid]["pid"], ends[fid]["tid"], ends[fid]["ts"])]
+        at = runtime[(s["pid"], s["tid"], s["ts"])]
+        launch = next((e for e in at if e["args"]["correlation"] == fid), at[0])
+        at = devx[(ends[fid]["pid"], ends[fid]["tid"], ends[fid]["ts"])]
+        work = next((e for e in at if e["args"]["correlation"] == fid), at[0])
         assert launch["args"]["correlation"] == work["args"]["correlation"] == fid
         assert launch["name"] == work["args"]["function"]
         assert _ext(launch) == _ext(work)
@@ -158,7 +166,11 @@ kinds, kernels = a.get_gpu_kernel_breakdown(visualize=False)
 names = set(kernels["name"])
 print(sorted(names))
 assert "scale" in names and "Memcpy HtoD" in names, names
-assert set(kinds["kernel_type"]) == {"COMPUTATION", "MEMORY"}, kinds
+# HTA adds "A overlapping B" rows where its interval sweep sees kernels of
+# two kinds at once (pocl's queues may overlap, and equal end/start times
+# sort either way); the kinds themselves are exactly these two.
+base = {k for k in kinds["kernel_type"] if " overlapping " not in k}
+assert base == {"COMPUTATION", "MEMORY"}, kinds
 ''', args=[str(d)])
     assert "scale" in r.stdout
 

@@ -200,7 +200,8 @@ static char *auto_dir_path(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     char *p = malloc(64);
     if (p)
-        snprintf(p, 64, "%d-%lld%09ld.json", (int)getpid(), (long long)ts.tv_sec, ts.tv_nsec);
+        snprintf(p, 64, "%d-%lld%09ld-%lld.json", (int)getpid(), (long long)ts.tv_sec, ts.tv_nsec,
+                 (long long)act__proc_start_ticks());
     return p;
 }
 

@@ -68,6 +68,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <dirent.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -374,6 +375,46 @@ int main(int argc, char **argv)
         char after[4096];
         snprintf(after, sizeof after, "%s.after", argv[3]);
         self_report(after, "after: ");
+        return 0;
+    }
+    if (strcmp(argv[1], "reuse") == 0) {
+        /* Two processes with one pid: /bin/true forked, reaped, and a
+         * second /bin/true given the same pid by clone3's set_tid (root
+         * only; "skip" in FILE where the kernel refuses). */
+        FILE *f = fopen(argv[2], "w");
+        if (!f)
+            return 1;
+        pid_t a = fork();
+        if (a == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(127);
+        }
+        int st = 0;
+        waitpid(a, &st, 0);
+        pid_t b = -1;
+#ifdef SYS_clone3
+        struct {
+            uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+                set_tid, set_tid_size, cgroup;
+        } ca = {0};
+        pid_t want = a;
+        ca.exit_signal = SIGCHLD;
+        ca.set_tid = (uint64_t)(uintptr_t)&want;
+        ca.set_tid_size = 1;
+        b = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+        if (b == 0) {
+            /* A raw clone: no fork handlers ran; exec at once. */
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(127);
+        }
+        if (b > 0)
+            waitpid(b, &st, 0);
+#endif
+        if (b == a)
+            fprintf(f, "%d\n", (int)a);
+        else
+            fprintf(f, "skip\n");
+        fclose(f);
         return 0;
     }
     if (strcmp(argv[1], "forkrec") == 0) {

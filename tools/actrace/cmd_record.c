@@ -345,8 +345,22 @@ static size_t count_json(const char *dir)
  * whether an image exec'd costs a binary search, not a directory scan per
  * process (thousands of processes in a build). */
 typedef struct img {
-    long long pid, ns;
+    long long pid, ns, start; /* start: the process's start ticks, 0 if unknown */
 } img;
+
+/* A file name's "<pid>-<ns>-<start ticks>" (autostart.c, auto_dir_path). */
+static img img_of(const char *name)
+{
+    img m = {strtoll(name, NULL, 10), 0, 0};
+    const char *dd = strchr(name, '-');
+    if (dd) {
+        char *end;
+        m.ns = strtoll(dd + 1, &end, 10);
+        if (*end == '-')
+            m.start = strtoll(end + 1, NULL, 10);
+    }
+    return m;
+}
 
 static int img_cmp(const void *a, const void *b)
 {
@@ -377,7 +391,7 @@ static img *images_read(const char *dir, size_t *n)
             v = nv;
             cap = nc;
         }
-        v[(*n)++] = (img){strtoll(de->d_name, NULL, 10), strtoll(dd + 1, NULL, 10)};
+        v[(*n)++] = img_of(de->d_name);
     }
     closedir(d);
     if (*n > 1)
@@ -385,12 +399,13 @@ static img *images_read(const char *dir, size_t *n)
     return v;
 }
 
-/* 1 if process NAME ("<pid>-<ns>.meta") exec'd: a later image of the
- * same pid left a trace or a spool of its own. */
+/* 1 if process NAME ("<pid>-<ns>-<start>.meta") exec'd: a later image of
+ * the same process (same pid and start ticks: a pid the kernel gave to
+ * another process since has other ticks) left a trace or a spool of its
+ * own. */
 static int exec_d(const img *v, size_t n, const char *name)
 {
-    const char *dash = strchr(name, '-');
-    img key = {strtoll(name, NULL, 10), dash ? strtoll(dash + 1, NULL, 10) : 0};
+    img key = img_of(name);
     size_t lo = 0, hi = n;
     while (lo < hi) { /* the first entry after key */
         size_t mid = lo + (hi - lo) / 2;
@@ -399,7 +414,10 @@ static int exec_d(const img *v, size_t n, const char *name)
         else
             hi = mid;
     }
-    return lo < n && v[lo].pid == key.pid;
+    for (; lo < n && v[lo].pid == key.pid; lo++)
+        if (v[lo].start == key.start || !v[lo].start || !key.start)
+            return 1;
+    return 0;
 }
 
 /* Rebuild the trace of every process that left a spool and no trace
