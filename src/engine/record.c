@@ -688,10 +688,23 @@ static inline uint64_t load8(const char *p)
 
 /* memcmp(a, b, len) == 0 for the short values args mostly are, inline:
  * 8-byte words, the last one overlapping (reads stay within len). */
+static inline uint32_t load4(const char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 static ACT_INLINE int bytes_eq(const char *a, const char *b, uint32_t len)
 {
-    if (len < 8)
-        return memcmp(a, b, len) == 0;
+    if (len < 8) { /* no call: the callers' fast paths stay leaf code */
+        if (len >= 4)
+            return load4(a) == load4(b) && load4(a + len - 4) == load4(b + len - 4);
+        for (uint32_t i = 0; i < len; i++)
+            if (a[i] != b[i])
+                return 0;
+        return 1;
+    }
     for (uint32_t i = 0; i + 8 < len; i += 8)
         if (load8(a + i) != load8(b + i))
             return 0;
@@ -722,40 +735,39 @@ static ACT_INLINE uint32_t value_len(const char *v, uint32_t len)
     return len != LEN_UNKNOWN ? len : str_len(strlen(v));
 }
 
+/* Entry @p e holds the copy of @p v (@p len bytes) in the tail chunk. */
+static ACT_INLINE int value_hit(const act__thread *t, size_t e, const char *v, uint32_t len)
+{
+    if (t->vcache[e].p != v || t->vcache[e].len != len || t->vcache[e].c != t->tail)
+        return 0;
+    if (t->vcache[e].ro == 1)
+        return 1;
+    uint32_t cl;
+    return bytes_eq(act__chunk_str(t->tail, t->vcache[e].ref, &cl), v, len);
+}
+
+/* Entry @p e (of @p v, @p len bytes) had its first verified hit: ask the
+ * loader once whether it is read-only. */
+static ACT_NOINLINE void value_learn_ro(act__thread *t, size_t e, const char *v, uint32_t len)
+{
+    ro_query q = {(uintptr_t)v, (uintptr_t)v + len + 1, 0, 0};
+    dl_iterate_phdr(ro_segment, &q);
+    keys_recheck(t, q.subs);
+    t->vcache[e].ro = q.found && v[len] == '\0' ? 1 : 2;
+}
+
 /* The copy of @p v in the tail chunk, or 0; *len is measured if it was
- * LEN_UNKNOWN and the cache could not tell. *h: the pair for value_put. */
+ * LEN_UNKNOWN. *h: the pair for value_put. */
 static ACT_INLINE uint32_t value_cached(act__thread *t, const char *v, uint32_t *len,
                                         size_t *h)
 {
     size_t i = *h = ((uintptr_t)v >> 3) & 6;
-    for (size_t e = i; e < i + 2; e++) {
-        if (t->vcache[e].p != v)
-            continue;
-        uint32_t l = t->vcache[e].len;
-        if (ACT_LIKELY(t->vcache[e].ro == 1)) {
-            if (*len != l && *len != LEN_UNKNOWN)
-                continue;
-            *len = l; /* immutable: strlen(v) is l */
-            if (ACT_LIKELY(t->vcache[e].c == t->tail))
-                return t->vcache[e].ref;
-            continue;
-        }
-        *len = value_len(v, *len);
-        if (l != *len || t->vcache[e].c != t->tail)
-            continue;
-        uint32_t ref = t->vcache[e].ref, cl;
-        if (!bytes_eq(act__chunk_str(t->tail, ref, &cl), v, l))
-            continue;
-        if (ACT_UNLIKELY(!t->vcache[e].ro)) {
-            ro_query q = {(uintptr_t)v, (uintptr_t)v + l + 1, 0, 0};
-            dl_iterate_phdr(ro_segment, &q);
-            keys_recheck(t, q.subs);
-            t->vcache[e].ro = q.found && v[l] == '\0' ? 1 : 2;
-        }
-        return ref;
-    }
     *len = value_len(v, *len);
-    return 0;
+    if (!value_hit(t, i, v, *len) && !value_hit(t, ++i, v, *len))
+        return 0;
+    if (ACT_UNLIKELY(!t->vcache[i].ro))
+        value_learn_ro(t, i, v, *len);
+    return t->vcache[i].ref;
 }
 
 /* Copy @p v (@p len bytes, room reserved) into the tail chunk and cache
@@ -778,21 +790,14 @@ static ACT_INLINE uint32_t value_put(act__thread *t, const char *v, uint32_t len
 }
 
 /* The copy of a read-only value @p v in the tail chunk, on its pointer
- * (and length, unless LEN_UNKNOWN) alone, or 0 (value_ref decides). */
-static ACT_INLINE int value_ro_hit(const act__thread *t, size_t e, const char *v,
-                                   uint32_t len)
-{
-    return t->vcache[e].p == v && t->vcache[e].ro == 1 && t->vcache[e].c == t->tail &&
-           (len == LEN_UNKNOWN || len == t->vcache[e].len);
-}
-
+ * (and length, unless LEN_UNKNOWN) alone, in the first way of its pair,
+ * or 0 (arg_str_miss decides). */
 static ACT_INLINE uint32_t value_fast(const act__thread *t, const char *v, uint32_t len)
 {
     size_t h = ((uintptr_t)v >> 3) & 6;
-    if (ACT_LIKELY(value_ro_hit(t, h, v, len)))
+    if (ACT_LIKELY(t->vcache[h].p == v && t->vcache[h].ro == 1 && t->vcache[h].c == t->tail &&
+                   (len == LEN_UNKNOWN || len == t->vcache[h].len)))
         return t->vcache[h].ref;
-    if (value_ro_hit(t, h + 1, v, len))
-        return t->vcache[h + 1].ref;
     return 0;
 }
 
@@ -996,8 +1001,60 @@ static ACT_NOINLINE void arg_slow(act_session *s, const char *key, uint32_t kid,
     GUARDED_ARG(s, arg_body(s, key, kid, kind, bits, sval, slen));
 }
 
-/* arg_call's string value not found read-only in the cache: entered with
- * the guard taken and the arg's place checked (arg_call). */
+/* arg_call's string value not found read-only in the cache, its length
+ * known: entered with the guard taken and the arg's place checked
+ * (arg_call). A verified hit calls nothing, so that it saves no register;
+ * the copy and the full path are out of line. */
+static ACT_NOINLINE void arg_str_put(act__thread *t, uint32_t kref, const char *v,
+                                     uint32_t len);
+static ACT_NOINLINE void arg_str_learn(act__thread *t, uint32_t kref, const char *v,
+                                       uint32_t len, size_t e);
+static ACT_NOINLINE void arg_str_known(act__thread *t, uint32_t kref, const char *v,
+                                       uint32_t len)
+{
+    uint8_t st = t->args_ok;
+    act__rec *half = st == ACT__ARGS_OK ? t->arg_half : NULL;
+    size_t h = ((uintptr_t)v >> 3) & 6;
+    if (!value_hit(t, h, v, len) && !value_hit(t, ++h, v, len)) {
+        arg_str_put(t, kref, v, len);
+        return;
+    }
+    if (ACT_UNLIKELY(!t->vcache[h].ro)) {
+        arg_str_learn(t, kref, v, len, h);
+        return;
+    }
+    arg_write(t, st, half, ACT__V_STR, kref, t->vcache[h].ref);
+    fast_leave();
+}
+
+/* arg_str_known's hit in entry @p e whose read-only state is not known. */
+static ACT_NOINLINE void arg_str_learn(act__thread *t, uint32_t kref, const char *v,
+                                       uint32_t len, size_t e)
+{
+    value_learn_ro(t, e, v, len);
+    uint8_t st = t->args_ok;
+    arg_write(t, st, st == ACT__ARGS_OK ? t->arg_half : NULL, ACT__V_STR, kref,
+              t->vcache[e].ref);
+    fast_leave();
+}
+
+/* arg_str_known's miss: a copy if it fits, else the full path. */
+static ACT_NOINLINE void arg_str_put(act__thread *t, uint32_t kref, const char *v,
+                                     uint32_t len)
+{
+    uint8_t st = t->args_ok;
+    act__rec *half = st == ACT__ARGS_OK ? t->arg_half : NULL;
+    if ((size_t)(t->str - (char *)t->rec) >= (half ? 0 : sizeof(act__rec)) + act__str_space(len)) {
+        arg_write(t, st, half, ACT__V_STR, kref, value_put(t, v, len, ((uintptr_t)v >> 3) & 6));
+        fast_leave();
+        return;
+    }
+    fast_leave();
+    /* No room: the full path takes a chunk, or drops the group. */
+    arg_slow(t->session, NULL, kref, ACT__V_STR, (uintptr_t)v, len);
+}
+
+/* The same, the length maybe not taken yet (LEN_UNKNOWN). */
 static ACT_NOINLINE void arg_str_miss(act__thread *t, uint32_t kref, const char *v,
                                       uint32_t len)
 {
@@ -1005,18 +1062,7 @@ static ACT_NOINLINE void arg_str_miss(act__thread *t, uint32_t kref, const char 
         v = "";
         len = 0;
     }
-    uint8_t st = t->args_ok;
-    act__rec *half = st == ACT__ARGS_OK ? t->arg_half : NULL;
-    size_t h;
-    uint32_t ref = value_cached(t, v, &len, &h);
-    if (!ref && (size_t)(t->str - (char *)t->rec) >=
-                    (half ? 0 : sizeof(act__rec)) + act__str_space(len))
-        ref = value_put(t, v, len, h);
-    if (ref)
-        arg_write(t, st, half, ACT__V_STR, kref, ref);
-    fast_leave();
-    if (!ref) /* no room: the full path takes a chunk, or drops the group */
-        arg_slow(t->session, NULL, kref, ACT__V_STR, (uintptr_t)v, len);
+    arg_str_known(t, kref, v, value_len(v, len));
 }
 
 /* An arg call. The fast path: a string key found read-only in the
