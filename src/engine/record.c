@@ -253,6 +253,9 @@ static inline int fast_enter(const act_session *s)
 {
     if (ACT_UNLIKELY(tl.gb != s->gen)) /* busy, or another session's */
         return 0;
+    /* (a compiler barrier: the mark is set by one read-modify-write
+     * instruction instead of from the value just compared) */
+    atomic_signal_fence(memory_order_seq_cst);
     tl.gb |= TL_BUSY;
     atomic_signal_fence(memory_order_seq_cst);
     return 1;
@@ -408,9 +411,11 @@ static inline void span_record_body(act_session *s, act_activity_type type,
     push(t, r);
 }
 
-static ACT_NOINLINE void span_record(act_session *s, act_activity_type type,
-                                     act_name_id id, const char *name,
-                                     int64_t start, int64_t end)
+/* (The session last: act_span_record_id's fast path hands its own
+ * arguments on in the registers they came in.) */
+static ACT_NOINLINE void span_record(act_activity_type type, act_name_id id,
+                                     int64_t start, int64_t end, const char *name,
+                                     act_session *s)
 {
     WAKE(s)
     GUARDED(s, span_record_body(s, type, id, name, start, end));
@@ -420,7 +425,7 @@ void act_span_record(act_activity_type type, const char *name,
                      int64_t start_ns, int64_t end_ns)
 {
     IF_RECORDING(s)
-    span_record(s, type, 0, name ? name : "", start_ns, end_ns);
+    span_record(type, 0, start_ns, end_ns, name ? name : "", s);
 }
 
 void act_span_record_id(act_activity_type type, act_name_id name,
@@ -445,7 +450,7 @@ void act_span_record_id(act_activity_type type, act_name_id name,
         }
         fast_leave();
     }
-    span_record(s, type, name, NULL, start_ns, end_ns);
+    span_record(type, name, start_ns, end_ns, NULL, s);
 }
 
 static inline void instant_body(act_session *s, act_activity_type type,
