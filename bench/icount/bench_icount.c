@@ -9,7 +9,9 @@
  *
  * MODE: none (the loop alone), span0 (act_span_record_id, supplied times,
  * no args), args_key (+ act_arg_int_k / act_arg_str_k through keys from
- * act_key), args_str (+ act_arg_int / act_arg_str with literal keys).
+ * act_key), args_str (+ act_arg_int / act_arg_str with literal keys),
+ * args_buf (args_str, the value in a writable buffer: verified by content
+ * on every call, as a string the program builds would be).
  *
  * MODE write_json, write_pftrace (N argless spans) and write_json_k2,
  * write_pftrace_k2 (N spans with Kineto's two args): the writers instead.
@@ -31,7 +33,7 @@
 
 static const char str20[] = "12345678901234567890";
 
-enum mode { NONE, SPAN0, ARGS_KEY, ARGS_STR, WRITE };
+enum mode { NONE, SPAN0, ARGS_KEY, ARGS_STR, ARGS_BUF, WRITE };
 
 /* Callgrind collects inside this function only (--toggle-collect). One
  * loop per mode, so that the loop's own cost (mode none) is a few
@@ -65,6 +67,17 @@ NOINLINE void icount_loop(enum mode m, long n, act_name_id name, act_key_id seq,
             act_arg_str("Input Dims", str20);
         }
         break;
+    case ARGS_BUF: {
+        char buf[sizeof str20];
+        memcpy(buf, str20, sizeof buf);
+        for (long i = 0; i < n; i++, t += 1000) {
+            act_span_record_id(ACT_CPU_OP, name, t, t + 500);
+            act_arg_int("Sequence number", i);
+            act_arg_str("Input Dims", buf);
+            __asm__ volatile("" ::"r"(buf) : "memory");
+        }
+        break;
+    }
     case WRITE: break; /* write_mode */
     }
 }
@@ -105,7 +118,7 @@ static int write_mode(act_session *s, long n, int k2, const char *ext)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: act_bench_icount none|span0|args_key|args_str|write_{json,pftrace}[_k2] N\n");
+        fprintf(stderr, "usage: act_bench_icount none|span0|args_key|args_str|args_buf|write_{json,pftrace}[_k2] N\n");
         return 2;
     }
     enum mode m;
@@ -117,6 +130,8 @@ int main(int argc, char **argv)
         m = ARGS_KEY;
     else if (strcmp(argv[1], "args_str") == 0)
         m = ARGS_STR;
+    else if (strcmp(argv[1], "args_buf") == 0)
+        m = ARGS_BUF;
     else if (strncmp(argv[1], "write_", 6) == 0)
         m = WRITE;
     else {

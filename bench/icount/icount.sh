@@ -29,10 +29,12 @@ loop=$(per_event none) || exit 1
 span0=$(per_event span0) || exit 1
 argk=$(per_event args_key) || exit 1
 args=$(per_event args_str) || exit 1
+argb=$(per_event args_buf) || exit 1
 echo "instructions per event (callgrind; the bench loop itself: $loop, included)"
 echo "  span, supplied times, by id        $span0"
 echo "  + int + 20B str args, act_key keys $argk"
 echo "  + int + 20B str args, string keys  $args"
+echo "    the value in a writable buffer   $argb"
 # The writers: act_session_write per event (visitor included), JSON and
 # Perfetto's protobuf, argless and with Kineto's two args.
 wj=$(per_event write_json) || exit 1
@@ -42,4 +44,4 @@ wp2=$(per_event write_pftrace_k2) || exit 1
 echo "instructions per event written (callgrind, act_session_write)"
 echo "  argless span     JSON $wj, pftrace $wp"
 echo "  Kineto's 2 args  JSON $wj2, pftrace $wp2"
-echo "{\"icount_loop\":$loop,\"icount_span0\":$span0,\"icount_args2_key\":$argk,\"icount_args2_str\":$args,\"icount_write_json\":$wj,\"icount_write_pftrace\":$wp,\"icount_write_json_k2\":$wj2,\"icount_write_pftrace_k2\":$wp2}"
+echo "{\"icount_loop\":$loop,\"icount_span0\":$span0,\"icount_args2_key\":$argk,\"icount_args2_str\":$args,\"icount_args2_buf\":$argb,\"icount_write_json\":$wj,\"icount_write_pftrace\":$wp,\"icount_write_json_k2\":$wj2,\"icount_write_pftrace_k2\":$wp2}"

@@ -93,6 +93,8 @@ ACT_API void act_arg_strn(const char *key, const char *value, size_t len);
  * With string keys the calls above are fast too when a key is a string
  * literal: a per-thread cache hits on the pointer alone for keys in a
  * loaded object's read-only data, and verifies any other key's bytes.
+ * String values likewise: one in read-only data is found on its pointer
+ * (act_arg_str does not measure it), any other is checked byte by byte.
  */
 typedef uint32_t act_key_id;
 ACT_API act_key_id act_key(const char *key);

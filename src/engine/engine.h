@@ -118,6 +118,7 @@ typedef enum act__rec_kind {
 #define ACT__ARGS_ORPHAN 0  /* no event before it: dropped (orphan_arg) */
 #define ACT__ARGS_OK 1      /* attaches to the last event */
 #define ACT__ARGS_DROPPED 2 /* its event was dropped: dropped with it */
+#define ACT__ARGS_FRESH 3   /* attaches to the last event, its first arg */
 
 #define ACT__OPEN INT64_MIN /* t1 of a span not yet ended */
 
@@ -216,13 +217,13 @@ typedef struct act__thread {
     _Atomic uint64_t dropped_type[ACT__NTYPE_SLOTS];
     _Atomic uint64_t dropped_reason[ACT__DROP_NREASONS];
     _Atomic uint64_t dropped_other; /* args and counters: events without a type */
-    /* The event args attach to (record.c): its chunk and index, the open
-     * span slot it fills (+1; 0: none), its args so far, and its arg record
-     * whose second slot is still free (NULL if none). An event and its args
-     * are kept or dropped together: when an arg finds no room, the whole
-     * group is taken back (the chunks' counts lowered). */
+    /* The event args attach to (record.c): its chunk and index, and its
+     * arg record whose second slot is still free (NULL if none); set by
+     * its first arg. An event and its args are kept or dropped together:
+     * when an arg finds no room, the whole group is taken back (the
+     * chunks' counts lowered). */
     act__chunk *grp_chunk;
-    uint32_t grp_start, grp_open, grp_nargs;
+    uint32_t grp_start;
     act__rec *arg_half;
     /* Arg drops (not events): [0] no event before it, [1] its event was
      * dropped (or taken back for lack of room). Owner-written. */
@@ -237,11 +238,12 @@ typedef struct act__thread {
         uint32_t len, id, ro;
     } kcache[16];
     uint64_t kc_subs;
-    /* String arg values: (pointer, length) -> copy (at ref) in chunk c. */
+    /* String arg values: (pointer, length) -> copy (at ref) in chunk c;
+     * ro: 0 not known, 1 in a read-only segment, 2 not (record.c). */
     struct {
-        const char *p, *copy;
+        const char *p;
         const act__chunk *c;
-        uint32_t len, ref;
+        uint32_t len, ref, ro;
     } vcache[8];
     /* Small cache for act_counter: (track, series) pointers -> series id. */
     struct {
@@ -289,7 +291,7 @@ typedef enum act__state {
 struct act__plugins;
 
 struct act_session {
-    uint64_t gen; /* unique per session: validates thread-local caches */
+    uint64_t gen; /* unique per session, even: validates thread-local caches */
     int lazy; /* the stand-in of a session not started yet (autostart.c) */
     int auto_start; /* the session autostart.c starts */
     unsigned fork_gen; /* act__fork_gen at create: the process it records in */
@@ -398,6 +400,10 @@ struct act_session {
      * field 22; the same across exec): 0 if unknown. */
     int64_t proc_start;
     char errmsg[512];
+    /* The recording fast path's time window (record.c): time_anchor_ns -
+     * ACT__FAST_WINDOW / 2, set with the anchor when the session starts
+     * (before anything can record in it). */
+    uint64_t fast_time_lo;
 };
 
 /* Global recording target: the collecting session, or NULL. */
@@ -453,6 +459,13 @@ static inline int act__type_selected(const act_session *s, int type)
  * events beyond what a double holds to the nanosecond (2^53 ns, 104 days,
  * relative to baseTimeNanoseconds). 2^51 ns is about 26 days. */
 #define ACT__TIME_WINDOW (INT64_C(1) << 51)
+
+/* The fast paths' stricter window, checked in one test (record.c): start
+ * within ACT__FAST_WINDOW / 2 of the anchor, end - start below
+ * ACT__FAST_WINDOW; both times then lie within ACT__TIME_WINDOW of it.
+ * Any other pair takes the full checks above. */
+#define ACT__FAST_WINDOW (INT64_C(1) << 50)
+_Static_assert(ACT__FAST_WINDOW / 2 * 3 <= ACT__TIME_WINDOW, "fast window inside the window");
 
 static inline int act__time_near(int64_t t, int64_t anchor)
 {

@@ -26,10 +26,14 @@ _Atomic(act_session *) act__recording;
  */
 #define CORR_DEPTH 32
 typedef struct tls_block {
-    uint64_t gen;       /* session the cached buffer belongs to */
+    /* The generation of the session the cached buffer belongs to (even:
+     * session.c counts them in twos) with bit 0 set while the thread is
+     * inside a recording call (the signal-safety guard). The fast paths
+     * check both with one compare against the session's generation. */
+    uint64_t gb;
     act__thread *thread;
     uint32_t corr_depth; /* external correlation stack, session-independent */
-    uint32_t busy;       /* inside a recording call (signal-safety guard) */
+    uint32_t pad_;
     uint64_t serial;     /* act__thread_serial, 0 until first asked */
     uint64_t corr_cur;   /* corr_current(), kept up to date by push and pop */
     uint64_t corr[CORR_DEPTH];
@@ -41,10 +45,19 @@ typedef struct tls_block {
 #define ACT_TLS_IE
 #endif
 static _Thread_local tls_block tl ACT_TLS_IE;
-#define tl_gen tl.gen
+#define TL_BUSY UINT64_C(1)
+#define tl_busy (tl.gb & TL_BUSY)
+#define tl_gen (tl.gb & ~TL_BUSY)
 #define tl_thread tl.thread
 #define tl_corr tl.corr
 #define tl_corr_depth tl.corr_depth
+
+/* Cache @p t as the calling thread's buffer for @p s (the busy bit kept). */
+static inline void tl_set(const act_session *s, act__thread *t)
+{
+    tl.gb = s->gen | tl_busy;
+    tl_thread = t;
+}
 
 static _Atomic uint64_t next_serial = 1;
 
@@ -59,7 +72,7 @@ uint64_t act__thread_serial(void)
 void act__record_atfork_child(void);
 void act__record_atfork_child(void)
 {
-    tl_gen = 0;
+    tl.gb &= TL_BUSY;
     tl_thread = NULL;
     tl_corr_depth = 0;
     tl.corr_cur = 0;
@@ -105,9 +118,9 @@ void act__record_atfork_child(void)
  */
 int act__rec_enter(void)
 {
-    if (ACT_UNLIKELY(tl.busy))
+    if (ACT_UNLIKELY(tl_busy))
         return 0;
-    tl.busy = 1;
+    tl.gb |= TL_BUSY;
     atomic_signal_fence(memory_order_seq_cst);
     return 1;
 }
@@ -115,7 +128,7 @@ int act__rec_enter(void)
 void act__rec_leave(void)
 {
     atomic_signal_fence(memory_order_seq_cst);
-    tl.busy = 0;
+    tl.gb &= ~TL_BUSY;
 }
 
 void act__reentrant_drop(act_session *s)
@@ -127,15 +140,15 @@ void act__reentrant_drop(act_session *s)
  * (it counts the drop) and returns. */
 #define GUARD(NESTED, BODY) \
     do { \
-        if (ACT_UNLIKELY(tl.busy)) { \
+        if (ACT_UNLIKELY(tl_busy)) { \
             NESTED; \
             return; \
         } \
-        tl.busy = 1; \
+        tl.gb |= TL_BUSY; \
         atomic_signal_fence(memory_order_seq_cst); \
         BODY; \
         atomic_signal_fence(memory_order_seq_cst); \
-        tl.busy = 0; \
+        tl.gb &= ~TL_BUSY; \
     } while (0)
 
 /* GUARD for an event call: a nested one counts one dropped event. */
@@ -144,10 +157,8 @@ void act__reentrant_drop(act_session *s)
 static ACT_NOINLINE act__thread *attach(act_session *s)
 {
     act__thread *t = act__thread_get(s);
-    if (t) {
-        tl_gen = s->gen;
-        tl_thread = t;
-    }
+    if (t)
+        tl_set(s, t);
     return t;
 }
 
@@ -204,18 +215,26 @@ static inline act__rec *slot(act__thread *t, uint32_t strbytes)
     return t->rec;
 }
 
-/* Commit event @p r: args may attach to it from now on. */
+/* Commit event @p r: args may attach to it from now on. Its group (the
+ * event and its args, kept or dropped together) is set up by its first
+ * arg (group_begin), so that an argless event costs only the commit. */
 static inline void push(act__thread *t, act__rec *r)
 {
-    t->grp_chunk = t->tail;
-    t->grp_start = t->used;
-    t->grp_open = 0;
-    t->grp_nargs = 0;
-    t->arg_half = NULL;
     t->rec = r + 1;
     t->used++;
-    t->args_ok = ACT__ARGS_OK;
+    t->args_ok = ACT__ARGS_FRESH;
     act__thread_commit(t);
+}
+
+/* The first arg of the event just committed (args_ok ACT__ARGS_FRESH):
+ * nothing was written since, so the event is the tail chunk's last
+ * record, and room for one arg record follows it (slot). */
+static ACT_INLINE void group_begin(act__thread *t)
+{
+    t->grp_chunk = t->tail;
+    t->grp_start = t->used - 1;
+    t->arg_half = NULL;
+    t->args_ok = ACT__ARGS_OK;
 }
 
 /*
@@ -232,9 +251,12 @@ static inline void push(act__thread *t, act__rec *r)
  * act__thread_for, and no session has generation 0), 0 for the full path. */
 static inline int fast_enter(const act_session *s)
 {
-    if (ACT_UNLIKELY(tl.busy) || ACT_UNLIKELY(tl_gen != s->gen))
+    if (ACT_UNLIKELY(tl.gb != s->gen)) /* busy, or another session's */
         return 0;
-    tl.busy = 1;
+    /* (a compiler barrier: the mark is set by one read-modify-write
+     * instruction instead of from the value just compared) */
+    atomic_signal_fence(memory_order_seq_cst);
+    tl.gb |= TL_BUSY;
     atomic_signal_fence(memory_order_seq_cst);
     return 1;
 }
@@ -242,7 +264,7 @@ static inline int fast_enter(const act_session *s)
 static inline void fast_leave(void)
 {
     atomic_signal_fence(memory_order_seq_cst);
-    tl.busy = 0;
+    tl.gb &= ~TL_BUSY;
 }
 
 /* A builtin type the session selects (others take the full path). */
@@ -251,15 +273,14 @@ static inline int fast_type_ok(const act_session *s, int type)
     return (unsigned)type < 64 && ((s->builtin_mask >> type) & 1);
 }
 
-/* end >= start, both within the window around the session's anchor: the
- * first test of act__session_time_ok, both times in two compares (with
- * a and b in [0, 2W], a <= b is end >= start). Anything else takes the
- * full path (which also compares with the clock). */
+/* end >= start, both within the window around the session's anchor (the
+ * stricter fast window of engine.h, in one test: an unsigned difference
+ * below the bound also orders the two). Anything else takes the full
+ * path, which also compares with the clock. */
 static inline int fast_times_ok(const act_session *s, int64_t start, int64_t end)
 {
-    uint64_t lo = (uint64_t)s->time_anchor_ns - (uint64_t)ACT__TIME_WINDOW;
-    uint64_t a = (uint64_t)start - lo, b = (uint64_t)end - lo;
-    return a <= b && b <= 2 * (uint64_t)ACT__TIME_WINDOW;
+    uint64_t a = (uint64_t)start - s->fast_time_lo, d = (uint64_t)end - (uint64_t)start;
+    return ((a | d) & ~(uint64_t)(ACT__FAST_WINDOW - 1)) == 0;
 }
 
 /* type, kind and flags of a record in one 32-bit store. */
@@ -312,7 +333,6 @@ static inline void span_begin_body(act_session *s, act_activity_type type,
         r->t0 = act__clock_ns();
         atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
         push(t, r);
-        t->grp_open = d + 1;
     }
     t->open[d] = r;
 }
@@ -356,13 +376,13 @@ static ACT_NOINLINE void span_end(act_session *s)
     if (ACT_UNLIKELY(s->lazy))
         return; /* nothing was begun */
     /* A nested end is not counted: the nested begin it pairs with was. */
-    if (ACT_UNLIKELY(tl.busy))
+    if (ACT_UNLIKELY(tl_busy))
         return;
-    tl.busy = 1;
+    tl.gb |= TL_BUSY;
     atomic_signal_fence(memory_order_seq_cst);
     span_end_body(s);
     atomic_signal_fence(memory_order_seq_cst);
-    tl.busy = 0;
+    tl.gb &= ~TL_BUSY;
 }
 
 void act_span_end(void)
@@ -391,9 +411,11 @@ static inline void span_record_body(act_session *s, act_activity_type type,
     push(t, r);
 }
 
-static ACT_NOINLINE void span_record(act_session *s, act_activity_type type,
-                                     act_name_id id, const char *name,
-                                     int64_t start, int64_t end)
+/* (The session last: act_span_record_id's fast path hands its own
+ * arguments on in the registers they came in.) */
+static ACT_NOINLINE void span_record(act_activity_type type, act_name_id id,
+                                     int64_t start, int64_t end, const char *name,
+                                     act_session *s)
 {
     WAKE(s)
     GUARDED(s, span_record_body(s, type, id, name, start, end));
@@ -403,18 +425,20 @@ void act_span_record(act_activity_type type, const char *name,
                      int64_t start_ns, int64_t end_ns)
 {
     IF_RECORDING(s)
-    span_record(s, type, 0, name ? name : "", start_ns, end_ns);
+    span_record(type, 0, start_ns, end_ns, name ? name : "", s);
 }
 
 void act_span_record_id(act_activity_type type, act_name_id name,
                         int64_t start_ns, int64_t end_ns)
 {
     IF_RECORDING(s)
-    if (ACT_LIKELY(fast_enter(s))) {
+    /* The checks that need no thread state first, while few registers
+     * are live. */
+    if (ACT_LIKELY(fast_type_ok(s, type) && fast_times_ok(s, start_ns, end_ns) &&
+                   !(name & ACT__REF_LOCAL) && fast_enter(s))) {
         act__thread *t = tl_thread;
         act__rec *r = t->rec;
-        if (ACT_LIKELY(fast_type_ok(s, type) && fast_times_ok(s, start_ns, end_ns) &&
-                       (char *)(r + 2) <= t->str && !(name & ACT__REF_LOCAL))) {
+        if (ACT_LIKELY((char *)(r + 2) <= t->str)) {
             r->t0 = start_ns;
             atomic_store_explicit(&r->t1, end_ns, memory_order_relaxed);
             r->x = corr_current();
@@ -426,7 +450,7 @@ void act_span_record_id(act_activity_type type, act_name_id name,
         }
         fast_leave();
     }
-    span_record(s, type, name, NULL, start_ns, end_ns);
+    span_record(type, name, start_ns, end_ns, NULL, s);
 }
 
 static inline void instant_body(act_session *s, act_activity_type type,
@@ -580,6 +604,8 @@ static void keys_recheck(act__thread *t, unsigned long long subs)
         return;
     for (size_t i = 0; i < 16; i++)
         t->kcache[i].ro = 0;
+    for (size_t i = 0; i < 8; i++)
+        t->vcache[i].ro = 0;
     t->kc_subs = subs;
 }
 
@@ -599,12 +625,24 @@ static ACT_INLINE int key_hit(act__thread *t, size_t i, const char *key)
 }
 
 /* The id of cached key @p key, or 0 on a miss. */
-static ACT_INLINE uint32_t key_cached(act__thread *t, const char *key)
+static uint32_t key_cached(act__thread *t, const char *key)
 {
     size_t h = ((uintptr_t)key >> 2) & 14;
-    if (ACT_LIKELY(key_hit(t, h, key)))
+    if (key_hit(t, h, key))
         return t->kcache[h].id;
     if (key_hit(t, h + 1, key))
+        return t->kcache[h + 1].id;
+    return 0;
+}
+
+/* The same for the fast path: a read-only key (a string literal) only,
+ * on its pointer alone; 0 sends the call to the full path. */
+static ACT_INLINE uint32_t key_fast(const act__thread *t, const char *key)
+{
+    size_t h = ((uintptr_t)key >> 2) & 14;
+    if (ACT_LIKELY(t->kcache[h].p == key && t->kcache[h].ro))
+        return t->kcache[h].id;
+    if (t->kcache[h + 1].p == key && t->kcache[h + 1].ro)
         return t->kcache[h + 1].id;
     return 0;
 }
@@ -655,47 +693,135 @@ static inline uint64_t load8(const char *p)
 
 /* memcmp(a, b, len) == 0 for the short values args mostly are, inline:
  * 8-byte words, the last one overlapping (reads stay within len). */
+static inline uint32_t load4(const char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 static ACT_INLINE int bytes_eq(const char *a, const char *b, uint32_t len)
 {
-    if (len < 8)
-        return memcmp(a, b, len) == 0;
+    if (len < 8) { /* no call: the callers' fast paths stay leaf code */
+        if (len >= 4)
+            return load4(a) == load4(b) && load4(a + len - 4) == load4(b + len - 4);
+        for (uint32_t i = 0; i < len; i++)
+            if (a[i] != b[i])
+                return 0;
+        return 1;
+    }
     for (uint32_t i = 0; i + 8 < len; i += 8)
         if (load8(a + i) != load8(b + i))
             return 0;
     return load8(a + len - 8) == load8(b + len - 8);
 }
 
-/* A string value already copied into the tail chunk (same pointer, length
- * and bytes), or 0. *h: the cache pair for value_put. */
-static ACT_INLINE int value_hit(act__thread *t, size_t i, const char *v, uint32_t len)
+/*
+ * String arg values: a per-thread two-way cache (pointer -> the copy in
+ * the tail chunk, copies being per chunk), verified by content, except
+ * that a value found in a read-only segment of a loaded object (ro 1: a
+ * string literal, NUL right after its len bytes) hits on the pointer and
+ * the length alone, and act_arg_str then needs no strlen. A pointer's
+ * read-only state is asked of the loader (dl_iterate_phdr) once, on its
+ * first verified hit, and kept by the pointer's later entries (ro 2: not
+ * read-only); an unloaded object resets it (keys_recheck).
+ */
+#define LEN_UNKNOWN UINT32_MAX /* act_arg_str's value: strlen not taken yet */
+
+static inline uint32_t str_len(size_t len)
 {
-    if (t->vcache[i].p != v || t->vcache[i].c != t->tail || t->vcache[i].len != len)
+    return len > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)len;
+}
+
+
+/* The length of value @p v (LEN_UNKNOWN: measured now). */
+static ACT_INLINE uint32_t value_len(const char *v, uint32_t len)
+{
+    return len != LEN_UNKNOWN ? len : str_len(strlen(v));
+}
+
+/* Entry @p e holds the copy of @p v (@p len bytes) in the tail chunk. */
+static ACT_INLINE int value_hit(const act__thread *t, size_t e, const char *v, uint32_t len)
+{
+    if (t->vcache[e].p != v || t->vcache[e].len != len || t->vcache[e].c != t->tail)
         return 0;
-    return bytes_eq(t->vcache[i].copy, v, len);
+    if (t->vcache[e].ro == 1)
+        return 1;
+    uint32_t cl;
+    return bytes_eq(act__chunk_str(t->tail, t->vcache[e].ref, &cl), v, len);
 }
 
-static ACT_INLINE uint32_t value_cached(act__thread *t, const char *v, uint32_t len,
-                                    size_t *h)
+/* Entry @p e (of @p v, @p len bytes) had its first verified hit: ask the
+ * loader once whether it is read-only. */
+static ACT_NOINLINE void value_learn_ro(act__thread *t, size_t e, const char *v, uint32_t len)
 {
-    *h = (((uintptr_t)v >> 2) ^ len) & 6;
-    if (value_hit(t, *h, v, len))
-        return t->vcache[*h].ref;
-    if (value_hit(t, *h + 1, v, len))
-        return t->vcache[*h + 1].ref;
-    return 0;
+    ro_query q = {(uintptr_t)v, (uintptr_t)v + len + 1, 0, 0};
+    dl_iterate_phdr(ro_segment, &q);
+    keys_recheck(t, q.subs);
+    t->vcache[e].ro = q.found && v[len] == '\0' ? 1 : 2;
 }
 
+/* The copy of @p v in the tail chunk, or 0; *len is measured if it was
+ * LEN_UNKNOWN. *h: the pair for value_put. */
+static ACT_INLINE uint32_t value_cached(act__thread *t, const char *v, uint32_t *len,
+                                        size_t *h)
+{
+    size_t i = *h = ((uintptr_t)v >> 3) & 6;
+    *len = value_len(v, *len);
+    if (!value_hit(t, i, v, *len) && !value_hit(t, ++i, v, *len))
+        return 0;
+    if (ACT_UNLIKELY(!t->vcache[i].ro))
+        value_learn_ro(t, i, v, *len);
+    return t->vcache[i].ref;
+}
+
+/* Copy @p v (@p len bytes, room reserved) into the tail chunk and cache
+ * it in pair @p h; its ref. */
 static ACT_INLINE uint32_t value_put(act__thread *t, const char *v, uint32_t len,
-                                 size_t h)
+                                     size_t h)
 {
     uint32_t ref = act__thread_put_str(t, v, len);
+    /* A pointer known read-only or not stays so (same length for ro). */
+    uint32_t ro = t->vcache[h].p == v && (t->vcache[h].ro == 2 || t->vcache[h].len == len)
+                      ? t->vcache[h].ro
+                      : 0;
     t->vcache[h + 1] = t->vcache[h];
     t->vcache[h].p = v;
     t->vcache[h].c = t->tail;
     t->vcache[h].len = len;
     t->vcache[h].ref = ref;
-    t->vcache[h].copy = t->str + 4;
+    t->vcache[h].ro = ro;
     return ref;
+}
+
+/* The copy of a read-only value @p v in the tail chunk, on its pointer
+ * (and length, unless LEN_UNKNOWN) alone, in the first way of its pair,
+ * or 0 (arg_str_miss decides). */
+static ACT_INLINE uint32_t value_fast(const act__thread *t, const char *v, uint32_t len)
+{
+    size_t h = ((uintptr_t)v >> 3) & 6;
+    if (ACT_LIKELY(t->vcache[h].p == v && t->vcache[h].ro == 1 && t->vcache[h].c == t->tail &&
+                   (len == LEN_UNKNOWN || len == t->vcache[h].len)))
+        return t->vcache[h].ref;
+    return 0;
+}
+
+/* The args attached to the current event so far: its group's records
+ * after it (all arg records, one or two args each), counted when the
+ * group is taken back rather than on every arg. */
+static uint32_t group_args(const act__thread *t)
+{
+    uint32_t n = 0, i = t->grp_start + 1;
+    for (const act__chunk *c = t->grp_chunk; c;
+         c = atomic_load_explicit(&c->next, memory_order_relaxed), i = 0) {
+        uint32_t used = c == t->tail ? t->used : atomic_load_explicit(&c->used, memory_order_relaxed);
+        for (; i < used; i++)
+            n += 1 + ((atomic_load_explicit(&c->recs[i].t1, memory_order_relaxed) &
+                       ACT__ARG2_PRESENT) != 0);
+        if (c == t->tail)
+            break;
+    }
+    return n;
 }
 
 /* Take back the current event and its args (no room for the next arg):
@@ -704,12 +830,14 @@ static ACT_NOINLINE void group_undo(act__thread *t)
 {
     act__chunk *c = t->grp_chunk;
     act__rec *ev = &c->recs[t->grp_start];
-    if (t->grp_open && t->open[t->grp_open - 1] == ev)
-        t->open[t->grp_open - 1] = NULL;
+    /* A span begun and not ended yet: its end has nothing to close. */
+    uint32_t d = t->depth;
+    if (d && d <= ACT__MAX_DEPTH && t->open[d - 1] == ev)
+        t->open[d - 1] = NULL;
     int type = ev->type;
     /* Counted dropped before it stops counting as recorded, so that totals
      * read while recording never go down. */
-    for (uint32_t i = 0; i < t->grp_nargs + 1; i++)
+    for (uint32_t i = 0, n = group_args(t) + 1; i < n; i++)
         arg_drop(t, 1);
     drop_event(t, type, ACT__DROP_BUFFER_FULL);
     atomic_store_explicit(&c->used, t->grp_start, memory_order_release);
@@ -735,7 +863,6 @@ static ACT_INLINE void arg_write_half(act__thread *t, act__rec *half, act__vkind
                           ACT__ARG2_PRESENT | (int64_t)kind << 32 | (int64_t)kref,
                           memory_order_release);
     t->arg_half = NULL;
-    t->grp_nargs++;
 }
 
 /* Write a new arg record at the cursor (room checked). */
@@ -752,32 +879,41 @@ static ACT_INLINE void arg_write_new(act__thread *t, act__vkind kind, uint32_t k
     t->used++;
     act__thread_commit(t);
     t->arg_half = r;
-    t->grp_nargs++;
 }
 
-/* The fast path of an arg with interned key @p kref: 1 if it was
- * attached, 0 (nothing changed) when the full path must decide (no event
- * to attach to, no room in the tail chunk). */
-static ACT_INLINE int arg_fast(act__thread *t, uint32_t kref, act__vkind kind,
-                           uint64_t bits, const char *sval, uint32_t slen)
+/* The first arg of the event just committed (args_ok ACT__ARGS_FRESH):
+ * group_begin and arg_write_new in one, room known (slot). */
+static ACT_INLINE void arg_first(act__thread *t, act__vkind kind, uint32_t kref,
+                                 uint64_t bits)
 {
-    if (ACT_UNLIKELY(t->args_ok != ACT__ARGS_OK))
-        return 0;
-    size_t vh = 0;
-    uint32_t vref = 0, need = 0;
-    if (kind == ACT__V_STR && !(vref = value_cached(t, sval, slen, &vh)))
-        need = act__str_space(slen);
-    act__rec *half = t->arg_half;
-    if (half ? (size_t)(t->str - (char *)t->rec) < need
-             : (char *)(t->rec + 1) + need > t->str)
-        return 0;
-    if (kind == ACT__V_STR)
-        bits = vref ? vref : value_put(t, sval, slen, vh);
-    if (half)
+    act__chunk *c = t->tail;
+    act__rec *r = t->rec;
+    uint32_t u = t->used;
+    t->grp_chunk = c;
+    t->grp_start = u - 1;
+    t->args_ok = ACT__ARGS_OK;
+    r->t0 = 0;
+    atomic_store_explicit(&r->t1, 0, memory_order_relaxed);
+    r->x = bits;
+    r->name = kref;
+    rec_tag(r, 0, ACT__R_ARG, (uint8_t)kind);
+    t->rec = r + 1;
+    t->used = u + 1;
+    t->arg_half = r;
+    atomic_store_explicit(&c->used, u + 1, memory_order_release);
+}
+
+/* Attach an arg whose place is decided (arg_call): the event's first
+ * arg, the second slot of @p half, or a new arg record (room checked). */
+static ACT_INLINE void arg_write(act__thread *t, uint8_t st, act__rec *half,
+                                 act__vkind kind, uint32_t kref, uint64_t bits)
+{
+    if (st == ACT__ARGS_FRESH)
+        arg_first(t, kind, kref, bits);
+    else if (half)
         arg_write_half(t, half, kind, kref, bits);
     else
         arg_write_new(t, kind, kref, bits);
-    return 1;
 }
 
 /* Attach one arg to the current event: in the free second slot of its
@@ -789,6 +925,8 @@ static inline void arg_put(act__thread *t, const char *key, uint32_t kid,
                            act__vkind kind, uint64_t bits, const char *sval,
                            uint32_t slen)
 {
+    if (t->args_ok == ACT__ARGS_FRESH)
+        group_begin(t);
     if (ACT_UNLIKELY(t->args_ok != ACT__ARGS_OK)) {
         arg_drop(t, t->args_ok == ACT__ARGS_DROPPED);
         return;
@@ -809,7 +947,7 @@ static inline void arg_put(act__thread *t, const char *key, uint32_t kid,
     }
     size_t vh = 0;
     uint32_t vref = 0;
-    if (kind == ACT__V_STR && !(vref = value_cached(t, sval, slen, &vh)))
+    if (kind == ACT__V_STR && !(vref = value_cached(t, sval, &slen, &vh)))
         need += act__str_space(slen);
     act__rec *half = t->arg_half;
     if (half && (size_t)(t->str - (char *)t->rec) >= need) {
@@ -853,31 +991,115 @@ static inline void arg_body(act_session *s, const char *key, uint32_t kid,
 #define GUARDED_ARG(s, BODY) \
     GUARD(atomic_fetch_add_explicit(&(s)->args_dropped_reentrant, 1, memory_order_relaxed), BODY)
 
-/* The full path of every arg call. */
+/* The full path of every arg call (@p bits: a string value's pointer for
+ * kind ACT__V_STR, so that no argument goes on the stack). */
 static ACT_NOINLINE void arg_slow(act_session *s, const char *key, uint32_t kid,
-                                  act__vkind kind, uint64_t bits, const char *sval,
-                                  uint32_t slen)
+                                  act__vkind kind, uint64_t bits, uint32_t slen)
 {
     if (ACT_UNLIKELY(s->lazy))
         return; /* no event before it: an orphan, and nothing to count it in */
+    const char *sval = NULL;
+    if (kind == ACT__V_STR && !(sval = (const char *)(uintptr_t)bits)) {
+        sval = "";
+        slen = 0;
+    }
     GUARDED_ARG(s, arg_body(s, key, kid, kind, bits, sval, slen));
 }
 
-/* An arg call: the fast path (string key @p key found in the thread's key
- * cache, or interned key @p kid), else the full path. */
+/* arg_call's string value not found read-only in the cache, its length
+ * known: entered with the guard taken and the arg's place checked
+ * (arg_call). A verified hit calls nothing, so that it saves no register;
+ * the copy and the full path are out of line. */
+static ACT_NOINLINE void arg_str_put(act__thread *t, uint32_t kref, const char *v,
+                                     uint32_t len);
+static ACT_NOINLINE void arg_str_learn(act__thread *t, uint32_t kref, const char *v,
+                                       uint32_t len, size_t e);
+static ACT_NOINLINE void arg_str_known(act__thread *t, uint32_t kref, const char *v,
+                                       uint32_t len)
+{
+    uint8_t st = t->args_ok;
+    act__rec *half = st == ACT__ARGS_OK ? t->arg_half : NULL;
+    size_t h = ((uintptr_t)v >> 3) & 6;
+    if (!value_hit(t, h, v, len) && !value_hit(t, ++h, v, len)) {
+        arg_str_put(t, kref, v, len);
+        return;
+    }
+    if (ACT_UNLIKELY(!t->vcache[h].ro)) {
+        arg_str_learn(t, kref, v, len, h);
+        return;
+    }
+    arg_write(t, st, half, ACT__V_STR, kref, t->vcache[h].ref);
+    fast_leave();
+}
+
+/* arg_str_known's hit in entry @p e whose read-only state is not known. */
+static ACT_NOINLINE void arg_str_learn(act__thread *t, uint32_t kref, const char *v,
+                                       uint32_t len, size_t e)
+{
+    value_learn_ro(t, e, v, len);
+    uint8_t st = t->args_ok;
+    arg_write(t, st, st == ACT__ARGS_OK ? t->arg_half : NULL, ACT__V_STR, kref,
+              t->vcache[e].ref);
+    fast_leave();
+}
+
+/* arg_str_known's miss: a copy if it fits, else the full path. */
+static ACT_NOINLINE void arg_str_put(act__thread *t, uint32_t kref, const char *v,
+                                     uint32_t len)
+{
+    uint8_t st = t->args_ok;
+    act__rec *half = st == ACT__ARGS_OK ? t->arg_half : NULL;
+    if ((size_t)(t->str - (char *)t->rec) >= (half ? 0 : sizeof(act__rec)) + act__str_space(len)) {
+        arg_write(t, st, half, ACT__V_STR, kref, value_put(t, v, len, ((uintptr_t)v >> 3) & 6));
+        fast_leave();
+        return;
+    }
+    fast_leave();
+    /* No room: the full path takes a chunk, or drops the group. */
+    arg_slow(t->session, NULL, kref, ACT__V_STR, (uintptr_t)v, len);
+}
+
+/* The same, the length maybe not taken yet (LEN_UNKNOWN). */
+static ACT_NOINLINE void arg_str_miss(act__thread *t, uint32_t kref, const char *v,
+                                      uint32_t len)
+{
+    if (!v) {
+        v = "";
+        len = 0;
+    }
+    arg_str_known(t, kref, v, value_len(v, len));
+}
+
+/* An arg call. The fast path: a string key found read-only in the
+ * thread's key cache, or interned key @p kid; an event to attach to and
+ * room; a string value (@p sval, @p slen) found read-only in the value
+ * cache, else arg_str_miss. Anything else takes the full path. Only tail
+ * calls here, so that the fast path saves no register. */
 static ACT_INLINE void arg_call(act_session *s, const char *key, uint32_t kid,
-                            act__vkind kind, uint64_t bits, const char *sval,
-                            uint32_t slen)
+                                act__vkind kind, uint64_t bits, const char *sval,
+                                uint32_t slen)
 {
     if (ACT_LIKELY(fast_enter(s))) {
         act__thread *t = tl_thread;
-        uint32_t kref = key ? key_cached(t, key) : kid & ACT__REF_LOCAL ? 0 : kid;
-        int done = kref && arg_fast(t, kref, kind, bits, sval, slen);
-        fast_leave();
-        if (ACT_LIKELY(done))
+        uint32_t kref = key ? key_fast(t, key) : kid & ACT__REF_LOCAL ? 0 : kid;
+        uint8_t st = t->args_ok;
+        act__rec *half = NULL;
+        /* slot() left room for one arg record after the event (FRESH). */
+        if (ACT_LIKELY(kref) &&
+            (st == ACT__ARGS_FRESH ||
+             (st == ACT__ARGS_OK &&
+              ((half = t->arg_half) != NULL || (char *)(t->rec + 1) <= t->str)))) {
+            if (kind == ACT__V_STR && ACT_UNLIKELY(!(bits = value_fast(t, sval, slen)))) {
+                arg_str_miss(t, kref, sval, slen);
+                return;
+            }
+            arg_write(t, st, half, kind, kref, bits);
+            fast_leave();
             return;
+        }
+        fast_leave();
     }
-    arg_slow(s, key, kid, kind, bits, sval, slen);
+    arg_slow(s, key, kid, kind, kind == ACT__V_STR ? (uintptr_t)sval : bits, slen);
 }
 
 static inline uint64_t double_bits(double value)
@@ -885,11 +1107,6 @@ static inline uint64_t double_bits(double value)
     uint64_t bits;
     memcpy(&bits, &value, sizeof bits);
     return bits;
-}
-
-static inline uint32_t str_len(size_t len)
-{
-    return len > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)len;
 }
 
 void act_arg_int(const char *key, int64_t value)
@@ -929,9 +1146,7 @@ void act_arg_strn(const char *key, const char *value, size_t len)
 void act_arg_str(const char *key, const char *value)
 {
     IF_RECORDING(s)
-    if (!value)
-        value = "";
-    arg_call(s, key ? key : "", 0, ACT__V_STR, 0, value, str_len(strlen(value)));
+    arg_call(s, key ? key : "", 0, ACT__V_STR, 0, value, LEN_UNKNOWN);
 }
 
 act_key_id act_key(const char *key)
@@ -979,9 +1194,7 @@ void act_arg_strn_k(act_key_id key, const char *value, size_t len)
 void act_arg_str_k(act_key_id key, const char *value)
 {
     IF_RECORDING(s)
-    if (!value)
-        value = "";
-    arg_call(s, NULL, key, ACT__V_STR, 0, value, str_len(strlen(value)));
+    arg_call(s, NULL, key, ACT__V_STR, 0, value, LEN_UNKNOWN);
 }
 
 /* ---- correlation ---------------------------------------------------------- */
@@ -1017,9 +1230,7 @@ act__thread *act__thread_for(act_session *s)
     if (ACT_LIKELY(tl_gen == s->gen))
         return tl_thread;
     act__thread *t = act__thread_get(s);
-    if (t) {
-        tl_gen = s->gen;
-        tl_thread = t;
-    }
+    if (t)
+        tl_set(s, t);
     return t;
 }

@@ -29,7 +29,9 @@ void act__record_atfork_child(void);
 
 static _Atomic(act_session *) started; /* the process's started session */
 unsigned act__fork_gen;
-static _Atomic uint64_t next_gen = 1;
+/* Even and never 0: bit 0 of a thread's cached generation is its
+ * signal-safety guard (record.c). */
+static _Atomic uint64_t next_gen = 2;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 /* act_step calls that may still use the session they loaded from `started`
  * (Dekker-style with act_session_stop: a step announces itself here, then
@@ -345,7 +347,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     act_session *s = calloc(1, sizeof *s);
     if (!s)
         return ACT_ENOMEM;
-    s->gen = atomic_fetch_add(&next_gen, 1);
+    s->gen = atomic_fetch_add(&next_gen, 2);
     s->fork_gen = act__fork_gen;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->window_lock, NULL);
@@ -531,6 +533,7 @@ int act_session_start(act_session *s)
     act__prefault_start(s);
     s->start_mono_ns = act__clock_ns();
     s->time_anchor_ns = s->start_mono_ns;
+    s->fast_time_lo = (uint64_t)s->time_anchor_ns - ACT__FAST_WINDOW / 2;
     spool_start(s);
     if (s->start_iter <= -2) /* warmup iterations counted from now */
         s->start_iter = atomic_load(&s->steps) + (-2 - s->start_iter);

@@ -113,6 +113,54 @@ static void test_reused_buffers(void)
     act_session_destroy(s);
 }
 
+/* A string literal is found in the value cache on its pointer alone (it
+ * cannot change, and act_arg_str then takes no strlen): the same literal
+ * given with act_arg_strn at other lengths, and with act_arg_str, in any
+ * order, across chunks, still records what each call gave. */
+static void test_literal_values(void)
+{
+    act_session *s = tu_session(NULL);
+    static const char lit[] = "literal value";
+    const int N = 5000; /* several chunks */
+    for (int i = 0; i < N; i++) {
+        act_span_record(ACT_CPU_OP, "lit", 1000 + i * 10, 1005 + i * 10);
+        if (i % 3 == 0) {
+            act_arg_str("whole", lit);
+            act_arg_strn("cut", lit, (size_t)(i % 7));
+        } else {
+            act_arg_strn("cut", lit, (size_t)(i % 7));
+            act_arg_str("whole", lit);
+        }
+        act_arg_str("null", NULL);
+        act_arg_str_k(act_key("k"), lit + i % 2); /* the pair's other pointer */
+    }
+    const char *path = tu_trace_path("args_literal.json");
+    CHECK_OK(act_session_write(s, path));
+    json_t *root = tu_load(path), *e;
+    size_t i;
+    int k = 0, bad = 0;
+    json_array_foreach(tu_events(root), i, e) {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (!nm || strcmp(nm, "lit") != 0)
+            continue;
+        char cut[32];
+        snprintf(cut, sizeof cut, "%.*s", k % 7, lit);
+        json_t *a = args_of(e);
+        const char *w = json_string_value(json_object_get(a, "whole"));
+        const char *c = json_string_value(json_object_get(a, "cut"));
+        const char *z = json_string_value(json_object_get(a, "null"));
+        const char *kk = json_string_value(json_object_get(a, "k"));
+        if (!w || strcmp(w, lit) || !c || strcmp(c, cut) || !z || *z || !kk ||
+            strcmp(kk, lit + k % 2) || json_object_size(a) != 4)
+            bad++;
+        k++;
+    }
+    CHECK_EQ_INT(k, N);
+    CHECK_EQ_INT(bad, 0);
+    json_decref(root);
+    act_session_destroy(s);
+}
+
 /* Interned keys (act_key, act_arg_*_k) record exactly what string keys
  * do, mixed with them on one event; key 0, an id act_key never returned
  * and a key act_key refuses give the empty key; a _k arg with no event
@@ -261,6 +309,7 @@ int main(void)
     act_log_set_level(ACT_LOG_ERROR);
     test_compact();
     test_reused_buffers();
+    test_literal_values();
     test_interned_keys();
     test_whole_or_nothing();
     return check_done();
