@@ -249,6 +249,12 @@ typedef struct act__thread {
         const struct act__series *sp;
         uint32_t id;
     } ccache[16];
+    /* The chunk pool (thread.c): pool slots this thread pinned when it
+     * last sealed a chunk (chunks that hold an open span, or belong to
+     * the current arg group), which the drain must leave in place; a
+     * second buffer the next pin set is built in; the pin generation. */
+    uint32_t *pins, *pins_next;
+    uint32_t npins, cappins, pin_gen;
 } act__thread;
 
 /* ---- counter series and devices ---------------------------------------- */
@@ -398,6 +404,12 @@ struct act_session {
      * field 22; the same across exec): 0 if unknown. */
     int64_t proc_start;
     char errmsg[512];
+    /* A program's own session: the bounded pool standard chunks come
+     * from, recycled once the helper thread has drained them (copied to
+     * the archive and spliced into the thread's list in their place).
+     * NULL: chunks are carved from slabs as they are needed (a spooled
+     * session, BUFFER_POOL_MB = 0). thread.c. */
+    struct act__pool *pool;
 };
 
 /* Global recording target: the collecting session, or NULL. */
@@ -608,6 +620,12 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
 
 /* Slabs: pre-fault @p bytes of chunks; unmap everything at destroy. */
 int act__slab_prealloc(act_session *s, size_t bytes);
+/* The chunk pool of a program's own session: @p bytes of standard chunks
+ * (reserved, not touched), the first @p warm bytes written now; @p wait:
+ * BUFFER_FULL_POLICY = wait (a recording thread that finds the pool empty
+ * waits for the drain) rather than drop. 0, or -1 (no pool: the session
+ * carves slabs as before). Freed by act__slabs_free. */
+int act__pool_create(act_session *s, size_t bytes, size_t warm, int wait);
 void act__slabs_free(act_session *s);
 /* The pre-fault thread: started by act_session_start (a failure to start
  * only logs), stopped and joined by stop/destroy (idempotent; a no-op in a
