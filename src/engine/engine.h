@@ -255,6 +255,9 @@ typedef struct act__thread {
      * second buffer the next pin set is built in; the pin generation. */
     uint32_t *pins, *pins_next;
     uint32_t npins, cappins, pin_gen;
+    /* The thread exited (release; thread.c's key destructor): its tail
+     * may be drained and its slots returned to the pool. */
+    _Atomic int exited;
 } act__thread;
 
 /* ---- counter series and devices ---------------------------------------- */
@@ -626,6 +629,14 @@ int act__slab_prealloc(act_session *s, size_t bytes);
  * waits for the drain) rather than drop. 0, or -1 (no pool: the session
  * carves slabs as before). Freed by act__slabs_free. */
 int act__pool_create(act_session *s, size_t bytes, size_t warm, int wait);
+/* Tests: chunks drained so far, the pool's slots, and how many were ever
+ * touched (handed out or warmed). All 0 without a pool. */
+void act__pool_counts(act_session *s, uint64_t *drained, uint32_t *slots, uint32_t *touched);
+/* A session being destroyed: no thread-exit hook touches it any more. */
+void act__pool_forget(act_session *s);
+/* The calling thread forgets its cached buffer (record.c): its next
+ * recording call attaches a new one (after its exit hook ran). */
+void act__thread_forget(void);
 void act__slabs_free(act_session *s);
 /* The pre-fault thread: started by act_session_start (a failure to start
  * only logs), stopped and joined by stop/destroy (idempotent; a no-op in a

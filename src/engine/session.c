@@ -657,6 +657,7 @@ void act_session_destroy(act_session *s)
     if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
         act_session_stop(s);
     act__prefault_stop(s);
+    act__pool_forget(s); /* no thread-exit hook touches it from now on */
     act__plugins_destroy(s->plugins);
     for (act__thread *t = s->threads, *nt; t; t = nt) {
         nt = t->next;

@@ -242,6 +242,11 @@ struct act__pool {
     int stop;
     unsigned delay_us; /* test hook: ACTRACE_TEST_DRAIN_DELAY_US per chunk */
     uint64_t drained;  /* chunks drained (the churn and steady-state tests) */
+    /* The archive: arenas of ARENA_SIZE (huge-page aligned, so that the
+     * drain faults a 2 MB page per 32 chunks where the kernel allows),
+     * carved by the drain only; unmapped with the pool. */
+    struct act__arena *arenas;
+    char *arena_cur, *arena_end;
     act__pool_slot slots[];
 };
 
@@ -274,6 +279,8 @@ static void pool_push_free(struct act__pool *p, uint32_t i)
     p->nfree++;
     pool_avail_update(p);
 }
+
+static void pool_register(act_session *s);
 
 int act__pool_create(act_session *s, size_t bytes, size_t warm, int wait)
 {
@@ -319,7 +326,43 @@ int act__pool_create(act_session *s, size_t bytes, size_t warm, int wait)
         pool_push_free(p, (uint32_t)i);
     pool_avail_update(p);
     s->pool = p;
+    pool_register(s);
     return 0;
+}
+
+#define ARENA_SIZE ((size_t)4 << 20)
+
+struct act__arena {
+    struct act__arena *next;
+    void *map; /* ARENA_SIZE + POOL_ALIGN bytes mapped */
+};
+
+/* 64 KiB of archive for one drained chunk (the drain thread only), or
+ * NULL when the system has no memory now. */
+static act__chunk *archive_chunk(struct act__pool *p)
+{
+    if (p->arena_end - p->arena_cur < (ptrdiff_t)ACT__CHUNK_SIZE) {
+        struct act__arena *a = malloc(sizeof *a);
+        void *m = a ? mmap(NULL, ARENA_SIZE + POOL_ALIGN, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                    : MAP_FAILED;
+        if (m == MAP_FAILED) {
+            free(a);
+            return NULL;
+        }
+        char *b = (char *)(((uintptr_t)m + POOL_ALIGN - 1) & ~(uintptr_t)(POOL_ALIGN - 1));
+#ifdef MADV_HUGEPAGE
+        madvise(b, ARENA_SIZE, MADV_HUGEPAGE);
+#endif
+        a->map = m;
+        a->next = p->arenas;
+        p->arenas = a;
+        p->arena_cur = b;
+        p->arena_end = b + ARENA_SIZE;
+    }
+    act__chunk *c = (act__chunk *)(void *)p->arena_cur;
+    p->arena_cur += ACT__CHUNK_SIZE;
+    return c;
 }
 
 static void pool_free(act_session *s)
@@ -327,6 +370,12 @@ static void pool_free(act_session *s)
     struct act__pool *p = s->pool;
     if (!p)
         return;
+    act__pool_forget(s);
+    for (struct act__arena *a = p->arenas, *n; a; a = n) {
+        n = a->next;
+        munmap(a->map, ARENA_SIZE + POOL_ALIGN);
+        free(a);
+    }
     munmap(p->map, p->map_size);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->freed);
@@ -470,11 +519,11 @@ static int pool_pin(struct act__pool *p, act__thread *t)
 static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
 {
     act__chunk *c = slot_chunk(p, i);
-    act__chunk *a = malloc(ACT__CHUNK_SIZE);
+    act__chunk *a = archive_chunk(p);
     if (!a)
         return -1;
     memcpy(a, c, ACT__CHUNK_SIZE);
-    a->heap = 1; /* freed with the thread's list */
+    a->heap = 0; /* the archive's: unmapped with the pool */
     act__pool_slot *sl = &p->slots[i];
     pthread_mutex_lock(&s->lock);
     act__chunk *nx = atomic_load_explicit(&c->next, memory_order_relaxed);
@@ -486,6 +535,8 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
     uint32_t j = slot_of(p, nx);
     if (j != POOL_NONE)
         p->slots[j].prev = a;
+    if (sl->owner->tail == c)
+        sl->owner->tail = a; /* an exited thread's tail */
     pthread_mutex_unlock(&s->lock);
     return 0;
 }
@@ -521,6 +572,143 @@ static void cond_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms)
     pthread_cond_timedwait(c, m, &ts);
 }
 
+/* Test hook: ACTRACE_TEST_DRAIN_DELAY_US before each chunk (a slow
+ * disk), cut short by stop. */
+static int drain_delay(struct act__pool *p)
+{
+    int64_t end = act__clock_ns() + (int64_t)p->delay_us * 1000;
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop && act__clock_ns() < end)
+        cond_wait_ms(&p->work, &p->lock, 1);
+    int stop = p->stop;
+    pthread_mutex_unlock(&p->lock);
+    return stop;
+}
+
+void act__pool_counts(act_session *s, uint64_t *drained, uint32_t *slots, uint32_t *touched)
+{
+    *drained = 0;
+    *slots = *touched = 0;
+    struct act__pool *p = s->pool;
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    *drained = p->drained;
+    *slots = p->nslots;
+    *touched = p->nfresh;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * Thread exit. A thread's tail is sealed only when it moves on; one that
+ * exits never does, so a key destructor marks it exited (and drops its
+ * pins): the drain then takes its tail too, and the pool gets its slots
+ * back (thread churn). The key holds a token naming the session by
+ * generation, checked under exit_lock against the sessions alive (one
+ * destroyed meanwhile is left alone); the thread forgets its buffer, so
+ * a recording call from a later destructor attaches a new one.
+ */
+typedef struct exit_token {
+    act_session *s;
+    uint64_t gen;
+    act__thread *t;
+} exit_token;
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static int exit_key_ok;
+static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Sessions with a pool that are not destroyed (under exit_lock). */
+static struct live_pool {
+    act_session *s;
+    uint64_t gen;
+    struct live_pool *next;
+} *live_pools;
+
+static void thread_exited(void *v)
+{
+    exit_token *tok = v;
+    pthread_mutex_lock(&exit_lock);
+    struct live_pool *l = live_pools;
+    while (l && !(l->s == tok->s && l->gen == tok->gen))
+        l = l->next;
+    if (l && tok->s->pool) {
+        act__thread *t = tok->t;
+        struct act__pool *p = tok->s->pool;
+        for (uint32_t k = 0; k < t->npins; k++)
+            atomic_store_explicit(&p->slots[t->pins[k]].pinned, 0, memory_order_release);
+        t->npins = 0;
+        atomic_store_explicit(&t->exited, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&exit_lock);
+    act__thread_forget();
+    free(tok);
+}
+
+static void exit_lock_take(void)
+{
+    pthread_mutex_lock(&exit_lock);
+}
+
+static void exit_lock_give(void)
+{
+    pthread_mutex_unlock(&exit_lock);
+}
+
+static void exit_lock_child(void)
+{
+    pthread_mutex_init(&exit_lock, NULL);
+}
+
+static void exit_key_init(void)
+{
+    exit_key_ok = pthread_key_create(&exit_key, thread_exited) == 0;
+    pthread_atfork(exit_lock_take, exit_lock_give, exit_lock_child);
+}
+
+/* Register @p t (the calling thread's, of pooled session @p s) for its
+ * exit hook; the previous token of this thread (another session) goes. */
+static void exit_watch(act_session *s, act__thread *t)
+{
+    pthread_once(&exit_once, exit_key_init);
+    if (!exit_key_ok)
+        return;
+    exit_token *tok = malloc(sizeof *tok);
+    if (!tok)
+        return; /* its tail stays in the pool until stop */
+    tok->s = s;
+    tok->gen = s->gen;
+    tok->t = t;
+    free(pthread_getspecific(exit_key));
+    pthread_setspecific(exit_key, tok);
+}
+
+static void pool_register(act_session *s)
+{
+    struct live_pool *l = malloc(sizeof *l);
+    if (!l)
+        return; /* exits are then not seen: tails stay until stop */
+    l->s = s;
+    l->gen = s->gen;
+    pthread_mutex_lock(&exit_lock);
+    l->next = live_pools;
+    live_pools = l;
+    pthread_mutex_unlock(&exit_lock);
+}
+
+void act__pool_forget(act_session *s)
+{
+    pthread_mutex_lock(&exit_lock);
+    for (struct live_pool **pl = &live_pools; *pl; pl = &(*pl)->next)
+        if ((*pl)->s == s && (*pl)->gen == s->gen) {
+            struct live_pool *l = *pl;
+            *pl = l->next;
+            free(l);
+            break;
+        }
+    pthread_mutex_unlock(&exit_lock);
+}
+
 /* The drain: passes over the slots in use, draining those sealed and not
  * pinned, and keeps POOL_WARM_AHEAD slots written ahead of need. */
 static void drain_main(act_session *s)
@@ -534,15 +722,16 @@ static void drain_main(act_session *s)
             if (p->slots[i].state != SLOT_USED)
                 continue;
             act__chunk *c = slot_chunk(p, i);
-            if (atomic_load_explicit(&c->next, memory_order_acquire) &&
+            if ((atomic_load_explicit(&c->next, memory_order_acquire) ||
+                 atomic_load_explicit(&p->slots[i].owner->exited, memory_order_acquire)) &&
                 !atomic_load_explicit(&p->slots[i].pinned, memory_order_acquire))
                 cand[n++] = i;
         }
         pthread_mutex_unlock(&p->lock);
         uint32_t done = 0;
         for (uint32_t k = 0; k < n; k++) {
-            if (p->delay_us)
-                usleep(p->delay_us);
+            if (p->delay_us && drain_delay(p))
+                break; /* stopped: the rest is read in place */
             if (drain_one(s, p, cand[k]) != 0)
                 break;
             pthread_mutex_lock(&p->lock);
@@ -929,6 +1118,8 @@ act__thread *act__thread_get(act_session *s)
     t->next = s->threads;
     s->threads = t;
     pthread_mutex_unlock(&s->lock);
+    if (s->pool)
+        exit_watch(s, t);
     return t;
 }
 
