@@ -535,8 +535,8 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
     uint32_t j = slot_of(p, nx);
     if (j != POOL_NONE)
         p->slots[j].prev = a;
-    if (sl->owner->tail == c)
-        sl->owner->tail = a; /* an exited thread's tail */
+    if (atomic_load_explicit(&sl->owner->exited, memory_order_acquire) && sl->owner->tail == c)
+        sl->owner->tail = a; /* an exited thread's tail (a live one's is never drained) */
     pthread_mutex_unlock(&s->lock);
     return 0;
 }

@@ -97,9 +97,10 @@ static void test_steady_state(void)
                                  NULL);
     const long N = 2000000, WARM = 20000;
     act_name_id n = act_name("steady");
-    act_span_begin(ACT_USER_ANNOTATION, "outer");
     for (long i = 0; i < WARM; i++)
         act_span_record_id(ACT_CPU_OP, n, 1000 + i, 1001 + i);
+    /* Begun in a pool chunk, ended 2M spans later: its chunk must stay. */
+    act_span_begin(ACT_USER_ANNOTATION, "outer");
     long f0 = minflt_thread();
     for (long i = WARM; i < N; i++)
         act_span_record_id(ACT_CPU_OP, n, 1000 + i, 1001 + i);
@@ -117,8 +118,11 @@ static void test_steady_state(void)
     /* 64 MB of records through 64 slots: nearly all were drained. */
     CHECK(drained + slots >= (uint64_t)(N * 32 / ACT__CHUNK_SIZE));
     /* Without the pool this is one fault per 4 KiB written (about 15000),
-     * or whatever the pre-fault thread did not reach in time. */
+     * or whatever the pre-fault thread did not reach in time. Sanitizers
+     * fault in their shadow of the records: not counted there. */
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
     CHECK(faults < 64);
+#endif
     act_session_stats st = stats_of(s);
     CHECK_EQ_U64(st.recorded, (uint64_t)N + 1);
     CHECK_EQ_U64(st.dropped, 0);
@@ -129,7 +133,20 @@ static void test_steady_state(void)
     json_t *outer = tu_find(root, "X", "outer");
     CHECK(outer != NULL);
     CHECK(outer && tu_num(outer, "dur") > 0);
-    CHECK_EQ_U64(tu_count(root, "X", "steady"), (uint64_t)N);
+    /* Every span as recorded: 1 ns long (a recycled chunk written by a
+     * late act_span_end would show as one that is not). */
+    json_t *e;
+    size_t k;
+    long steady = 0, bad = 0;
+    json_array_foreach(tu_events(root), k, e) {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (!nm || strcmp(nm, "steady") != 0)
+            continue;
+        steady++;
+        bad += tu_num(e, "dur") > 0.0015;
+    }
+    CHECK_EQ_INT(steady, N);
+    CHECK_EQ_INT(bad, 0);
     json_decref(root);
     unlink(path);
     act_session_destroy(s);
