@@ -62,9 +62,18 @@
  * args found no room is taken back: its chunk's count is lowered
  * (record.c, group_undo).
  *
- * Chunk memory past BUFFER_PREALLOC_MB is faulted in ahead of need by the
- * session's pre-fault thread (thread.c); recording threads never wait for
- * it.
+ * Pool. In a program's own session, standard chunks come from a bounded
+ * pool (BUFFER_POOL_MB) written once and recycled: the session's helper
+ * thread (the drain) copies each chunk a thread has sealed (moved on from)
+ * and not pinned (it holds an open span or the current arg group) to the
+ * archive, splices the copy into the thread's list in its place under
+ * s->lock, and returns the slot (thread.c). Writers and stats, which hold
+ * s->lock, see the same lists as ever. Pool empty: BUFFER_FULL_POLICY.
+ *
+ * Without a pool (a spooled session, BUFFER_POOL_MB = 0), chunk memory
+ * past BUFFER_PREALLOC_MB is faulted in ahead of need by the same helper
+ * thread (the pre-fault thread, thread.c); recording threads never wait
+ * for it.
  *
  * Spool. The session `actrace record` starts in each process keeps its
  * chunk memory (and each thread's act__thread) in a shared file mapping,

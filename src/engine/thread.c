@@ -685,6 +685,7 @@ static void exit_watch(act_session *s, act__thread *t)
 
 static void pool_register(act_session *s)
 {
+    pthread_once(&exit_once, exit_key_init); /* exit_lock's fork handlers */
     struct live_pool *l = malloc(sizeof *l);
     if (!l)
         return; /* exits are then not seen: tails stay until stop */
