@@ -397,8 +397,11 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
         if (warm > pb)
             warm = pb;
         const char *pol = act_config_get_str(s->config, "BUFFER_FULL_POLICY");
-        if (act__pool_create(s, (size_t)pb, (size_t)warm, pol && strcmp(pol, "wait") == 0) == 0)
-            pre = 0;
+        /* The slabs then only hold threads' small first chunks: 1 MB
+         * of them pre-faulted (51 threads' first two chunks). */
+        if (act__pool_create(s, (size_t)pb, (size_t)warm, pol && strcmp(pol, "wait") == 0) == 0 &&
+            pre > 1)
+            pre = 1;
     }
     if (pre > 0) {
         uint64_t bytes = (uint64_t)pre << 20;
