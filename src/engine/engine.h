@@ -62,9 +62,18 @@
  * args found no room is taken back: its chunk's count is lowered
  * (record.c, group_undo).
  *
- * Chunk memory past BUFFER_PREALLOC_MB is faulted in ahead of need by the
- * session's pre-fault thread (thread.c); recording threads never wait for
- * it.
+ * Pool. In a program's own session, standard chunks come from a bounded
+ * pool (BUFFER_POOL_MB) written once and recycled: the session's helper
+ * thread (the drain) copies each chunk a thread has sealed (moved on from)
+ * and not pinned (it holds an open span or the current arg group) to the
+ * archive, splices the copy into the thread's list in its place under
+ * s->lock, and returns the slot (thread.c). Writers and stats, which hold
+ * s->lock, see the same lists as ever. Pool empty: BUFFER_FULL_POLICY.
+ *
+ * Without a pool (a spooled session, BUFFER_POOL_MB = 0), chunk memory
+ * past BUFFER_PREALLOC_MB is faulted in ahead of need by the same helper
+ * thread (the pre-fault thread, thread.c); recording threads never wait
+ * for it.
  *
  * Spool. The session `actrace record` starts in each process keeps its
  * chunk memory (and each thread's act__thread) in a shared file mapping,
@@ -251,6 +260,15 @@ typedef struct act__thread {
         const struct act__series *sp;
         uint32_t id;
     } ccache[16];
+    /* The chunk pool (thread.c): pool slots this thread pinned when it
+     * last sealed a chunk (chunks that hold an open span, or belong to
+     * the current arg group), which the drain must leave in place; a
+     * second buffer the next pin set is built in; the pin generation. */
+    uint32_t *pins, *pins_next;
+    uint32_t npins, cappins, pin_gen;
+    /* The thread exited (release; thread.c's key destructor): its tail
+     * may be drained and its slots returned to the pool. */
+    _Atomic int exited;
 } act__thread;
 
 /* ---- counter series and devices ---------------------------------------- */
@@ -404,6 +422,12 @@ struct act_session {
      * ACT__FAST_WINDOW / 2, set with the anchor when the session starts
      * (before anything can record in it). */
     uint64_t fast_time_lo;
+    /* A program's own session: the bounded pool standard chunks come
+     * from, recycled once the helper thread has drained them (copied to
+     * the archive and spliced into the thread's list in their place).
+     * NULL: chunks are carved from slabs as they are needed (a spooled
+     * session, BUFFER_POOL_MB = 0). thread.c. */
+    struct act__pool *pool;
 };
 
 /* Global recording target: the collecting session, or NULL. */
@@ -621,6 +645,20 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
 
 /* Slabs: pre-fault @p bytes of chunks; unmap everything at destroy. */
 int act__slab_prealloc(act_session *s, size_t bytes);
+/* The chunk pool of a program's own session: @p bytes of standard chunks
+ * (reserved, not touched), the first @p warm bytes written now; @p wait:
+ * BUFFER_FULL_POLICY = wait (a recording thread that finds the pool empty
+ * waits for the drain) rather than drop. 0, or -1 (no pool: the session
+ * carves slabs as before). Freed by act__slabs_free. */
+int act__pool_create(act_session *s, size_t bytes, size_t warm, int wait);
+/* Tests: chunks drained so far, the pool's slots, and how many were ever
+ * touched (handed out or warmed). All 0 without a pool. */
+void act__pool_counts(act_session *s, uint64_t *drained, uint32_t *slots, uint32_t *touched);
+/* A session being destroyed: no thread-exit hook touches it any more. */
+void act__pool_forget(act_session *s);
+/* The calling thread forgets its cached buffer (record.c): its next
+ * recording call attaches a new one (after its exit hook ran). */
+void act__thread_forget(void);
 void act__slabs_free(act_session *s);
 /* The pre-fault thread: started by act_session_start (a failure to start
  * only logs), stopped and joined by stop/destroy (idempotent; a no-op in a

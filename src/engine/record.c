@@ -1225,6 +1225,12 @@ int64_t act_now_ns(void)
     return act__clock_ns();
 }
 
+void act__thread_forget(void)
+{
+    tl_gen = 0;
+    tl_thread = NULL;
+}
+
 act__thread *act__thread_for(act_session *s)
 {
     if (ACT_LIKELY(tl_gen == s->gen))

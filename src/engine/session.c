@@ -389,6 +389,22 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
         pre = 1;
     if (act__prealloc_small && !explicit_pre)
         s->prefault_after = (uint64_t)512 << 10;
+    /* A program's own session: standard chunks come from a recycled pool
+     * (thread.c), its first BUFFER_PREALLOC_MB written now. */
+    int64_t pool_mb = cfg_int(s->config, "BUFFER_POOL_MB", 32);
+    if (!s->spooled && pool_mb > 0) {
+        uint64_t pb = (uint64_t)pool_mb << 20, warm = pre > 0 ? (uint64_t)pre << 20 : 0;
+        if (pb > s->max_bytes)
+            pb = s->max_bytes;
+        if (warm > pb)
+            warm = pb;
+        const char *pol = act_config_get_str(s->config, "BUFFER_FULL_POLICY");
+        /* The slabs then only hold threads' small first chunks: 1 MB
+         * of them pre-faulted (51 threads' first two chunks). */
+        if (act__pool_create(s, (size_t)pb, (size_t)warm, pol && strcmp(pol, "wait") == 0) == 0 &&
+            pre > 1)
+            pre = 1;
+    }
     if (pre > 0) {
         uint64_t bytes = (uint64_t)pre << 20;
         if (bytes > s->max_bytes)
@@ -647,6 +663,7 @@ void act_session_destroy(act_session *s)
     if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
         act_session_stop(s);
     act__prefault_stop(s);
+    act__pool_forget(s); /* no thread-exit hook touches it from now on */
     act__plugins_destroy(s->plugins);
     for (act__thread *t = s->threads, *nt; t; t = nt) {
         nt = t->next;
@@ -657,6 +674,8 @@ void act_session_destroy(act_session *s)
             else if (c->heap == 2)
                 munmap(c, c->size);
         }
+        free(t->pins);
+        free(t->pins_next);
         if (!t->in_spool)
             free(t);
     }

@@ -857,7 +857,7 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
      * from here on. */
     act__names_reset();
     /* A session with nothing of its own: no plugin, no pre-allocation. */
-    static const char cfgtext[] = "BUFFER_PREALLOC_MB = 0\nDEFAULT_PLUGINS = false\n";
+    static const char cfgtext[] = "BUFFER_PREALLOC_MB = 0\nBUFFER_POOL_MB = 0\nDEFAULT_PLUGINS = false\n";
     act_session_opts o;
     act_session_opts_init(&o);
     if (act_config_create(&cfg) != 0) {

@@ -106,8 +106,11 @@ int act__slab_prealloc(act_session *s, size_t bytes)
     return 0;
 }
 
+static void pool_free(act_session *s);
+
 void act__slabs_free(act_session *s)
 {
+    pool_free(s);
     for (struct act__slab *sl = s->slabs, *n; sl; sl = n) {
         n = sl->next;
         munmap(sl, sl->size);
@@ -174,6 +177,592 @@ static size_t spill_one(act_session *s, int urgent)
     return got;
 }
 
+/* ---- the chunk pool (a program's own session) ------------------------------- */
+
+/*
+ * Fresh memory is dear on some machines (12-20 us per 4 KiB page on one
+ * of ours, whichever thread faults it) and cheap on others; memory written
+ * before costs the same everywhere. So standard chunks come from a bounded
+ * pool, faulted once and recycled: a recording thread takes a slot at its
+ * once-per-chunk slow path; the helper thread (the drain) copies each
+ * sealed slot to the archive (malloc'd memory: the drain pays its first
+ * touch, not the recorder) and splices the copy into the thread's chunk
+ * list in its place, under s->lock, then returns the slot. Writers, stats
+ * and visits walk the same lists as before.
+ *
+ * A slot is drained only once its thread has moved on (chunk->next set,
+ * with release, after the thread's last write to it) and while it is not
+ * pinned. At each seal the thread pins the slots it may still write: those
+ * that hold one of its open spans (act_span_end stores t1 in place) and,
+ * while args may still attach, those of the current arg group (group_undo
+ * lowers their counts); it unpins, with release, those it no longer needs.
+ * A pinned slot is drained at a later seal's unpin, or stays in the pool
+ * until stop (the writer reads it in place). A slot handed out again is
+ * invalidated in its new owner's string-value cache (set_tail).
+ *
+ * Budget: a slot is charged to s->bytes when it is taken, like any chunk;
+ * its archive copy keeps the charge, a returned slot is not charged. So
+ * MAX_BUFFER_SIZE_MB bounds the trace as before and the pool adds at most
+ * BUFFER_POOL_MB of RAM. When the pool is empty: BUFFER_FULL_POLICY drop
+ * (buffer-full drops, counted as such) or wait (for the drain; given up,
+ * as a drop, at stop or when the drain finds nothing it may drain).
+ */
+#define POOL_ALIGN ((size_t)2 << 20) /* huge-page aligned: slots are 64 KiB aligned */
+#define POOL_NONE UINT32_MAX
+/* Slots the drain keeps written ahead of need (free and warm). */
+#define POOL_WARM_AHEAD 64u
+#define POOL_WARM_STEP ((uint32_t)(POOL_ALIGN / ACT__CHUNK_SIZE))
+
+enum { SLOT_FREE = 0, SLOT_USED = 1 };
+
+typedef struct act__pool_slot {
+    act__thread *owner; /* set at take */
+    act__chunk *prev;   /* the chunk before it in owner's list (take; the drain
+                           updates it when it replaces that chunk) */
+    _Atomic uint32_t pinned; /* owner: 1 at a seal, 0 (release) once done */
+    uint32_t mark;           /* owner's pin generation (owner only) */
+    uint32_t state;          /* SLOT_*, under the pool's lock */
+    uint32_t next_free;
+} act__pool_slot;
+
+struct act__pool {
+    char *map;
+    size_t map_size;
+    char *base;      /* slot i's chunk is base + i * ACT__CHUNK_SIZE */
+    uint32_t nslots;
+    pthread_mutex_t lock;
+    pthread_cond_t freed; /* a slot came back, a pass ended, or stop */
+    pthread_cond_t work;  /* wakes the drain */
+    uint32_t nfresh;      /* slots [nfresh, nslots) never handed out */
+    uint32_t free_head, nfree;
+    _Atomic uint32_t avail; /* nfree + never handed out: a hint, no lock */
+    uint64_t passes, freed_count;
+    int wait;     /* BUFFER_FULL_POLICY = wait */
+    int running;  /* a drain thread runs */
+    int stop;
+    unsigned delay_us; /* test hook: ACTRACE_TEST_DRAIN_DELAY_US per chunk */
+    uint64_t drained;  /* chunks drained (the churn and steady-state tests) */
+    /* The archive: arenas of ARENA_SIZE (huge-page aligned, so that the
+     * drain faults a 2 MB page per 32 chunks where the kernel allows),
+     * carved by the drain only; unmapped with the pool. */
+    struct act__arena *arenas;
+    char *arena_cur, *arena_end;
+    act__pool_slot slots[];
+};
+
+static inline act__chunk *slot_chunk(const struct act__pool *p, uint32_t i)
+{
+    return (act__chunk *)(void *)(p->base + (size_t)i * ACT__CHUNK_SIZE);
+}
+
+/* The slot whose chunk holds address @p a, or POOL_NONE. */
+static inline uint32_t slot_of(const struct act__pool *p, const void *a)
+{
+    uintptr_t off = (uintptr_t)a - (uintptr_t)p->base;
+    if ((uintptr_t)a < (uintptr_t)p->base || off >= (uintptr_t)p->nslots * ACT__CHUNK_SIZE)
+        return POOL_NONE;
+    return (uint32_t)(off / ACT__CHUNK_SIZE);
+}
+
+static void pool_avail_update(struct act__pool *p)
+{
+    atomic_store_explicit(&p->avail, p->nfree + (p->nslots - p->nfresh), memory_order_relaxed);
+}
+
+static void pool_push_free(struct act__pool *p, uint32_t i)
+{
+    p->slots[i].state = SLOT_FREE;
+    p->slots[i].owner = NULL;
+    p->slots[i].prev = NULL;
+    p->slots[i].next_free = p->free_head;
+    p->free_head = i;
+    p->nfree++;
+    pool_avail_update(p);
+}
+
+static void pool_register(act_session *s);
+
+int act__pool_create(act_session *s, size_t bytes, size_t warm, int wait)
+{
+    size_t n = bytes / ACT__CHUNK_SIZE;
+    if (n < 4)
+        return -1;
+    if (n > UINT32_MAX / 2)
+        n = UINT32_MAX / 2;
+    struct act__pool *p = calloc(1, sizeof *p + n * sizeof p->slots[0]);
+    if (!p)
+        return -1;
+    p->map_size = n * ACT__CHUNK_SIZE + POOL_ALIGN;
+    void *m = mmap(NULL, p->map_size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        free(p);
+        return -1;
+    }
+    p->map = m;
+    p->base = (char *)(((uintptr_t)m + POOL_ALIGN - 1) & ~(uintptr_t)(POOL_ALIGN - 1));
+    p->nslots = (uint32_t)n;
+#ifdef MADV_HUGEPAGE
+    /* Faulted once, ahead of use (here and by the drain): huge pages
+     * cost fewer faults and never stall a recording thread. */
+    madvise(p->base, n * ACT__CHUNK_SIZE, MADV_HUGEPAGE);
+#endif
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->freed, NULL);
+    pthread_cond_init(&p->work, NULL);
+    p->free_head = POOL_NONE;
+    p->wait = wait;
+    const char *d = getenv("ACTRACE_TEST_DRAIN_DELAY_US");
+    p->delay_us = d ? (unsigned)strtoul(d, NULL, 10) : 0;
+    /* The warm part, written now (the cost BUFFER_PREALLOC_MB always
+     * had); pushed so that the lowest slots are taken first. */
+    size_t w = warm / ACT__CHUNK_SIZE;
+    if (w > n)
+        w = n;
+    if (w)
+        populate_write(p->base, w * ACT__CHUNK_SIZE);
+    p->nfresh = (uint32_t)w;
+    for (size_t i = w; i-- > 0;)
+        pool_push_free(p, (uint32_t)i);
+    pool_avail_update(p);
+    s->pool = p;
+    pool_register(s);
+    return 0;
+}
+
+#define ARENA_SIZE ((size_t)4 << 20)
+
+struct act__arena {
+    struct act__arena *next;
+    void *map; /* ARENA_SIZE + POOL_ALIGN bytes mapped */
+};
+
+/* 64 KiB of archive for one drained chunk (the drain thread only), or
+ * NULL when the system has no memory now. */
+static act__chunk *archive_chunk(struct act__pool *p)
+{
+    if (p->arena_end - p->arena_cur < (ptrdiff_t)ACT__CHUNK_SIZE) {
+        struct act__arena *a = malloc(sizeof *a);
+        void *m = a ? mmap(NULL, ARENA_SIZE + POOL_ALIGN, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                    : MAP_FAILED;
+        if (m == MAP_FAILED) {
+            free(a);
+            return NULL;
+        }
+        char *b = (char *)(((uintptr_t)m + POOL_ALIGN - 1) & ~(uintptr_t)(POOL_ALIGN - 1));
+#ifdef MADV_HUGEPAGE
+        madvise(b, ARENA_SIZE, MADV_HUGEPAGE);
+#endif
+        a->map = m;
+        a->next = p->arenas;
+        p->arenas = a;
+        p->arena_cur = b;
+        p->arena_end = b + ARENA_SIZE;
+    }
+    act__chunk *c = (act__chunk *)(void *)p->arena_cur;
+    p->arena_cur += ACT__CHUNK_SIZE;
+    return c;
+}
+
+static void pool_free(act_session *s)
+{
+    struct act__pool *p = s->pool;
+    if (!p)
+        return;
+    act__pool_forget(s);
+    for (struct act__arena *a = p->arenas, *n; a; a = n) {
+        n = a->next;
+        munmap(a->map, ARENA_SIZE + POOL_ALIGN);
+        free(a);
+    }
+    munmap(p->map, p->map_size);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->freed);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+    s->pool = NULL;
+}
+
+/* A slot for thread @p t's next chunk (its tail now the chunk before), or
+ * NULL: the pool is empty (drop policy, or the wait was given up), or no
+ * drain runs (*@p nodrain set: carve a chunk as before). */
+static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain)
+{
+    *nodrain = 0;
+    if (!p->wait && atomic_load_explicit(&p->avail, memory_order_relaxed) == 0)
+        return NULL; /* a drop, without the lock */
+    pthread_mutex_lock(&p->lock);
+    if (!p->running) {
+        pthread_mutex_unlock(&p->lock);
+        *nodrain = 1;
+        return NULL;
+    }
+    uint32_t i = POOL_NONE;
+    uint64_t since_pass = p->passes, since_freed = p->freed_count;
+    for (;;) {
+        if (p->free_head != POOL_NONE) {
+            i = p->free_head;
+            p->free_head = p->slots[i].next_free;
+            p->nfree--;
+            break;
+        }
+        if (p->nfresh < p->nslots) {
+            i = p->nfresh++; /* never written: this thread faults it */
+            break;
+        }
+        if (!p->wait || p->stop || !p->running)
+            break;
+        if (p->freed_count != since_freed) {
+            since_freed = p->freed_count;
+            since_pass = p->passes;
+        } else if (p->passes >= since_pass + 3) {
+            break; /* three passes drained nothing: all pinned */
+        }
+        pthread_cond_signal(&p->work);
+        pthread_cond_wait(&p->freed, &p->lock);
+    }
+    act__chunk *c = NULL;
+    if (i != POOL_NONE) {
+        act__pool_slot *sl = &p->slots[i];
+        sl->state = SLOT_USED;
+        sl->owner = t;
+        sl->prev = t->tail;
+        atomic_store_explicit(&sl->pinned, 0, memory_order_relaxed);
+        c = slot_chunk(p, i);
+        atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
+        atomic_store_explicit(&c->used, 0, memory_order_relaxed);
+        c->size = ACT__CHUNK_SIZE;
+        c->heap = 0;
+        c->pad_ = 0;
+        pool_avail_update(p);
+        if (p->nfree < POOL_WARM_AHEAD / 2)
+            pthread_cond_signal(&p->work);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return c;
+}
+
+/* Grow thread @p t's pin buffers to @p n slots. 0 or -1. */
+static int pins_reserve(act__thread *t, uint32_t n)
+{
+    if (n <= t->cappins)
+        return 0;
+    uint32_t cap = t->cappins ? t->cappins : ACT__MAX_DEPTH + 8;
+    while (cap < n)
+        cap *= 2;
+    uint32_t *a = realloc(t->pins, cap * sizeof *a);
+    if (!a)
+        return -1;
+    t->pins = a;
+    uint32_t *b = realloc(t->pins_next, cap * sizeof *b);
+    if (!b)
+        return -1;
+    t->pins_next = b;
+    t->cappins = cap;
+    return 0;
+}
+
+/* Before thread @p t seals its tail (set_tail's release store): pin the
+ * pool slots it may still write, unpin the rest of those pinned before.
+ * 0, or -1 if the pin list cannot grow (the chunk is then refused). */
+static int pool_pin(struct act__pool *p, act__thread *t)
+{
+    uint32_t depth = t->depth < ACT__MAX_DEPTH ? t->depth : ACT__MAX_DEPTH;
+    int grp = t->args_ok == ACT__ARGS_OK && t->grp_chunk;
+    uint32_t need = depth;
+    if (grp)
+        for (act__chunk *c = t->grp_chunk; c; c = atomic_load_explicit(&c->next, memory_order_relaxed)) {
+            need++;
+            if (c == t->tail)
+                break;
+        }
+    if (pins_reserve(t, need + 1) != 0)
+        return -1;
+    uint32_t gen = ++t->pin_gen;
+    if (!gen)
+        gen = ++t->pin_gen;
+    uint32_t n = 0;
+#define PIN(addr)                                                              \
+    do {                                                                       \
+        uint32_t i_ = slot_of(p, (addr));                                      \
+        if (i_ != POOL_NONE && p->slots[i_].mark != gen) {                     \
+            p->slots[i_].mark = gen;                                           \
+            atomic_store_explicit(&p->slots[i_].pinned, 1, memory_order_relaxed); \
+            t->pins_next[n++] = i_;                                            \
+        }                                                                      \
+    } while (0)
+    for (uint32_t d = 0; d < depth; d++)
+        if (t->open[d])
+            PIN(t->open[d]);
+    if (grp)
+        for (act__chunk *c = t->grp_chunk; c; c = atomic_load_explicit(&c->next, memory_order_relaxed)) {
+            PIN(c);
+            if (c == t->tail)
+                break;
+        }
+#undef PIN
+    for (uint32_t k = 0; k < t->npins; k++) {
+        act__pool_slot *sl = &p->slots[t->pins[k]];
+        if (sl->mark != gen)
+            atomic_store_explicit(&sl->pinned, 0, memory_order_release);
+    }
+    uint32_t *old = t->pins;
+    t->pins = t->pins_next;
+    t->pins_next = old;
+    t->npins = n;
+    return 0;
+}
+
+/* Copy slot @p i (sealed, not pinned) to the archive and splice the copy
+ * into its owner's list in its place. 0, or -1 (out of memory: later). */
+static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
+{
+    act__chunk *c = slot_chunk(p, i);
+    act__chunk *a = archive_chunk(p);
+    if (!a)
+        return -1;
+    memcpy(a, c, ACT__CHUNK_SIZE);
+    a->heap = 0; /* the archive's: unmapped with the pool */
+    act__pool_slot *sl = &p->slots[i];
+    pthread_mutex_lock(&s->lock);
+    act__chunk *nx = atomic_load_explicit(&c->next, memory_order_relaxed);
+    atomic_store_explicit(&a->next, nx, memory_order_relaxed);
+    if (sl->prev)
+        atomic_store_explicit(&sl->prev->next, a, memory_order_release);
+    else
+        sl->owner->head = a;
+    uint32_t j = slot_of(p, nx);
+    if (j != POOL_NONE)
+        p->slots[j].prev = a;
+    if (atomic_load_explicit(&sl->owner->exited, memory_order_acquire) && sl->owner->tail == c)
+        sl->owner->tail = a; /* an exited thread's tail (a live one's is never drained) */
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+/* Write @p n never-used slots from nfresh on and free them, warm. Pool
+ * lock held on entry and exit (dropped while writing). */
+static void pool_warm(struct act__pool *p, uint32_t n)
+{
+    uint32_t first = p->nfresh;
+    if (n > p->nslots - first)
+        n = p->nslots - first;
+    if (!n)
+        return;
+    p->nfresh += n; /* claimed: no recording thread takes them meanwhile */
+    pthread_mutex_unlock(&p->lock);
+    populate_write(slot_chunk(p, first), (size_t)n * ACT__CHUNK_SIZE);
+    pthread_mutex_lock(&p->lock);
+    for (uint32_t k = n; k-- > 0;)
+        pool_push_free(p, first + k);
+    pthread_cond_broadcast(&p->freed);
+}
+
+/* Wait on @p c (@p m held) for at most @p ms. */
+static void cond_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += ms * 1000 * 1000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(c, m, &ts);
+}
+
+/* Test hook: ACTRACE_TEST_DRAIN_DELAY_US before each chunk (a slow
+ * disk), cut short by stop. */
+static int drain_delay(struct act__pool *p)
+{
+    int64_t end = act__clock_ns() + (int64_t)p->delay_us * 1000;
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop && act__clock_ns() < end)
+        cond_wait_ms(&p->work, &p->lock, 1);
+    int stop = p->stop;
+    pthread_mutex_unlock(&p->lock);
+    return stop;
+}
+
+void act__pool_counts(act_session *s, uint64_t *drained, uint32_t *slots, uint32_t *touched)
+{
+    *drained = 0;
+    *slots = *touched = 0;
+    struct act__pool *p = s->pool;
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    *drained = p->drained;
+    *slots = p->nslots;
+    *touched = p->nfresh;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * Thread exit. A thread's tail is sealed only when it moves on; one that
+ * exits never does, so a key destructor marks it exited (and drops its
+ * pins): the drain then takes its tail too, and the pool gets its slots
+ * back (thread churn). The key holds a token naming the session by
+ * generation, checked under exit_lock against the sessions alive (one
+ * destroyed meanwhile is left alone); the thread forgets its buffer, so
+ * a recording call from a later destructor attaches a new one.
+ */
+typedef struct exit_token {
+    act_session *s;
+    uint64_t gen;
+    act__thread *t;
+} exit_token;
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static int exit_key_ok;
+static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Sessions with a pool that are not destroyed (under exit_lock). */
+static struct live_pool {
+    act_session *s;
+    uint64_t gen;
+    struct live_pool *next;
+} *live_pools;
+
+static void thread_exited(void *v)
+{
+    exit_token *tok = v;
+    pthread_mutex_lock(&exit_lock);
+    struct live_pool *l = live_pools;
+    while (l && !(l->s == tok->s && l->gen == tok->gen))
+        l = l->next;
+    if (l && tok->s->pool) {
+        act__thread *t = tok->t;
+        struct act__pool *p = tok->s->pool;
+        for (uint32_t k = 0; k < t->npins; k++)
+            atomic_store_explicit(&p->slots[t->pins[k]].pinned, 0, memory_order_release);
+        t->npins = 0;
+        atomic_store_explicit(&t->exited, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&exit_lock);
+    act__thread_forget();
+    free(tok);
+}
+
+static void exit_lock_take(void)
+{
+    pthread_mutex_lock(&exit_lock);
+}
+
+static void exit_lock_give(void)
+{
+    pthread_mutex_unlock(&exit_lock);
+}
+
+static void exit_lock_child(void)
+{
+    pthread_mutex_init(&exit_lock, NULL);
+}
+
+static void exit_key_init(void)
+{
+    exit_key_ok = pthread_key_create(&exit_key, thread_exited) == 0;
+    pthread_atfork(exit_lock_take, exit_lock_give, exit_lock_child);
+}
+
+/* Register @p t (the calling thread's, of pooled session @p s) for its
+ * exit hook; the previous token of this thread (another session) goes. */
+static void exit_watch(act_session *s, act__thread *t)
+{
+    pthread_once(&exit_once, exit_key_init);
+    if (!exit_key_ok)
+        return;
+    exit_token *tok = malloc(sizeof *tok);
+    if (!tok)
+        return; /* its tail stays in the pool until stop */
+    tok->s = s;
+    tok->gen = s->gen;
+    tok->t = t;
+    free(pthread_getspecific(exit_key));
+    pthread_setspecific(exit_key, tok);
+}
+
+static void pool_register(act_session *s)
+{
+    pthread_once(&exit_once, exit_key_init); /* exit_lock's fork handlers */
+    struct live_pool *l = malloc(sizeof *l);
+    if (!l)
+        return; /* exits are then not seen: tails stay until stop */
+    l->s = s;
+    l->gen = s->gen;
+    pthread_mutex_lock(&exit_lock);
+    l->next = live_pools;
+    live_pools = l;
+    pthread_mutex_unlock(&exit_lock);
+}
+
+void act__pool_forget(act_session *s)
+{
+    pthread_mutex_lock(&exit_lock);
+    for (struct live_pool **pl = &live_pools; *pl; pl = &(*pl)->next)
+        if ((*pl)->s == s && (*pl)->gen == s->gen) {
+            struct live_pool *l = *pl;
+            *pl = l->next;
+            free(l);
+            break;
+        }
+    pthread_mutex_unlock(&exit_lock);
+}
+
+/* The drain: passes over the slots in use, draining those sealed and not
+ * pinned, and keeps POOL_WARM_AHEAD slots written ahead of need. */
+static void drain_main(act_session *s)
+{
+    struct act__pool *p = s->pool;
+    uint32_t *cand = malloc((size_t)p->nslots * sizeof *cand);
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop) {
+        uint32_t n = 0;
+        for (uint32_t i = 0; cand && i < p->nfresh; i++) {
+            if (p->slots[i].state != SLOT_USED)
+                continue;
+            act__chunk *c = slot_chunk(p, i);
+            if ((atomic_load_explicit(&c->next, memory_order_acquire) ||
+                 atomic_load_explicit(&p->slots[i].owner->exited, memory_order_acquire)) &&
+                !atomic_load_explicit(&p->slots[i].pinned, memory_order_acquire))
+                cand[n++] = i;
+        }
+        pthread_mutex_unlock(&p->lock);
+        uint32_t done = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            if (p->delay_us && drain_delay(p))
+                break; /* stopped: the rest is read in place */
+            if (drain_one(s, p, cand[k]) != 0)
+                break;
+            pthread_mutex_lock(&p->lock);
+            pool_push_free(p, cand[k]);
+            p->freed_count++;
+            p->drained++;
+            pthread_cond_broadcast(&p->freed);
+            pthread_mutex_unlock(&p->lock);
+            done++;
+        }
+        pthread_mutex_lock(&p->lock);
+        /* Warm ahead, a huge page at a time, once the session records
+         * (a lazy one: past prefault_after) and within the budget. */
+        uint64_t used = atomic_load_explicit(&s->bytes, memory_order_relaxed);
+        int warmed = 0;
+        if (!p->stop && p->nfree < POOL_WARM_AHEAD && p->nfresh < p->nslots &&
+            used >= s->prefault_after &&
+            used + (uint64_t)(p->nfree + POOL_WARM_STEP) * ACT__CHUNK_SIZE <= s->max_bytes) {
+            pool_warm(p, POOL_WARM_STEP - p->nfresh % POOL_WARM_STEP);
+            warmed = 1;
+        }
+        p->passes++;
+        pthread_cond_broadcast(&p->freed);
+        if (!done && !warmed && !p->stop)
+            cond_wait_ms(&p->work, &p->lock, 2);
+    }
+    pthread_mutex_unlock(&p->lock);
+    free(cand);
+}
+
 /* ---- the pre-fault thread --------------------------------------------------- */
 
 #define PREFAULT_AHEAD ((size_t)16 << 20)
@@ -213,6 +802,10 @@ static void wait_ms(act_session *s, long ms)
 static void *prefault_main(void *arg)
 {
     act_session *s = arg;
+    if (s->pool) {
+        drain_main(s);
+        return NULL;
+    }
     pthread_mutex_lock(&s->ready_lock);
     while (!s->prefault_stop) {
         /* Spooled: keep room in the RAM budget (a quarter of it, at most
@@ -268,6 +861,12 @@ void act__prefault_start(act_session *s)
     if (running)
         return;
     pthread_cond_init(&s->prefault_cond, NULL);
+    if (s->pool) {
+        pthread_mutex_lock(&s->pool->lock);
+        s->pool->stop = 0;
+        s->pool->running = 1;
+        pthread_mutex_unlock(&s->pool->lock);
+    }
     /* No signal is delivered to the helper: the program's handlers run on
      * its own threads. */
     sigset_t all, old;
@@ -276,6 +875,8 @@ void act__prefault_start(act_session *s)
     int rc = pthread_create(&s->prefault, NULL, prefault_main, s);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
+        /* No drain: chunks are carved as before (nothing records yet). */
+        pool_free(s);
         pthread_cond_destroy(&s->prefault_cond);
         act_log(ACT_LOG_WARN, "cannot start the buffer pre-fault thread; recording threads fault in their own memory");
         return;
@@ -299,6 +900,15 @@ void act__prefault_stop(act_session *s)
     if (mine)
         pthread_cond_signal(&s->prefault_cond);
     pthread_mutex_unlock(&s->ready_lock);
+    if (mine && s->pool) {
+        struct act__pool *p = s->pool;
+        pthread_mutex_lock(&p->lock);
+        p->stop = 1;
+        p->running = 0;
+        pthread_cond_broadcast(&p->work);
+        pthread_cond_broadcast(&p->freed); /* waiting recorders give up */
+        pthread_mutex_unlock(&p->lock);
+    }
     if (mine) {
         pthread_join(s->prefault, NULL);
         pthread_cond_destroy(&s->prefault_cond);
@@ -335,7 +945,8 @@ static size_t chunk_size_for(uint32_t nth)
 /* A new chunk of at least @p need usable bytes (@p std: the standard size
  * for the thread's chunk number), charged to the session's budget, or NULL
  * if the budget (or the system) refuses it. */
-static act__chunk *chunk_new(act_session *s, size_t need, size_t std, uint64_t *off)
+static act__chunk *chunk_new(act_session *s, act__thread *t, size_t need, size_t std,
+                             uint64_t *off)
 {
     size_t size = std;
     int heap = 0;
@@ -374,6 +985,16 @@ static act__chunk *chunk_new(act_session *s, size_t need, size_t std, uint64_t *
             break;
     }
     act__chunk *c = NULL;
+    if (s->pool && t && !heap && size == ACT__CHUNK_SIZE) {
+        int nodrain = 0;
+        c = pool_take(s->pool, t, &nodrain);
+        if (c)
+            return c; /* its header is set */
+        if (!nodrain) {
+            atomic_fetch_sub_explicit(&s->bytes, size, memory_order_relaxed);
+            return NULL; /* the pool is empty: a buffer-full drop */
+        }
+    }
     if (heap && s->spooled) {
         /* A slab of its own, in the list behind the one being carved:
          * spilled like any other (never carved: it is full). */
@@ -446,6 +1067,9 @@ static void set_tail(act__thread *t, act__chunk *c)
     else
         t->head = c;
     t->tail = c;
+    /* A pool slot may come back to this thread: its old string copies
+     * must not be found again. */
+    memset(t->vcache, 0, sizeof t->vcache);
     t->rec = c->recs;
     t->str = (char *)c + c->size;
     t->used = 0;
@@ -482,7 +1106,7 @@ act__thread *act__thread_get(act_session *s)
         act__spool_log(ACT__SP_THREAD, v, 6, &cs, &cl, 1);
     }
     uint64_t off = 0;
-    act__chunk *c = chunk_new(s, 0, chunk_size_for(0), &off);
+    act__chunk *c = chunk_new(s, NULL, 0, chunk_size_for(0), &off);
     if (c) {
         if (s->spooled)
             spool_chunk(t, c, off);
@@ -495,6 +1119,8 @@ act__thread *act__thread_get(act_session *s)
     t->next = s->threads;
     s->threads = t;
     pthread_mutex_unlock(&s->lock);
+    if (s->pool)
+        exit_watch(s, t);
     return t;
 }
 
@@ -516,8 +1142,18 @@ int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
             return -1;
         t->full = 0;
     }
+    size_t std = chunk_size_for(t->nchunks);
+    if (s->pool && t->tail) {
+        /* The pool is empty (drop policy): no need to try. */
+        if (!s->pool->wait && std == ACT__CHUNK_SIZE && need + sizeof(act__chunk) <= std &&
+            atomic_load_explicit(&s->pool->avail, memory_order_relaxed) == 0)
+            return -1;
+        /* Pin what this thread may still write before its tail is sealed. */
+        if (pool_pin(s->pool, t) != 0)
+            return -1;
+    }
     uint64_t off = 0;
-    act__chunk *c = chunk_new(s, need, chunk_size_for(t->nchunks), &off);
+    act__chunk *c = chunk_new(s, t, need, std, &off);
     if (c && s->spooled)
         spool_chunk(t, c, off);
     if (!c) {

@@ -47,3 +47,8 @@ if(ACT_HAVE_JANSSON)
   act_add_test(RecordPrefault SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_prefault.c
                LIBS PkgConfig::JANSSON LABELS engine)
 endif()
+if(ACT_HAVE_JANSSON)
+  # The chunk pool: steady state, a stalled drain (drop, wait), churn.
+  act_add_test(RecordPool SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_pool.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300 INTERNAL)
+endif()
