@@ -1227,7 +1227,7 @@ int64_t act_now_ns(void)
 
 void act__thread_forget(void)
 {
-    tl_gen = 0;
+    tl.gb &= TL_BUSY; /* no session cached; the busy bit kept */
     tl_thread = NULL;
 }
 
