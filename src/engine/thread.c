@@ -789,14 +789,7 @@ static int prefault_wanted(const act_session *s)
 /* Wait on prefault_cond (ready_lock held) for at most @p ms. */
 static void wait_ms(act_session *s, long ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += ms * 1000 * 1000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&s->prefault_cond, &s->ready_lock, &ts);
+    cond_wait_ms(&s->prefault_cond, &s->ready_lock, ms);
 }
 
 static void *prefault_main(void *arg)
