@@ -14,7 +14,7 @@
 
 static const char *const trace_categories[] = {"kineto", "generic", NULL};
 static const char *const output_formats[] = {"auto", "json", "perfetto", NULL};
-static const char *const full_policies[] = {"drop", "wait", NULL};
+static const char *const full_policies[] = {"grow", "drop", "wait", NULL};
 
 #define INT(name, lo, def) {name, ACT__K_INT, 0, lo, I32MAX, def, NULL}
 #define BOOL(name, def) {name, ACT__K_BOOL, 0, 0, 0, def, NULL}
@@ -70,7 +70,7 @@ const act__key_def act__config_keys[] = {
     INT("MAX_BUFFER_SIZE_MB", 1, "256"),
     INT("BUFFER_PREALLOC_MB", 0, "16"),
     INT("BUFFER_POOL_MB", 0, "32"),
-    {"BUFFER_FULL_POLICY", ACT__K_ENUM, 0, 0, 0, "drop", full_policies},
+    {"BUFFER_FULL_POLICY", ACT__K_ENUM, 0, 0, 0, "grow", full_policies},
     INT("SPOOL_MAX_MB", 1, "8192"),
     INT("PLUGIN_TIMEOUT_MSECS", 0, "5000"),
     BOOL("DEFAULT_PLUGINS", "true"),

@@ -646,11 +646,13 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
 /* Slabs: pre-fault @p bytes of chunks; unmap everything at destroy. */
 int act__slab_prealloc(act_session *s, size_t bytes);
 /* The chunk pool of a program's own session: @p bytes of standard chunks
- * (reserved, not touched), the first @p warm bytes written now; @p wait:
- * BUFFER_FULL_POLICY = wait (a recording thread that finds the pool empty
- * waits for the drain) rather than drop. 0, or -1 (no pool: the session
- * carves slabs as before). Freed by act__slabs_free. */
-int act__pool_create(act_session *s, size_t bytes, size_t warm, int wait);
+ * (reserved, not touched), the first @p warm bytes written now; @p policy:
+ * BUFFER_FULL_POLICY, what a recording thread that finds the pool empty
+ * does: grow (carve a chunk from the slabs, as without a pool), drop, or
+ * wait for the drain. 0, or -1 (no pool: the session carves slabs as
+ * before). Freed by act__slabs_free. */
+enum { ACT__POOL_GROW = 0, ACT__POOL_DROP = 1, ACT__POOL_WAIT = 2 };
+int act__pool_create(act_session *s, size_t bytes, size_t warm, int policy);
 /* Tests: chunks drained so far, the pool's slots, and how many were ever
  * touched (handed out or warmed). All 0 without a pool. */
 void act__pool_counts(act_session *s, uint64_t *drained, uint32_t *slots, uint32_t *touched);

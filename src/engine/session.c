@@ -401,7 +401,10 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
         const char *pol = act_config_get_str(s->config, "BUFFER_FULL_POLICY");
         /* The slabs then only hold threads' small first chunks: 1 MB
          * of them pre-faulted (51 threads' first two chunks). */
-        if (act__pool_create(s, (size_t)pb, (size_t)warm, pol && strcmp(pol, "wait") == 0) == 0 &&
+        int policy = !pol || strcmp(pol, "grow") == 0 ? ACT__POOL_GROW
+                     : strcmp(pol, "wait") == 0   ? ACT__POOL_WAIT
+                                                  : ACT__POOL_DROP;
+        if (act__pool_create(s, (size_t)pb, (size_t)warm, policy) == 0 &&
             pre > 1)
             pre = 1;
     }

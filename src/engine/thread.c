@@ -203,9 +203,11 @@ static size_t spill_one(act_session *s, int urgent)
  * Budget: a slot is charged to s->bytes when it is taken, like any chunk;
  * its archive copy keeps the charge, a returned slot is not charged. So
  * MAX_BUFFER_SIZE_MB bounds the trace as before and the pool adds at most
- * BUFFER_POOL_MB of RAM. When the pool is empty: BUFFER_FULL_POLICY drop
- * (buffer-full drops, counted as such) or wait (for the drain; given up,
- * as a drop, at stop or when the drain finds nothing it may drain).
+ * BUFFER_POOL_MB of RAM. When the pool is empty: BUFFER_FULL_POLICY grow
+ * (a chunk carved from the slabs, as without a pool: fresh memory, within
+ * the same budget; the drain leaves it in place), drop (buffer-full drops,
+ * counted as such) or wait (for the drain; given up, as a drop, at stop or
+ * when the drain finds nothing it may drain).
  */
 #define POOL_ALIGN ((size_t)2 << 20) /* huge-page aligned: slots are 64 KiB aligned */
 #define POOL_NONE UINT32_MAX
@@ -238,6 +240,7 @@ struct act__pool {
     _Atomic uint32_t avail; /* nfree + never handed out: a hint, no lock */
     uint64_t passes, freed_count;
     int wait;     /* BUFFER_FULL_POLICY = wait */
+    int grow;     /* BUFFER_FULL_POLICY = grow */
     int running;  /* a drain thread runs */
     int stop;
     unsigned delay_us; /* test hook: ACTRACE_TEST_DRAIN_DELAY_US per chunk */
@@ -282,7 +285,7 @@ static void pool_push_free(struct act__pool *p, uint32_t i)
 
 static void pool_register(act_session *s);
 
-int act__pool_create(act_session *s, size_t bytes, size_t warm, int wait)
+int act__pool_create(act_session *s, size_t bytes, size_t warm, int policy)
 {
     size_t n = bytes / ACT__CHUNK_SIZE;
     if (n < 4)
@@ -311,7 +314,8 @@ int act__pool_create(act_session *s, size_t bytes, size_t warm, int wait)
     pthread_cond_init(&p->freed, NULL);
     pthread_cond_init(&p->work, NULL);
     p->free_head = POOL_NONE;
-    p->wait = wait;
+    p->wait = policy == ACT__POOL_WAIT;
+    p->grow = policy == ACT__POOL_GROW;
     const char *d = getenv("ACTRACE_TEST_DRAIN_DELAY_US");
     p->delay_us = d ? (unsigned)strtoul(d, NULL, 10) : 0;
     /* The warm part, written now (the cost BUFFER_PREALLOC_MB always
@@ -386,12 +390,15 @@ static void pool_free(act_session *s)
 
 /* A slot for thread @p t's next chunk (its tail now the chunk before), or
  * NULL: the pool is empty (drop policy, or the wait was given up), or no
- * drain runs (*@p nodrain set: carve a chunk as before). */
+ * drain runs or the policy is grow (*@p nodrain set: carve a chunk as
+ * before). */
 static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain)
 {
     *nodrain = 0;
-    if (!p->wait && atomic_load_explicit(&p->avail, memory_order_relaxed) == 0)
-        return NULL; /* a drop, without the lock */
+    if (!p->wait && atomic_load_explicit(&p->avail, memory_order_relaxed) == 0) {
+        *nodrain = p->grow;
+        return NULL; /* a drop, or a slab chunk, without the lock */
+    }
     pthread_mutex_lock(&p->lock);
     if (!p->running) {
         pthread_mutex_unlock(&p->lock);
@@ -423,6 +430,8 @@ static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain)
         pthread_cond_wait(&p->freed, &p->lock);
     }
     act__chunk *c = NULL;
+    if (i == POOL_NONE && p->grow)
+        *nodrain = 1;
     if (i != POOL_NONE) {
         act__pool_slot *sl = &p->slots[i];
         sl->state = SLOT_USED;
@@ -1138,7 +1147,7 @@ int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes)
     size_t std = chunk_size_for(t->nchunks);
     if (s->pool && t->tail) {
         /* The pool is empty (drop policy): no need to try. */
-        if (!s->pool->wait && std == ACT__CHUNK_SIZE && need + sizeof(act__chunk) <= std &&
+        if (!s->pool->wait && !s->pool->grow && std == ACT__CHUNK_SIZE && need + sizeof(act__chunk) <= std &&
             atomic_load_explicit(&s->pool->avail, memory_order_relaxed) == 0)
             return -1;
         /* Pin what this thread may still write before its tail is sealed. */

@@ -156,7 +156,8 @@ static void test_steady_state(void)
  * dropped, counted exactly, whole events (each kept one has both args). */
 static void test_stalled_drop(void)
 {
-    act_session *s = session_env("BUFFER_POOL_MB = 1\nBUFFER_PREALLOC_MB = 1\n", "100000000");
+    act_session *s = session_env("BUFFER_POOL_MB = 1\nBUFFER_PREALLOC_MB = 1\n"
+                                 "BUFFER_FULL_POLICY = drop\n", "100000000");
     const long N = 100000;
     record_range(act_name("pool span"), 0, N);
     CHECK_OK(act_session_stop(s));
@@ -174,6 +175,32 @@ static void test_stalled_drop(void)
     act__pool_counts(s, &drained, &slots, &touched);
     CHECK_EQ_U64(drained, 0);
     CHECK_EQ_INT(check_trace(s, "drop", N), (long)st.recorded);
+    act_session_destroy(s);
+}
+
+/* The same stalled drain under the default policy (grow): past the pool,
+ * chunks are carved from fresh memory as without a pool, within the same
+ * budget; nothing is dropped and the trace is whole. */
+static void test_stalled_grow(void)
+{
+    act_session *s = session_env("BUFFER_POOL_MB = 1\nBUFFER_PREALLOC_MB = 1\n", "100000000");
+    const long N = 100000;
+    record_range(act_name("pool span"), 0, N);
+    CHECK_OK(act_session_stop(s));
+    act_session_stats st = stats_of(s);
+    printf("stalled, grow: %llu recorded, %llu dropped\n", (unsigned long long)st.recorded,
+           (unsigned long long)st.dropped);
+    CHECK_EQ_U64(st.dropped, 0);
+    CHECK_EQ_U64(st.recorded, (uint64_t)N);
+    CHECK_EQ_U64(st.args_recorded, 2 * (uint64_t)N);
+    /* More than the pool holds (1 MB: 16 slots) was recorded, none drained. */
+    CHECK(st.bytes > ((uint64_t)2 << 20));
+    uint64_t drained;
+    uint32_t slots, touched;
+    act__pool_counts(s, &drained, &slots, &touched);
+    CHECK_EQ_U64(drained, 0);
+    CHECK(touched <= slots);
+    CHECK_EQ_INT(check_trace(s, "grow", N), N);
     act_session_destroy(s);
 }
 
@@ -236,6 +263,7 @@ int main(void)
     act_log_set_level(ACT_LOG_ERROR);
     test_steady_state();
     test_stalled_drop();
+    test_stalled_grow();
     test_stalled_wait();
     test_churn();
     return check_done();

@@ -391,6 +391,12 @@ int main(int argc, char **argv)
         }
         int st = 0;
         waitpid(a, &st, 0);
+        /* A process is told apart from an earlier one with its pid by its
+         * start time in clock ticks (10 ms): the kernel hands a pid out
+         * again only after cycling through pid_max others, never within a
+         * tick; set_tid could, so wait past one. */
+        struct timespec tick = {0, 30 * 1000 * 1000};
+        nanosleep(&tick, NULL);
         pid_t b = -1;
 #ifdef SYS_clone3
         struct {
