@@ -79,6 +79,7 @@ struct Shape {
     char *dims = nullptr;
     char *types = nullptr;
     uint32_t dlen = 0, tlen = 0;
+    bool djson = false, tjson = false; // whole (not cut): JSON arrays
 };
 
 void shape_free(Shape *s)
@@ -416,8 +417,10 @@ void key_of(const at::RecordFunction &fn, Key &k)
     }
 }
 
-// Kineto's layout of the two args, as text: [[2, 3], [3]] and
-// ["float", "Scalar"].
+// Kineto's layout of the two args, as JSON texts (recorded with
+// act_arg_json, so they are arrays in the trace): [[2, 3], [3]] and
+// ["float", "Scalar"]. A text that does not fit is cut with "...]" and
+// recorded as a string.
 Shape *shape_format(const uint64_t *w, size_t n, uint64_t h)
 {
     char dims[kDims], types[kTypes];
@@ -483,6 +486,8 @@ Shape *shape_format(const uint64_t *w, size_t n, uint64_t h)
     std::memcpy(s->types, types, tl + 1);
     s->dlen = (uint32_t)dl;
     s->tlen = (uint32_t)tl;
+    s->djson = !d.cut;
+    s->tjson = !t.cut;
     std::memcpy(s->key, w, n * sizeof *w);
     s->nkey = (uint32_t)n;
     s->hash = h;
@@ -577,12 +582,14 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *o)
     }
     Thr *t = t_thr;
     if (Shape *s = c->shape) {
+        // JSON arrays, as Kineto writes them; a text cut short ("...]")
+        // is no JSON and goes as a string.
         if (g_key_dims && g_key_types) {
-            act_arg_strn_k(g_key_dims, s->dims, s->dlen);
-            act_arg_strn_k(g_key_types, s->types, s->tlen);
+            (s->djson ? act_arg_jsonn_k : act_arg_strn_k)(g_key_dims, s->dims, s->dlen);
+            (s->tjson ? act_arg_jsonn_k : act_arg_strn_k)(g_key_types, s->types, s->tlen);
         } else {
-            act_arg_strn("Input Dims", s->dims, s->dlen);
-            act_arg_strn("Input type", s->types, s->tlen);
+            (s->djson ? act_arg_jsonn : act_arg_strn)("Input Dims", s->dims, s->dlen);
+            (s->tjson ? act_arg_jsonn : act_arg_strn)("Input type", s->types, s->tlen);
         }
         // Unpinned by the thread that pinned it; another thread's end
         // leaves it pinned (never freed: async ops only, which are not
