@@ -244,3 +244,62 @@ print("STEPS", sorted(set(df["iteration"]) - {-1}))
     assert lines["DIMS"] == str(sorted(["[[2, 8], [16, 8], [16]]", "[[2, 16], [4, 16], [4]]"]))
     assert lines["TYPES"] == str(['["float", "float", "float"]'])
     assert lines["STEPS"] == "[0, 1]"  # HTA leaves the last step out
+
+
+def _properly_nested(spans):
+    """Spans of one thread never overlap partly (each pair nested or apart):
+    every start met its own end."""
+    bad = []
+    by_tid = {}
+    for e in spans:
+        by_tid.setdefault((e["pid"], e["tid"]), []).append(e)
+    for evs in by_tid.values():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in evs:
+            end = e["ts"] + e["dur"]
+            while stack and stack[-1] <= e["ts"] + 1e-3:
+                stack.pop()
+            if stack and end > stack[-1] + 1e-3:
+                bad.append(e)
+            stack.append(end)
+    return bad
+
+
+def test_frames_with_torchscript_fork_and_threads(venv, trace_path):
+    """Aten ops keep their state on a per-thread stack of frames: with
+    TorchScript functions (the interpreter can resume them elsewhere),
+    torch.jit.fork, record_function regions and ops on other threads, every op is one span that nests
+    properly on its thread, and ops after them are still recorded."""
+    r = venv.run(MODEL + '''
+import threading
+@torch.jit.script
+def inner(a):
+    return torch.relu(a) + 1
+@torch.jit.script
+def outer(a):
+    fut = torch.jit.fork(inner, a)
+    return torch.jit.wait(fut) * 2
+with actrace.session(output=sys.argv[1]):
+    actrace.torch.record_ops()
+    for i in range(5):
+        outer(x)
+    with torch.autograd.profiler.record_function("around"):
+        torch.relu(x)
+        torch.relu(x)
+    th = [threading.Thread(target=train_step) for _ in range(2)]
+    [t.start() for t in th]
+    [t.join() for t in th]
+    model(x)
+    print("MOVED", actrace.torch.ops_moved())
+''', args=[trace_path])
+    t = venv.check_trace(trace_path)
+    x = _by_name(t)
+    ops = events(t, ph="X", cat="cpu_op")
+    assert not _properly_nested(ops), _properly_nested(ops)[:3]
+    assert len(x["aten::linear"]) == 2 * 2 + 2  # two threads' steps, then the last call
+    assert len(x["aten::relu"]) >= 5 + 2 + 2 + 1
+    assert len(x["around"]) == 1
+    # TorchScript functions resumed on another thread are left out, counted.
+    moved = int(r.stdout.split("MOVED")[1])
+    assert moved + len(x.get("outer", [])) == 5, (moved, len(x.get("outer", [])))
