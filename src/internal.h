@@ -45,8 +45,16 @@ typedef enum act__vkind {
     ACT__V_UINT = 1,
     ACT__V_DOUBLE = 2,
     ACT__V_BOOL = 3,
-    ACT__V_STR = 4
+    ACT__V_STR = 4,
+    ACT__V_JSON = 5 /* a JSON text, recorded as a string (act_arg_json);
+                       written verbatim where act__json_valid, else as a string */
 } act__vkind;
+
+/* Kinds whose value is a string reference (ACT__V_STR, ACT__V_JSON). */
+static inline int act__vkind_text(unsigned kind)
+{
+    return kind == ACT__V_STR || kind == ACT__V_JSON;
+}
 
 typedef struct act__arg {
     const char *key; /* any bytes */

@@ -106,6 +106,21 @@ ACT_API void act_arg_str_k(act_key_id key, const char *value);
 ACT_API void act_arg_strn_k(act_key_id key, const char *value, size_t len);
 
 /**
+ * An arg whose value is a JSON text (an array, an object, any value), such
+ * as Kineto's "Input Dims" ([[2, 3], [3]]). Recorded like a string (the
+ * bytes are copied, nothing is parsed while recording); at write time a
+ * text that is exactly one JSON value (RFC 8259, well-formed UTF-8, at
+ * most 64 levels of nesting) is written verbatim into a Chrome trace and
+ * as a debug annotation's legacy_json_value in a Perfetto trace, and read
+ * back as ACT_VISIT_ARG_JSON; any other text is written and read back as
+ * a string arg holding those bytes, as act_arg_strn() would. NULL is "".
+ */
+ACT_API void act_arg_json(const char *key, const char *json);
+ACT_API void act_arg_jsonn(const char *key, const char *json, size_t len);
+ACT_API void act_arg_json_k(act_key_id key, const char *json);
+ACT_API void act_arg_jsonn_k(act_key_id key, const char *json, size_t len);
+
+/**
  * External correlation: spans begun on this thread while an id is pushed
  * carry it ("External id"), and plugins attach it to the device work
  * launched meanwhile, so kernels link back to the operator. Per thread;

@@ -135,7 +135,13 @@ enum {
     ACT_VISIT_ARG_UINT = 1,
     ACT_VISIT_ARG_DOUBLE = 2,
     ACT_VISIT_ARG_BOOL = 3,
-    ACT_VISIT_ARG_STRING = 4
+    ACT_VISIT_ARG_STRING = 4,
+    /** Appended after ABI 0.3: a JSON text from act_arg_json() that the
+     *  writers write verbatim (v.s holds it; it is valid JSON). Given only
+     *  to callers whose struct_size covers act_visit_arg.from_json; to
+     *  older callers, and for a text that is not valid JSON, it is
+     *  ACT_VISIT_ARG_STRING. */
+    ACT_VISIT_ARG_JSON = 5
 };
 
 typedef struct act_visit_arg {
@@ -154,6 +160,11 @@ typedef struct act_visit_arg {
         } s;
     } v;
     /* end of ABI 0.3 */
+    /** Recorded by act_arg_json(): 1 with kind ACT_VISIT_ARG_JSON, and
+     *  with kind ACT_VISIT_ARG_STRING when the text is no valid JSON (the
+     *  writers write it as a string); else 0. Set when struct_size covers it. */
+    uint8_t from_json;
+    uint8_t reserved[7];
 } act_visit_arg;
 
 /**

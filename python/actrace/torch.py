@@ -169,6 +169,7 @@ def _load():
         lib.actrace_torch_enable.restype = ctypes.c_int
         lib.actrace_torch_ops.restype = ctypes.c_uint64
         lib.actrace_torch_paused.restype = ctypes.c_uint64
+        lib.actrace_torch_moved.restype = ctypes.c_uint64
         _lib = lib
     return _lib
 
@@ -217,6 +218,13 @@ def ops_recorded():
 def ops_paused():
     """How many ops it skipped because torch.profiler was active."""
     return int(_lib.actrace_torch_paused()) if _lib is not None else 0
+
+
+def ops_moved():
+    """How many ops it left out because they ended on another thread than
+    they began on (TorchScript functions the interpreter resumed
+    elsewhere after a wait): their spans would overlap that thread's."""
+    return int(_lib.actrace_torch_moved()) if _lib is not None else 0
 
 
 # ---- torch.profiler: actrace's plugins as a Kineto child profiler -----------

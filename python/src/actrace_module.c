@@ -127,7 +127,7 @@ static act_name_id intern_slow(PyObject *name)
 
 /* Args, converted once (when the annotation is made) into what the
  * act_arg_* calls take. refs keeps the key and string objects alive. */
-enum { ARG_INT, ARG_UINT, ARG_DOUBLE, ARG_BOOL, ARG_STR };
+enum { ARG_INT, ARG_UINT, ARG_DOUBLE, ARG_BOOL, ARG_STR, ARG_JSON };
 typedef struct {
     const char *key;
     int kind;
@@ -152,6 +152,33 @@ static void args_clear(args_t *a)
     a->items = NULL;
     a->n = 0;
     Py_CLEAR(a->refs);
+}
+
+/* json.dumps(@p val, allow_nan=False, ensure_ascii=False), or NULL with
+ * the exception set. */
+static PyObject *json_text(PyObject *val)
+{
+    static PyObject *dumps, *kw;
+    if (!dumps) {
+        PyObject *m = PyImport_ImportModule("json");
+        if (!m)
+            return NULL;
+        dumps = PyObject_GetAttrString(m, "dumps");
+        Py_DECREF(m);
+        if (!dumps)
+            return NULL;
+        kw = Py_BuildValue("{s:O,s:O}", "allow_nan", Py_False, "ensure_ascii", Py_False);
+        if (!kw) {
+            Py_CLEAR(dumps);
+            return NULL;
+        }
+    }
+    PyObject *a = PyTuple_Pack(1, val);
+    if (!a)
+        return NULL;
+    PyObject *r = PyObject_Call(dumps, a, kw);
+    Py_DECREF(a);
+    return r;
 }
 
 static int arg_convert(arg_t *out, PyObject *key, PyObject *val, PyObject *refs)
@@ -193,13 +220,27 @@ static int arg_convert(arg_t *out, PyObject *key, PyObject *val, PyObject *refs)
         out->v.d = PyFloat_AS_DOUBLE(val);
         return 0;
     }
-    PyObject *s = PyUnicode_Check(val) ? (Py_INCREF(val), val) : PyObject_Str(val);
+    PyObject *s = NULL;
+    out->kind = ARG_STR;
+    if (PyList_Check(val) || PyTuple_Check(val) || PyDict_Check(val)) {
+        /* Lists, tuples and dicts as JSON (act_arg_json), as Kineto writes
+         * "Input Dims"; what json.dumps refuses (no JSON form, NaN) as
+         * its str(). */
+        s = json_text(val);
+        if (s)
+            out->kind = ARG_JSON;
+        else if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError))
+            PyErr_Clear();
+        else
+            return -1;
+    }
+    if (!s)
+        s = PyUnicode_Check(val) ? (Py_INCREF(val), val) : PyObject_Str(val);
     if (!s)
         return -1;
     Py_ssize_t len;
     out->v.s = PyUnicode_AsUTF8AndSize(s, &len);
     out->len = len;
-    out->kind = ARG_STR;
     int rc = out->v.s && PyList_Append(refs, s) == 0 ? 0 : -1;
     Py_DECREF(s);
     return rc;
@@ -258,6 +299,7 @@ static void args_emit(const args_t *a)
         case ARG_UINT: act_arg_uint(x->key, x->v.u); break;
         case ARG_DOUBLE: act_arg_double(x->key, x->v.d); break;
         case ARG_BOOL: act_arg_bool(x->key, (int)x->v.i); break;
+        case ARG_JSON: act_arg_jsonn(x->key, x->v.s, (size_t)x->len); break;
         default: act_arg_strn(x->key, x->v.s, (size_t)x->len); break;
         }
     }

@@ -45,7 +45,7 @@
 //  - counter samples become counter tracks (MTIA_COUNTERS with
 //    addCounterValue, torch >= 2.13); on older torch they are dropped and
 //    counted;
-//  - args become metadata; records outside the profiler's window are
+//  - args become metadata (JSON args, act_arg_json, as raw JSON); records outside the profiler's window are
 //    dropped and counted;
 //  - drops, refused plugins and plugin warnings go into the trace's
 //    metadata ("actrace") and to stderr.
@@ -413,6 +413,12 @@ class Session final : public libkineto::IActivityProfilerSession {
             case ACT_VISIT_ARG_UINT: a.addTypedMetadata(key, libkineto::TypedValue{(uint64_t)args[i].v.u}); break;
             case ACT_VISIT_ARG_DOUBLE: a.addTypedMetadata(key, libkineto::TypedValue{args[i].v.d}); break;
             case ACT_VISIT_ARG_BOOL: a.addTypedMetadata(key, libkineto::TypedValue{args[i].v.b != 0}); break;
+            // Valid JSON (libactrace checked it, as its writers do): raw,
+            // as Kineto writes its own "Input Dims".
+            case ACT_VISIT_ARG_JSON:
+                a.addTypedMetadata(key, libkineto::TypedValue{libkineto::RawJson{
+                                            std::string(args[i].v.s.ptr, args[i].v.s.len)}});
+                break;
             default: a.addMetadataQuoted(key, kineto_safe(args[i].v.s.ptr, args[i].v.s.len)); break;
             }
         }

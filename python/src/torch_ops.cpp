@@ -59,9 +59,13 @@ constexpr size_t kNameSlots = 1024;
 constexpr size_t kShapeSlots = 512;
 constexpr size_t kKeyWords = 256; // shape keys longer than this are not cached
 constexpr uint64_t kCorrBlock = 4096;
+constexpr size_t kFrames = 256;   // nested ops per thread kept without a context
+constexpr size_t kPtrSlots = 512; // names cached by address
+constexpr size_t kPtrBytes = 32;  // ... up to this many bytes with the NUL
 
 std::atomic<uint64_t> g_next_corr{1};
 std::atomic<uint64_t> g_paused{0};
+std::atomic<uint64_t> g_moved{0}; // ops that ended on another thread than they began
 std::atomic<int> g_paused_said{0};
 bool g_shapes = false;
 bool g_floor = false; // bench only: callbacks that record nothing
@@ -79,6 +83,7 @@ struct Shape {
     char *dims = nullptr;
     char *types = nullptr;
     uint32_t dlen = 0, tlen = 0;
+    bool djson = false, tjson = false; // whole (not cut): JSON arrays
 };
 
 void shape_free(Shape *s)
@@ -97,6 +102,31 @@ struct NameSlot {
     act_name_id id;
 };
 
+// A name by its address: the bytes up to and including the NUL, zero
+// padded, and a mask of those bytes, so a hit is one masked compare of
+// the words at that address (which hold the same bytes, the NUL
+// included).
+struct PtrSlot {
+    const char *ptr;
+    uint64_t w[kPtrBytes / 8];
+    uint64_t m[kPtrBytes / 8];
+    act_name_id id;
+};
+
+// One running op of this thread that records: what its end needs. Ops of
+// FUNCTION and BACKWARD_FUNCTION scope (RecordFunction guards on the
+// stack, so they end in reverse order on their thread) keep this on a
+// per-thread stack instead of a context torch allocates, stores and
+// destroys per op; on_end finds its frame by the RecordFunction's address.
+struct Frame {
+    const at::RecordFunction *fn;
+    int64_t t0;
+    int64_t seq;
+    Shape *shape; // cached (pinned) or, if !cached, owned
+    act_name_id id;
+    bool cached;
+};
+
 struct Ctx;
 
 // Everything per thread, reached through one thread_local pointer.
@@ -104,7 +134,10 @@ struct Thr {
     Ctx *free = nullptr;
     uint64_t corr_next = 0, corr_end = 0;
     std::atomic<uint64_t> ops{0}; // written by this thread only
+    uint32_t depth = 0;           // frames in use
     Thr *prev = nullptr, *next = nullptr;
+    Frame frames[kFrames] = {};
+    PtrSlot ptrs[kPtrSlots] = {};
     NameSlot names[kNameSlots] = {};
     Shape *shapes[kShapeSlots] = {};
 };
@@ -178,6 +211,15 @@ void thr_release(Thr *t)
     }
     for (NameSlot &s : t->names)
         std::free(s.copy);
+    // Frames left by ops that never ended here (the thread exits inside
+    // one): their pins go, their owned shapes are freed.
+    for (uint32_t i = 0; i < t->depth && i < kFrames; i++) {
+        Frame &f = t->frames[i];
+        if (f.shape && f.cached)
+            f.shape->pins--;
+        else
+            shape_free(f.shape);
+    }
     for (Shape *s : t->shapes)
         if (s && !s->pins)
             shape_free(s); // a pinned one belongs to an op still running elsewhere
@@ -260,7 +302,7 @@ __attribute__((noinline)) act_name_id intern_miss(NameSlot &sl, uint64_t h, cons
     return id;
 }
 
-inline act_name_id intern(Thr *t, const char *s)
+inline act_name_id intern_bytes(Thr *t, const char *s)
 {
     size_t n = std::strlen(s);
     uint64_t h;
@@ -278,6 +320,54 @@ inline act_name_id intern(Thr *t, const char *s)
         return act_name(s);
     return intern_miss(sl, h, s, n);
 }
+
+// Remembers @p s (its bytes, if they fit) in address slot @p p.
+__attribute__((noinline)) act_name_id intern_ptr_put(PtrSlot &p, const char *s,
+                                                     act_name_id id)
+{
+    size_t n = std::strlen(s) + 1;
+    p.ptr = nullptr;
+    if (!id || n > kPtrBytes)
+        return id;
+    unsigned char b[kPtrBytes] = {}, m[kPtrBytes] = {};
+    std::memcpy(b, s, n);
+    std::memset(m, 0xff, n);
+    std::memcpy(p.w, b, sizeof b);
+    std::memcpy(p.m, m, sizeof m);
+    p.id = id;
+    p.ptr = s;
+    return id;
+}
+
+inline size_t ptr_slot(const char *s)
+{
+    uintptr_t a = (uintptr_t)s;
+    return (size_t)((a >> 3 ^ a >> 12) & (kPtrSlots - 1));
+}
+
+// A miss by address: by bytes, then remembered by address.
+__attribute__((noinline)) act_name_id intern_slow(Thr *t, PtrSlot &p, const char *s)
+{
+    return intern_ptr_put(p, s, intern_bytes(t, s));
+}
+
+__attribute__((always_inline)) inline act_name_id intern(Thr *t, const char *s)
+{
+    // By address first: names of aten ops live in their schema, so the
+    // same op passes the same pointer; the bytes there are checked, so a
+    // reused address with other bytes misses. Read as kPtrBytes bytes at
+    // once where that stays inside s's page.
+    PtrSlot &p = t->ptrs[ptr_slot(s)];
+    if (p.ptr == s && ((uintptr_t)s & 4095) <= 4096 - kPtrBytes) {
+        uint64_t d = 0;
+        for (size_t i = 0; i < kPtrBytes / 8; i++)
+            d |= (ld8(s + 8 * i) ^ p.w[i]) & p.m[i];
+        if (!d)
+            return p.id;
+    }
+    return intern_slow(t, p, s);
+}
+
 
 // ---- shapes -----------------------------------------------------------------
 
@@ -416,8 +506,10 @@ void key_of(const at::RecordFunction &fn, Key &k)
     }
 }
 
-// Kineto's layout of the two args, as text: [[2, 3], [3]] and
-// ["float", "Scalar"].
+// Kineto's layout of the two args, as JSON texts (recorded with
+// act_arg_json, so they are arrays in the trace): [[2, 3], [3]] and
+// ["float", "Scalar"]. A text that does not fit is cut with "...]" and
+// recorded as a string.
 Shape *shape_format(const uint64_t *w, size_t n, uint64_t h)
 {
     char dims[kDims], types[kTypes];
@@ -483,17 +575,20 @@ Shape *shape_format(const uint64_t *w, size_t n, uint64_t h)
     std::memcpy(s->types, types, tl + 1);
     s->dlen = (uint32_t)dl;
     s->tlen = (uint32_t)tl;
+    s->djson = !d.cut;
+    s->tjson = !t.cut;
     std::memcpy(s->key, w, n * sizeof *w);
     s->nkey = (uint32_t)n;
     s->hash = h;
     return s;
 }
 
-// The shape texts of @p fn's inputs, for context @p c: a pinned cache
-// entry, or one the context owns (a key too long to cache, or its slot
-// held by a running op).
-void shapes_of(const at::RecordFunction &fn, Thr *t, Ctx *c)
+// The shape texts of @p fn's inputs into *@p out: a pinned cache entry
+// (*@p cached), or one the caller owns (a key too long to cache, or its
+// slot held by a running op).
+void shapes_of(const at::RecordFunction &fn, Thr *t, Shape **out, bool *cached)
 {
+    *cached = false;
     Key k;
     key_of(fn, k);
     if (!k.ok)
@@ -506,8 +601,8 @@ void shapes_of(const at::RecordFunction &fn, Thr *t, Ctx *c)
     if (cacheable && sl && sl->hash == h && sl->nkey == k.n &&
         std::memcmp(sl->key, k.w, k.n * sizeof *k.w) == 0) {
         sl->pins++;
-        c->shape = sl;
-        c->cached = true;
+        *out = sl;
+        *cached = true;
         return;
     }
     Shape *s = shape_format(k.w, k.n, h);
@@ -517,83 +612,194 @@ void shapes_of(const at::RecordFunction &fn, Thr *t, Ctx *c)
         shape_free(sl);
         sl = s;
         s->pins = 1;
-        c->cached = true;
+        *cached = true;
     }
-    c->shape = s;
+    *out = s;
 }
 
 // ---- the callbacks ----------------------------------------------------------
 
-std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
+inline uint64_t next_corr(Thr *t)
 {
-    if (g_floor)
-        return nullptr;
-    if (torch::profiler::impl::profilerEnabled()) {
-        g_paused.fetch_add(1, std::memory_order_relaxed);
-        if (!g_paused_said.exchange(1, std::memory_order_relaxed))
-            act_log(ACT_LOG_WARN, "actrace.torch: torch.profiler is active: record_ops() "
-                                  "pauses while it runs (nothing is recorded twice)");
-        return nullptr;
+    if (t->corr_next == t->corr_end) {
+        t->corr_next = g_next_corr.fetch_add(kCorrBlock, std::memory_order_relaxed);
+        t->corr_end = t->corr_next + kCorrBlock;
     }
-    Thr *t = thr();
-    if (!t)
-        return nullptr;
+    return t->corr_next++;
+}
+
+// The shapes of an op that ends: unpinned (by the thread that pinned it;
+// async ops, which may end elsewhere, are never cached) or freed.
+inline void shape_done(Shape *s, bool cached, Thr *t, Thr *owner)
+{
+    if (!s)
+        return;
+    if (!cached)
+        shape_free(s);
+    else if (t == owner)
+        s->pins--;
+}
+
+inline void ops_count(Thr *t)
+{
+    if (t)
+        t->ops.store(t->ops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+__attribute__((noinline)) bool paused()
+{
+    if (!torch::profiler::impl::profilerEnabled())
+        return false;
+    g_paused.fetch_add(1, std::memory_order_relaxed);
+    if (!g_paused_said.exchange(1, std::memory_order_relaxed))
+        act_log(ACT_LOG_WARN, "actrace.torch: torch.profiler is active: record_ops() "
+                              "pauses while it runs (nothing is recorded twice)");
+    return true;
+}
+
+// record_function regions (their RecordFunction may end out of order, as
+// a Python generator's region can), TorchScript functions (the
+// interpreter may resume them on another thread), async ops and ops
+// nested deeper than kFrames: a context of their own.
+__attribute__((noinline)) std::unique_ptr<at::ObserverContext> start_ctx(const at::RecordFunction &fn,
+                                                                         Thr *t, bool user)
+{
     auto c = std::unique_ptr<Ctx>(new Ctx);
     c->owner = t;
     const char *name = fn.name();
     c->id = intern(t, name);
     c->name = c->id ? nullptr : name;
-    c->type = fn.scope() == at::RecordScope::USER_SCOPE ? ACT_USER_ANNOTATION : ACT_CPU_OP;
+    c->type = user ? ACT_USER_ANNOTATION : ACT_CPU_OP;
     c->seq = fn.seqNr();
-    if (g_shapes && c->type == ACT_CPU_OP)
-        shapes_of(fn, t, c.get());
-    c->pushed = !fn.isAsync();
-    if (c->pushed) {
-        if (t->corr_next == t->corr_end) {
-            t->corr_next = g_next_corr.fetch_add(kCorrBlock, std::memory_order_relaxed);
-            t->corr_end = t->corr_next + kCorrBlock;
-        }
-        act_correlation_push(t->corr_next++);
-    }
+    if (g_shapes && !user)
+        shapes_of(fn, t, &c->shape, &c->cached);
+    // A TorchScript function's correlation id is not pushed: the
+    // interpreter may finish it on another thread, which could not pop it.
+    c->pushed = !fn.isAsync() && fn.scope() != at::RecordScope::TORCHSCRIPT_FUNCTION;
+    if (c->pushed)
+        act_correlation_push(next_corr(t));
     c->t0 = act_now_ns();
     return c;
 }
 
-void on_end(const at::RecordFunction &fn, at::ObserverContext *o)
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
 {
-    Ctx *c = static_cast<Ctx *>(o);
-    if (!c)
+    if (g_floor)
+        return nullptr;
+    Thr *t = thr();
+    if (!t)
+        return nullptr;
+    // torch.profiler is asked at the thread's outermost op only: inside an
+    // op this thread records, it cannot have started (Python starts it
+    // between ops, or inside a record_function region, which keeps no
+    // frame).
+    if (!t->depth && paused())
+        return nullptr;
+    at::RecordScope sc = fn.scope();
+    bool user = sc == at::RecordScope::USER_SCOPE;
+    if ((sc != at::RecordScope::FUNCTION && sc != at::RecordScope::BACKWARD_FUNCTION) ||
+        t->depth == kFrames || fn.isAsync())
+        return start_ctx(fn, t, user);
+    Frame &f = t->frames[t->depth++];
+    f.fn = &fn;
+    f.id = intern(t, fn.name());
+    f.seq = fn.seqNr();
+    f.shape = nullptr;
+    if (g_shapes)
+        shapes_of(fn, t, &f.shape, &f.cached);
+    act_correlation_push(next_corr(t));
+    f.t0 = act_now_ns();
+    return nullptr;
+}
+
+// Its args, after the span (act_arg_* attach to the thread's last event).
+inline void args_of(int64_t seq, const Shape *s)
+{
+    if (seq >= 0) {
+        if (g_key_seq)
+            act_arg_int_k(g_key_seq, seq);
+        else
+            act_arg_int("Sequence number", seq);
+    }
+    if (!s)
         return;
+    // JSON arrays, as Kineto writes them; a text cut short ("...]")
+    // is no JSON and goes as a string.
+    if (g_key_dims && g_key_types) {
+        (s->djson ? act_arg_jsonn_k : act_arg_strn_k)(g_key_dims, s->dims, s->dlen);
+        (s->tjson ? act_arg_jsonn_k : act_arg_strn_k)(g_key_types, s->types, s->tlen);
+    } else {
+        (s->djson ? act_arg_jsonn : act_arg_strn)("Input Dims", s->dims, s->dlen);
+        (s->tjson ? act_arg_jsonn : act_arg_strn)("Input type", s->types, s->tlen);
+    }
+}
+
+// The top frame is not @p fn's: an op above it never ended on this
+// thread (none should; this keeps the stack sound if one does). Drops the
+// frames above @p fn's, with their correlation ids and shapes, and
+// returns true; false (nothing changed) when @p fn has no frame.
+__attribute__((noinline)) bool frames_unwind(Thr *t, const at::RecordFunction *fn)
+{
+    uint32_t i = t->depth;
+    while (i && t->frames[i - 1].fn != fn)
+        i--;
+    if (!i)
+        return false;
+    while (t->depth > i) {
+        Frame &f = t->frames[--t->depth];
+        shape_done(f.shape, f.cached, t, t);
+        act_correlation_pop();
+    }
+    return true;
+}
+
+__attribute__((noinline)) void end_ctx(const at::RecordFunction &fn, Ctx *c)
+{
+    Thr *t = t_thr;
+    if (t != c->owner && !fn.isAsync()) {
+        // Begun on another thread and ended here (a TorchScript function
+        // the interpreter resumed elsewhere): its span would overlap this
+        // thread's spans partly, and its correlation id is the other
+        // thread's. Not recorded; counted.
+        g_moved.fetch_add(1, std::memory_order_relaxed);
+        shape_done(c->shape, c->cached, t, c->owner);
+        c->shape = nullptr;
+        return;
+    }
     int64_t t1 = act_now_ns();
     if (c->id)
         act_span_record_id((act_activity_type)c->type, c->id, c->t0, t1);
     else
         act_span_record((act_activity_type)c->type, fn.name(), c->t0, t1);
-    if (c->seq >= 0) {
-        if (g_key_seq)
-            act_arg_int_k(g_key_seq, c->seq);
-        else
-            act_arg_int("Sequence number", c->seq);
-    }
-    Thr *t = t_thr;
-    if (Shape *s = c->shape) {
-        if (g_key_dims && g_key_types) {
-            act_arg_strn_k(g_key_dims, s->dims, s->dlen);
-            act_arg_strn_k(g_key_types, s->types, s->tlen);
-        } else {
-            act_arg_strn("Input Dims", s->dims, s->dlen);
-            act_arg_strn("Input type", s->types, s->tlen);
-        }
-        // Unpinned by the thread that pinned it; another thread's end
-        // leaves it pinned (never freed: async ops only, which are not
-        // cached, so this does not happen).
-        if (c->cached && t == c->owner)
-            s->pins--;
-    }
+    args_of(c->seq, c->shape);
+    shape_done(c->shape, c->cached, t, c->owner);
+    c->shape = nullptr;
     if (c->pushed)
         act_correlation_pop();
-    if (t)
-        t->ops.store(t->ops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    ops_count(t);
+}
+
+void on_end(const at::RecordFunction &fn, at::ObserverContext *o)
+{
+    if (o)
+        return end_ctx(fn, static_cast<Ctx *>(o));
+    // An op with a frame: the thread's top one, for this RecordFunction.
+    // Anything else (paused, or started before record_ops) has none.
+    Thr *t = t_thr;
+    if (!t || !t->depth)
+        return;
+    if (t->frames[t->depth - 1].fn != &fn && !frames_unwind(t, &fn))
+        return;
+    Frame &f = t->frames[--t->depth];
+    int64_t t1 = act_now_ns();
+    if (f.id)
+        act_span_record_id(ACT_CPU_OP, f.id, f.t0, t1);
+    else
+        act_span_record(ACT_CPU_OP, fn.name(), f.t0, t1);
+    args_of(f.seq, f.shape);
+    shape_done(f.shape, f.cached, t, t);
+    act_correlation_pop();
+    ops_count(t);
 }
 
 } // namespace
@@ -643,6 +849,11 @@ __attribute__((visibility("default"))) uint64_t actrace_torch_ops(void)
     for (Thr *t = g_thrs; t; t = t->next)
         n += t->ops.load(std::memory_order_relaxed);
     return n;
+}
+
+__attribute__((visibility("default"))) uint64_t actrace_torch_moved(void)
+{
+    return g_moved.load(std::memory_order_relaxed);
 }
 
 __attribute__((visibility("default"))) uint64_t actrace_torch_paused(void)

@@ -54,7 +54,9 @@ def worker():
     actrace.instant("after-rename")
 
 with actrace.session(output=sys.argv[1]) as s:
-    with actrace.annotate("outer", i=7, big=2**63 + 5, f=0.25, flag=True, text="t\"x", obj=[1, 2]):
+    with actrace.annotate("outer", i=7, big=2**63 + 5, f=0.25, flag=True, text="t\"x", obj=[1, 2],
+                         dims=((2, 3), (3,)), d={"k": ["\u00e9", None, 1.5]}, nan=[float("nan")],
+                         st={1}):
         assert plain(1) == 2
         with actrace.annotate("inner"):
             actrace.instant("mark", n=3)
@@ -106,7 +108,11 @@ def test_api_in_trace(venv, trace_path):
     outer, = x["outer"]
     assert outer["cat"] == "user_annotation"
     assert outer["args"] == {"i": 7, "big": 2**63 + 5, "f": 0.25, "flag": True,
-                             "text": "t\"x", "obj": "[1, 2]"}
+                             "text": "t\"x", "obj": [1, 2],
+                             # lists, tuples and dicts as JSON values; what
+                             # has no JSON form (NaN, a set) as its str()
+                             "dims": [[2, 3], [3]], "d": {"k": ["\u00e9", None, 1.5]},
+                             "nan": "[nan]", "st": "{1}"}
     # The decorator's default name is the qualified name.
     plain, = x["plain"]
     inner, = x["inner"]

@@ -425,3 +425,24 @@ prof.export_chrome_trace(sys.argv[1])
     # trace stays valid either way.
     other, = [e for e in events(t, ph="X", cat="privateuse1_runtime") if e["args"].get("n") == 4]
     assert other["name"] in ("na\u00efve", "unknown")
+
+
+def test_json_args_through_the_bridge(venv, tmp_path):
+    """JSON args (a list given to annotate, recorded with act_arg_json)
+    reach torch.profiler's trace as JSON values, as Kineto writes its own
+    "Input Dims"; a text that is no JSON stays a string."""
+    path = str(tmp_path / "json_args.json")
+    venv.run(PRELUDE + r'''
+actrace.torch.enable(plugins=["host"])
+with profile(activities=[ProfilerActivity.CPU]) as prof:
+    with actrace.annotate("dims", dims=[[2, 3], [3]], types=("float", ""), m={"k": [1, None]},
+                          text="[[2, 3], [3]]", n=5):
+        y = torch.ones(3) * 2
+prof.export_chrome_trace(sys.argv[1])
+''', args=[path])
+    t = _check_full_and_copy(venv, path, "py_torch_json_args.json")
+    ann, = [e for e in events(t, ph="X", cat="privateuse1_runtime") if e["args"].get("n") == 5]
+    assert ann["args"]["dims"] == [[2, 3], [3]]
+    assert ann["args"]["types"] == ["float", ""]
+    assert ann["args"]["m"] == {"k": [1, None]}
+    assert ann["args"]["text"] == "[[2, 3], [3]]"

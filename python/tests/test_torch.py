@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
 """actrace.torch.record_ops() on a real model with torch from PyPI."""
+import json
+import os
+
 import pytest
 
-from conftest import events, inside
+from conftest import TRACES, events, inside
 
 MODEL = r'''
 import sys, torch, actrace, actrace.torch
@@ -62,9 +65,17 @@ with actrace.session(output=sys.argv[1]):
     assert len(set(ids)) == len(ids) and all(isinstance(i, int) and i > 0 for i in ids)
     assert all(isinstance(e["args"]["Sequence number"], int) for e in x["aten::linear"])
     if shapes:
-        dims = {e["args"]["Input Dims"] for e in x["aten::linear"]}
+        # Kineto's array form: lists once the trace is parsed (json.load).
+        dims = {json.dumps(e["args"]["Input Dims"]) for e in x["aten::linear"]}
         assert dims == {"[[2, 8], [16, 8], [16]]", "[[2, 16], [4, 16], [4]]"}
-        assert x["aten::linear"][0]["args"]["Input type"] == '["float", "float", "float"]'
+        assert all(e["args"]["Input type"] == ["float", "float", "float"] for e in x["aten::linear"])
+        # Non-tensor inputs: [] and their kind's name, as Kineto; None: "".
+        for e in ops:
+            d, ty = e["args"].get("Input Dims"), e["args"].get("Input type")
+            if d is not None:
+                assert isinstance(d, list) and all(isinstance(v, list) for v in d), e
+                assert isinstance(ty, list) and len(ty) == len(d), e
+                assert all(isinstance(v, str) for v in ty), e
     else:
         assert not any("Input Dims" in e["args"] for e in ops)
     # Backward ops are recorded too (autograd's engine thread, or this one).
@@ -91,7 +102,6 @@ print("paused", actrace.torch.ops_paused())
     x = _by_name(t)
     assert len(x["aten::linear"]) == 2 * 2  # the two calls outside the profiler
     assert "under-torch-profiler" not in x
-    import json
     k = json.load(open(kineto))
     assert sum(e.get("name") == "aten::linear" for e in k["traceEvents"]) == 2
 
@@ -185,10 +195,111 @@ def test_long_shapes_are_cut(venv, trace_path):
     ops = events(t, ph="X", name="actrace_test::many")
     assert len(ops) == 3
     for e in ops:
+        # Cut: no JSON, so a string; the types fit: an array.
         dims = e["args"]["Input Dims"]
         assert dims.startswith("[[" + ", ".join(["1"] * 60) + "], [1, 1")
         assert dims.endswith(", ...]") and len(dims) == 508, dims
-        assert e["args"]["Input type"] == '["float", "float", "float", "float", "float"]'
+        assert e["args"]["Input type"] == ["float"] * 5
     # The op's body ran inside it, with shapes of its own.
     clones = events(t, ph="X", name="aten::clone")
-    assert len(clones) == 3 and all(e["args"]["Input Dims"].startswith("[[1, 1") for e in clones)
+    assert len(clones) == 3 and all(e["args"]["Input Dims"][0] == [1] * 60 for e in clones)
+
+
+def test_record_ops_shapes_hta(venv, tmp_path):
+    """HolisticTraceAnalysis reads record_ops(shapes=True)'s "Input Dims"
+    and "Input type" as lists (value type Object in its parser config),
+    as it reads Kineto's: they are JSON arrays in the trace, not strings."""
+    import shutil
+    d = tmp_path / "ranks"
+    d.mkdir()
+    path = str(d / "rank-0.json")
+    venv.run(MODEL + '''
+with actrace.session(output=sys.argv[1]):
+    actrace.torch.record_ops(shapes=True)
+    for i in range(3):
+        train_step()
+        actrace.step()
+''', args=[path])
+    venv.check_trace(path)
+    shutil.copy(path, os.path.join(TRACES, "py_record_ops_shapes_hta.json"))
+    r = venv.run(r'''
+import json, sys
+from hta.configs.parser_config import ParserConfig
+from hta.trace_analysis import TraceAnalysis
+cfg = ParserConfig.get_default_cfg()
+cfg.set_args(ParserConfig.get_minimum_args() + ParserConfig.ARGS_INPUT_SHAPE)
+ParserConfig.set_default_cfg(cfg)
+a = TraceAnalysis(trace_dir=sys.argv[1])
+df = a.t.get_trace(0)
+sym = a.t.symbol_table.get_sym_table()
+lin = df[df["name"].map(lambda i: sym[i]) == "aten::linear"]
+dims = [json.dumps(v) for v in lin["input_dims"]]
+types = [json.dumps(v) for v in lin["input_type"]]
+assert all(isinstance(v, list) for v in lin["input_dims"]), lin["input_dims"].tolist()
+print("DIMS", sorted(set(dims)))
+print("TYPES", sorted(set(types)))
+print("STEPS", sorted(set(df["iteration"]) - {-1}))
+''', args=[str(d)])
+    lines = dict(l.split(" ", 1) for l in r.stdout.splitlines() if l[:5] in ("DIMS ", "TYPES", "STEPS"))
+    assert lines["DIMS"] == str(sorted(["[[2, 8], [16, 8], [16]]", "[[2, 16], [4, 16], [4]]"]))
+    assert lines["TYPES"] == str(['["float", "float", "float"]'])
+    assert lines["STEPS"] == "[0, 1]"  # HTA leaves the last step out
+
+
+def _properly_nested(spans):
+    """Spans of one thread never overlap partly (each pair nested or apart):
+    every start met its own end."""
+    bad = []
+    by_tid = {}
+    for e in spans:
+        by_tid.setdefault((e["pid"], e["tid"]), []).append(e)
+    for evs in by_tid.values():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in evs:
+            end = e["ts"] + e["dur"]
+            while stack and stack[-1] <= e["ts"] + 1e-3:
+                stack.pop()
+            if stack and end > stack[-1] + 1e-3:
+                bad.append(e)
+            stack.append(end)
+    return bad
+
+
+def test_frames_with_torchscript_fork_and_threads(venv, trace_path):
+    """Aten ops keep their state on a per-thread stack of frames: with
+    TorchScript functions (the interpreter can resume them elsewhere),
+    torch.jit.fork, record_function regions and ops on other threads, every op is one span that nests
+    properly on its thread, and ops after them are still recorded."""
+    r = venv.run(MODEL + '''
+import threading
+@torch.jit.script
+def inner(a):
+    return torch.relu(a) + 1
+@torch.jit.script
+def outer(a):
+    fut = torch.jit.fork(inner, a)
+    return torch.jit.wait(fut) * 2
+with actrace.session(output=sys.argv[1]):
+    actrace.torch.record_ops()
+    for i in range(5):
+        outer(x)
+    with torch.autograd.profiler.record_function("around"):
+        torch.relu(x)
+        torch.relu(x)
+    th = [threading.Thread(target=train_step) for _ in range(2)]
+    [t.start() for t in th]
+    [t.join() for t in th]
+    model(x)
+    print("MOVED", actrace.torch.ops_moved())
+''', args=[trace_path])
+    t = venv.check_trace(trace_path)
+    x = _by_name(t)
+    ops = events(t, ph="X", cat="cpu_op")
+    assert not _properly_nested(ops), _properly_nested(ops)[:3]
+    assert len(x["aten::linear"]) == 2 * 2 + 2  # two threads' steps, then the last call
+    assert len(x["aten::relu"]) >= 5 + 2 + 2 + 1
+    assert len(x["around"]) == 1
+    # TorchScript functions resumed on another thread are left out, counted.
+    moved = int(r.stdout.split("MOVED")[1])
+    assert moved + len(x.get("outer", [])) == 5, (moved, len(x.get("outer", [])))

@@ -919,8 +919,8 @@ static ACT_INLINE void arg_write(act__thread *t, uint8_t st, act__rec *half,
 /* Attach one arg to the current event: in the free second slot of its
  * last arg record, or in a new arg record. The key: string @p key, or if
  * NULL the interned @p kid (one act_key never returned is the empty key).
- * @p sval: a string value's bytes (kind ACT__V_STR), else @p bits is the
- * value. */
+ * @p sval: a string value's bytes (kinds ACT__V_STR, ACT__V_JSON; never
+ * NULL for them), else NULL and @p bits is the value. */
 static inline void arg_put(act__thread *t, const char *key, uint32_t kid,
                            act__vkind kind, uint64_t bits, const char *sval,
                            uint32_t slen)
@@ -947,21 +947,21 @@ static inline void arg_put(act__thread *t, const char *key, uint32_t kid,
     }
     size_t vh = 0;
     uint32_t vref = 0;
-    if (kind == ACT__V_STR && !(vref = value_cached(t, sval, &slen, &vh)))
+    if (sval && !(vref = value_cached(t, sval, &slen, &vh)))
         need += act__str_space(slen);
     act__rec *half = t->arg_half;
     if (half && (size_t)(t->str - (char *)t->rec) >= need) {
         /* The second slot of the last arg record (in the tail chunk). */
         if (!kref)
             kref = act__thread_put_str(t, key, klen);
-        if (kind == ACT__V_STR)
+        if (sval)
             bits = vref ? vref : value_put(t, sval, slen, vh);
         arg_write_half(t, half, kind, kref, bits);
         return;
     }
     if (ACT_UNLIKELY((char *)(t->rec + 1) + need > t->str)) {
         const act__chunk *old = t->tail;
-        if (kind == ACT__V_STR && vref)
+        if (sval && vref)
             need += act__str_space(slen); /* copies are per chunk */
         if (reserve(t, 1, need) != 0) {
             group_undo(t);
@@ -972,7 +972,7 @@ static inline void arg_put(act__thread *t, const char *key, uint32_t kid,
     }
     if (!kref)
         kref = act__thread_put_str(t, key, klen);
-    if (kind == ACT__V_STR)
+    if (sval)
         bits = vref ? vref : value_put(t, sval, slen, vh);
     arg_write_new(t, kind, kref, bits);
 }
@@ -992,14 +992,15 @@ static inline void arg_body(act_session *s, const char *key, uint32_t kid,
     GUARD(atomic_fetch_add_explicit(&(s)->args_dropped_reentrant, 1, memory_order_relaxed), BODY)
 
 /* The full path of every arg call (@p bits: a string value's pointer for
- * kind ACT__V_STR, so that no argument goes on the stack). */
+ * kinds ACT__V_STR and ACT__V_JSON, so that no argument goes on the
+ * stack). */
 static ACT_NOINLINE void arg_slow(act_session *s, const char *key, uint32_t kid,
                                   act__vkind kind, uint64_t bits, uint32_t slen)
 {
     if (ACT_UNLIKELY(s->lazy))
         return; /* no event before it: an orphan, and nothing to count it in */
     const char *sval = NULL;
-    if (kind == ACT__V_STR && !(sval = (const char *)(uintptr_t)bits)) {
+    if (act__vkind_text(kind) && !(sval = (const char *)(uintptr_t)bits)) {
         sval = "";
         slen = 0;
     }
@@ -1239,4 +1240,40 @@ act__thread *act__thread_for(act_session *s)
     if (t)
         tl_set(s, t);
     return t;
+}
+
+/* ---- JSON args -------------------------------------------------------------- */
+
+/* A text arg of kind @p kind by the string args' full path (the fast
+ * paths are ACT__V_STR's): string key @p key, or if NULL interned @p kid;
+ * @p len SIZE_MAX: up to the value's NUL. */
+static ACT_INLINE void arg_text(const char *key, act_key_id kid, act__vkind kind,
+                                const char *value, size_t len)
+{
+    IF_RECORDING(s)
+    if (!value)
+        value = "", len = 0;
+    else if (len == SIZE_MAX)
+        len = strlen(value);
+    arg_slow(s, key, kid, kind, (uintptr_t)value, str_len(len));
+}
+
+void act_arg_json(const char *key, const char *json)
+{
+    arg_text(key ? key : "", 0, ACT__V_JSON, json, SIZE_MAX);
+}
+
+void act_arg_jsonn(const char *key, const char *json, size_t len)
+{
+    arg_text(key ? key : "", 0, ACT__V_JSON, json, len == SIZE_MAX ? len - 1 : len);
+}
+
+void act_arg_json_k(act_key_id key, const char *json)
+{
+    arg_text(NULL, key, ACT__V_JSON, json, SIZE_MAX);
+}
+
+void act_arg_jsonn_k(act_key_id key, const char *json, size_t len)
+{
+    arg_text(NULL, key, ACT__V_JSON, json, len == SIZE_MAX ? len - 1 : len);
 }

@@ -241,7 +241,7 @@ static int emit_unguarded(act_session *s, const act__emit_record *r)
     uint32_t strbytes = act__str_space(nlen);
     for (size_t i = 0; i < r->nargs; i++) {
         strbytes += act__str_space(cap32(r->args[i].key_len, 65535));
-        if (r->args[i].kind == ACT__V_STR)
+        if (act__vkind_text(r->args[i].kind))
             strbytes += act__str_space(cap32(r->args[i].v.s.n, 1u << 20));
     }
     uint32_t nrec = 2 + (uint32_t)r->nargs;
@@ -282,6 +282,7 @@ static int emit_unguarded(act_session *s, const act__emit_record *r)
         case ACT__V_DOUBLE: memcpy(&a->x, &in->v.d, 8); break;
         case ACT__V_BOOL: a->x = in->v.b != 0; break;
         case ACT__V_STR:
+        case ACT__V_JSON:
             a->x = act__thread_put_str(t, in->v.s.p, cap32(in->v.s.n, 1u << 20));
             break;
         }

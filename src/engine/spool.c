@@ -322,6 +322,7 @@ void act__spool_log_prop(uint32_t device, const act__arg *a)
     case ACT__V_UINT: v[2] = (int64_t)a->v.u; break;
     case ACT__V_DOUBLE: memcpy(&v[2], &a->v.d, 8); break;
     case ACT__V_BOOL: v[2] = a->v.b; break;
+    case ACT__V_JSON: /* device properties are never JSON */
     case ACT__V_STR: strs[1] = a->v.s.p; lens[1] = a->v.s.n; break;
     }
     act__spool_log(ACT__SP_PROP, v, 3, strs, lens, 2);
@@ -714,11 +715,14 @@ static int64_t chunk_check(act__chunk *c, int64_t anchor, int64_t latest, uint64
                 latest = r->t0;
             break;
         case ACT__R_ARG:
-            if (r->flags == ACT__V_STR)
+            /* A kind beyond the last is refused: its value would be read
+             * as a string reference nobody checked. */
+            ok = ok && r->flags <= ACT__V_JSON;
+            if (act__vkind_text(r->flags))
                 ok = ok && ref_ok(c, (uint32_t)r->x | ACT__REF_LOCAL);
             if (t1 & ACT__ARG2_PRESENT) {
-                ok = ok && ref_ok(c, (uint32_t)t1);
-                if ((uint8_t)(t1 >> 32) == ACT__V_STR)
+                ok = ok && ref_ok(c, (uint32_t)t1) && (uint8_t)(t1 >> 32) <= ACT__V_JSON;
+                if (act__vkind_text((uint8_t)(t1 >> 32)))
                     ok = ok && ref_ok(c, (uint32_t)r->t0 | ACT__REF_LOCAL);
             }
             break;

@@ -171,6 +171,16 @@ static void put_value(wctx *w, const act__chunk *c, uint8_t kind, uint64_t x)
     }
     case ACT__V_BOOL: lit(o, x ? "true" : "false"); break;
     case ACT__V_STR: put_ref(w, c, (uint32_t)x); break;
+    case ACT__V_JSON: {
+        /* Verbatim when it is one valid JSON value, else as a string. */
+        uint32_t n;
+        const char *v = act__visit_ref(c, (uint32_t)x, &n);
+        if (act__json_valid(v, n))
+            act__out_write(o, v, n);
+        else
+            put_ref(w, c, (uint32_t)x);
+        break;
+    }
     default: lit(o, "null"); break;
     }
 }
@@ -447,7 +457,8 @@ static void put_arg_value(act__out *o, const act__arg *a)
     case ACT__V_UINT: put_u64(o, a->v.u); break;
     case ACT__V_DOUBLE: put_double(o, a->v.d); break;
     case ACT__V_BOOL: lit(o, a->v.b ? "true" : "false"); break;
-    case ACT__V_STR: act__out_str(o, a->v.s.p, a->v.s.n); break;
+    case ACT__V_STR:
+    case ACT__V_JSON: act__out_str(o, a->v.s.p, a->v.s.n); break; /* plugins' args: no JSON */
     }
 }
 

@@ -343,3 +343,182 @@ char *act__utf8_repair(char *p, const char *str, size_t n)
     }
     return p;
 }
+
+/* ---- JSON validation -------------------------------------------------------- */
+
+static size_t json_ws(const unsigned char *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+        i++;
+    return i;
+}
+
+static int hex4(const unsigned char *s, size_t n, size_t i, unsigned *out)
+{
+    if (n - i < 4)
+        return 0;
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        unsigned c = s[i + k], d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+            d = (c | 0x20) - 'a' + 10;
+        else
+            return 0;
+        v = v << 4 | d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* A string at s[i] == '"': the position past its closing quote, or 0. */
+static size_t json_string(const unsigned char *s, size_t n, size_t i)
+{
+    for (i++; i < n;) {
+        unsigned c = s[i];
+        if (c == '"')
+            return i + 1;
+        if (c < 0x20)
+            return 0;
+        if (c >= 0x80) {
+            int r = utf8_unit(s + i, n - i);
+            if (r < 0)
+                return 0;
+            i += (size_t)r;
+            continue;
+        }
+        if (c != '\\') {
+            i++;
+            continue;
+        }
+        if (++i >= n)
+            return 0;
+        c = s[i++];
+        if (c == 'u') {
+            unsigned u, lo;
+            if (!hex4(s, n, i, &u))
+                return 0;
+            i += 4;
+            if (u >= 0xDC00 && u <= 0xDFFF)
+                return 0; /* a low half alone */
+            if (u >= 0xD800 && u <= 0xDBFF) {
+                if (n - i < 6 || s[i] != '\\' || s[i + 1] != 'u' || !hex4(s, n, i + 2, &lo) ||
+                    lo < 0xDC00 || lo > 0xDFFF)
+                    return 0;
+                i += 6;
+            }
+        } else if (!strchr("\"\\/bfnrt", (int)c) || c == 0) {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* A number at s[i]: the position past it, or 0. */
+static size_t json_number(const unsigned char *s, size_t n, size_t i)
+{
+    if (i < n && s[i] == '-')
+        i++;
+    if (i >= n)
+        return 0;
+    if (s[i] == '0') {
+        i++;
+    } else if (s[i] >= '1' && s[i] <= '9') {
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    } else {
+        return 0;
+    }
+    if (i < n && s[i] == '.') {
+        size_t d = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == d)
+            return 0;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t d = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == d)
+            return 0;
+    }
+    return i;
+}
+
+int act__json_valid(const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    if (!s)
+        return 0;
+    /* in_obj: bit d set when level d is an object. */
+    uint64_t in_obj = 0;
+    int depth = 0;
+    size_t i = json_ws(s, n, 0);
+    for (;;) {
+        /* A value at i. */
+        if (i >= n)
+            return 0;
+        unsigned c = s[i];
+        if (c == '[' || c == '{') {
+            if (depth == ACT__JSON_DEPTH_MAX)
+                return 0;
+            in_obj = (in_obj & ~((uint64_t)1 << depth)) | (uint64_t)(c == '{') << depth;
+            depth++;
+            i = json_ws(s, n, i + 1);
+            if (i < n && s[i] == (c == '[' ? ']' : '}')) {
+                depth--;
+                i++;
+                goto after_value;
+            }
+            if (c == '{')
+                goto member;
+            continue;
+        }
+        if (c == '"') {
+            i = json_string(s, n, i);
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            i = json_number(s, n, i);
+        } else if (n - i >= 4 && memcmp(s + i, "true", 4) == 0) {
+            i += 4;
+        } else if (n - i >= 5 && memcmp(s + i, "false", 5) == 0) {
+            i += 5;
+        } else if (n - i >= 4 && memcmp(s + i, "null", 4) == 0) {
+            i += 4;
+        } else {
+            return 0;
+        }
+        if (!i)
+            return 0;
+    after_value:
+        i = json_ws(s, n, i);
+        if (!depth)
+            return i == n;
+        if (i >= n)
+            return 0;
+        int obj = (int)(in_obj >> (depth - 1) & 1);
+        if (s[i] == ',') {
+            i = json_ws(s, n, i + 1);
+            if (obj)
+                goto member;
+            continue;
+        }
+        if (s[i] != (obj ? '}' : ']'))
+            return 0;
+        depth--;
+        i++;
+        goto after_value;
+    member:
+        /* A member's key and colon at i; its value follows. */
+        if (i >= n || s[i] != '"' || !(i = json_string(s, n, i)))
+            return 0;
+        i = json_ws(s, n, i);
+        if (i >= n || s[i] != ':')
+            return 0;
+        i = json_ws(s, n, i + 1);
+    }
+}

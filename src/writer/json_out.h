@@ -132,6 +132,20 @@ static inline int act__utf8_valid(const char *s, size_t n)
     return s ? act__utf8_valid_prefix(s, n) == n : n == 0;
 }
 
+/** Deepest nesting of arrays and objects act__json_valid accepts. */
+#define ACT__JSON_DEPTH_MAX 64
+
+/**
+ * 1 when the @p n bytes of @p s are exactly one JSON value (RFC 8259),
+ * optionally surrounded by whitespace, that every reader takes as it is:
+ * well-formed UTF-8 throughout, no raw control characters in strings,
+ * escapes complete (a \u escape of a surrogate must be one half of a
+ * pair), numbers by the grammar, at most ACT__JSON_DEPTH_MAX levels of
+ * arrays and objects. Else 0. Takes no memory; linear in @p n. The trace
+ * writers write an ACT__V_JSON arg verbatim only when this holds.
+ */
+int act__json_valid(const char *s, size_t n);
+
 /* ---- streaming sink -------------------------------------------------- */
 
 /** Default staging buffer (uncompressed bytes) of a sink. */

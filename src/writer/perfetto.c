@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "writer/json_out.h"
 #include "writer/pftrace.h"
 #include "writer/visit.h"
 #include "writer/writers.h"
@@ -221,6 +222,20 @@ static void on_thread_events(void *ctx, int32_t pid, int32_t tid)
 
 static void put_arg(pctx *p, const act__varg *a)
 {
+    if (a->kind == ACT__V_JSON) {
+        /* A valid JSON text as legacy_json_value, else as a string. */
+        uint32_t kn, vn;
+        const char *v = act__visit_ref(a->c, (uint32_t)a->val, &vn);
+        if (act__json_valid(v, vn)) {
+            const char *k = act__visit_ref(a->c, a->key, &kn);
+            act__pf_arg_json(&p->pf, k, kn, v, vn);
+            return;
+        }
+        act__varg str = *a;
+        str.kind = ACT__V_STR;
+        put_arg(p, &str);
+        return;
+    }
     uint32_t g = name_g(p, a->c, a->key);
     if (g) {
         switch (a->kind) {

@@ -12,11 +12,13 @@
 
 #include "actrace/errors.h"
 #include "actrace/visit.h"
+#include "writer/json_out.h"
 #include "writer/visit.h"
 
 _Static_assert(ACT_VISIT_HOST == ACT__HOST_DEVICE, "host device id");
 _Static_assert(ACT_VISIT_DEVICE_PID_BASE == ACT__DEVICE_PID_BASE, "device pid base");
 _Static_assert((int)ACT_VISIT_ARG_STRING == (int)ACT__V_STR &&
+                   (int)ACT_VISIT_ARG_JSON == (int)ACT__V_JSON &&
                    (int)ACT_VISIT_ARG_BOOL == (int)ACT__V_BOOL &&
                    (int)ACT_VISIT_ARG_DOUBLE == (int)ACT__V_DOUBLE &&
                    (int)ACT_VISIT_ARG_UINT == (int)ACT__V_UINT &&
@@ -162,6 +164,13 @@ size_t act_visit_event_args(const act_visit_event *e, act_visit_arg *out, size_t
                 o->v.s.len = vl;
                 break;
             }
+            /* A JSON arg: its own kind for callers that know it (by their
+             * struct size), and only when the writers write it as JSON. */
+            if (stride >= offsetof(act_visit_arg, reserved)) {
+                o->from_json = a.kind == ACT__V_JSON;
+                if (o->from_json && act__json_valid(o->v.s.ptr, o->v.s.len))
+                    o->kind = ACT_VISIT_ARG_JSON;
+            }
         }
         n++;
     }
@@ -174,6 +183,8 @@ size_t act_visit_event_args(const act_visit_event *e, act_visit_arg *out, size_t
             o->key = ACT__MEM_BW_KEY;
             o->key_len = sizeof ACT__MEM_BW_KEY - 1;
             o->v.d = in->mem_bw_gbps;
+            if (stride >= offsetof(act_visit_arg, reserved))
+                o->from_json = 0;
         }
         n++;
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "actrace/visit.h"
 #include "engine/trace_util.h"
 
 #define ACT_TEST_BIG_KEY 65536 /* the string table keeps names this long */
@@ -304,6 +305,143 @@ static void test_whole_or_nothing(void)
     act_session_destroy(s);
 }
 
+/* ---- JSON args (act_arg_json) ----------------------------------------------- */
+
+/* What the read-back gave for the "json" span: kinds and from_json with
+ * the current struct, kinds with ABI 0.3's (which ends before from_json). */
+typedef struct jvisit {
+    int seen;
+    uint32_t kind[8], kind03[8];
+    uint8_t from_json[8];
+    char text[8][64];
+} jvisit;
+
+static void jv_event(void *ctx, const act_visit_event *e)
+{
+    jvisit *v = ctx;
+    if (e->name_len != 4 || memcmp(e->name, "json", 4) != 0)
+        return;
+    v->seen++;
+    act_visit_arg a[8];
+    memset(a, 0xa5, sizeof a); /* from_json must be written */
+    for (int i = 0; i < 8; i++)
+        a[i].struct_size = sizeof a[i];
+    size_t n = act_visit_event_args(e, a, 8);
+    CHECK_EQ_INT(n, 7);
+    for (size_t i = 0; i < n && i < 8; i++) {
+        v->kind[i] = a[i].kind;
+        v->from_json[i] = a[i].from_json;
+        if (a[i].kind >= ACT_VISIT_ARG_STRING)
+            snprintf(v->text[i], sizeof v->text[i], "%.*s", (int)a[i].v.s.len, a[i].v.s.ptr);
+    }
+    /* A caller built against ABI 0.3: its struct ends before from_json,
+     * and the stride is its size. */
+    size_t old = offsetof(act_visit_arg, from_json);
+    _Alignas(8) unsigned char raw[8 * sizeof(act_visit_arg)];
+    memset(raw, 0x5a, sizeof raw);
+    for (int i = 0; i < 8; i++)
+        ((act_visit_arg *)(raw + i * old))->struct_size = (uint32_t)old;
+    CHECK_EQ_INT(act_visit_event_args(e, (act_visit_arg *)raw, 8), 7);
+    for (size_t i = 0; i < 7; i++) {
+        act_visit_arg *o = (act_visit_arg *)(raw + i * old);
+        v->kind03[i] = o->kind;
+    }
+    /* Nothing written past the 7 old-size entries. */
+    int past = 0;
+    for (size_t i = 7 * old + sizeof(uint32_t); i < sizeof raw; i++)
+        past += raw[i] != 0x5a;
+    CHECK_EQ_INT(past, 0);
+}
+
+/* Valid JSON texts become JSON values in the trace and ACT_VISIT_ARG_JSON
+ * in the read-back; hostile ones strings holding the bytes; a string arg
+ * with the same bytes as a JSON one stays a string. */
+static void test_json_args(void)
+{
+    act_session *s = tu_session(NULL);
+    act_key_id kdims = act_key("Input Dims");
+    static char big[8192];
+    char *p = big;
+    p += sprintf(p, "[");
+    for (int i = 0; i < 1000; i++)
+        p += sprintf(p, "%s%d", i ? "," : "", i);
+    sprintf(p, "]");
+    for (int i = 0; i < 100; i++) {
+        act_span_record(ACT_CPU_OP, "json", 1000 + i * 10, 1005 + i * 10);
+        act_arg_json_k(kdims, "[[2, 3], [3]]");
+        act_arg_str("as string", "[[2, 3], [3]]");
+        act_arg_json("types", "[\"float\", \"\"]");
+        act_arg_json("inject", "1}, {\"ph\": \"X\", \"name\": \"fake\"");
+        act_arg_jsonn("cut", "[1, 2]", 5);
+        act_arg_json("bad utf8", "[\"\xc3\"]");
+        act_arg_json(NULL, NULL); /* key "" and value "": no JSON value */
+    }
+    act_span_record(ACT_CPU_OP, "big json", 3000, 3001);
+    act_arg_json("big", big);
+    CHECK_OK(act_session_stop(s));
+
+    jvisit jv;
+    memset(&jv, 0, sizeof jv);
+    act_visitor v;
+    act_visitor_init(&v);
+    v.ctx = &jv;
+    v.event = jv_event;
+    CHECK_OK(act_session_visit(s, &v));
+    CHECK_EQ_INT(jv.seen, 100);
+    static const uint32_t kinds[7] = {ACT_VISIT_ARG_JSON, ACT_VISIT_ARG_STRING, ACT_VISIT_ARG_JSON,
+                                      ACT_VISIT_ARG_STRING, ACT_VISIT_ARG_STRING,
+                                      ACT_VISIT_ARG_STRING, ACT_VISIT_ARG_STRING};
+    static const uint8_t from[7] = {1, 0, 1, 1, 1, 1, 1};
+    for (int i = 0; i < 7; i++) {
+        CHECK_EQ_INT(jv.kind[i], kinds[i]);
+        CHECK_EQ_INT(jv.from_json[i], from[i]);
+        CHECK_EQ_INT(jv.kind03[i], ACT_VISIT_ARG_STRING);
+    }
+    CHECK_EQ_STR(jv.text[0], "[[2, 3], [3]]");
+    CHECK_EQ_STR(jv.text[4], "[1, 2");
+
+    const char *path = tu_trace_path("args_json.json");
+    CHECK_OK(act_session_write(s, path));
+    json_t *root = tu_load(path), *e;
+    size_t i;
+    int n = 0, bad = 0, fakes = 0, bigs = 0;
+    json_t *want_dims = json_loads("[[2, 3], [3]]", 0, NULL);
+    json_t *want_types = json_loads("[\"float\", \"\"]", 0, NULL);
+    json_array_foreach(tu_events(root), i, e) {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (nm && strcmp(nm, "fake") == 0)
+            fakes++;
+        json_t *a = args_of(e);
+        if (nm && strcmp(nm, "big json") == 0) {
+            json_t *b = json_object_get(a, "big");
+            bigs += json_is_array(b) && json_array_size(b) == 1000 &&
+                    json_integer_value(json_array_get(b, 999)) == 999;
+        }
+        if (!nm || strcmp(nm, "json") != 0)
+            continue;
+        n++;
+        const char *str = json_string_value(json_object_get(a, "as string"));
+        const char *inj = json_string_value(json_object_get(a, "inject"));
+        const char *cut = json_string_value(json_object_get(a, "cut"));
+        const char *u8 = json_string_value(json_object_get(a, "bad utf8"));
+        const char *none = json_string_value(json_object_get(a, ""));
+        if (!json_equal(json_object_get(a, "Input Dims"), want_dims) ||
+            !json_equal(json_object_get(a, "types"), want_types) || !str ||
+            strcmp(str, "[[2, 3], [3]]") || !inj || strcmp(inj, "1}, {\"ph\": \"X\", \"name\": \"fake\"") ||
+            !cut || strcmp(cut, "[1, 2") || !u8 || strcmp(u8, "[\"\xef\xbf\xbd\"]") || !none || *none ||
+            json_object_size(a) != 7)
+            bad++;
+    }
+    CHECK_EQ_INT(n, 100);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(fakes, 0);
+    CHECK_EQ_INT(bigs, 1);
+    json_decref(want_dims);
+    json_decref(want_types);
+    json_decref(root);
+    act_session_destroy(s);
+}
+
 int main(void)
 {
     act_log_set_level(ACT_LOG_ERROR);
@@ -312,5 +450,6 @@ int main(void)
     test_literal_values();
     test_interned_keys();
     test_whole_or_nothing();
+    test_json_args();
     return check_done();
 }

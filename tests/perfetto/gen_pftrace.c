@@ -4,7 +4,7 @@
  * (tests/perfetto/tests.cmake): DIR/gen.json and DIR/gen.pftrace (and
  * DIR/gen.pftrace.gz). The session has what a trace carries: nested and
  * touching host spans on two threads, instants, args of every kind
- * (strings with hostile bytes), an open span, host and device counters
+ * (strings with hostile bytes; JSON args, valid and not), an open span, host and device counters
  * with units, a device with two same-named streams and a 64-bit stream,
  * plugin runtime calls with device work linked by flows, and metadata.
  * Usage: gen_pftrace DIR
@@ -33,11 +33,17 @@ static void *worker(void *arg)
         int64_t t = T + 1000000 + i * 1000;
         act_span_record(ACT_CPU_OP, "aten::mm", t, t + 1000); /* touching */
         act_arg_int("Sequence number", 1000 + i);
-        act_arg_str("Input Dims", dims[i % 5 == 4 ? i / 5 % 5 : i % 5]);
+        /* Kineto's arrays as JSON args (repeating texts, as strings repeat),
+         * and a string arg whose value repeats or is new each time. */
+        const char *d = dims[i % 5 == 4 ? i / 5 % 5 : i % 5];
+        act_arg_json("Input Dims", d);
+        act_arg_json_k(act_key("Input type"), "[\"float\", \"\"]");
         if (i % 7 == 0) {
             char v[32];
             snprintf(v, sizeof v, "value %d", i);
-            act_arg_str("Input type", v);
+            act_arg_str("label", v);
+        } else {
+            act_arg_str("label", d);
         }
     }
     return NULL;
@@ -100,6 +106,16 @@ int main(int argc, char **argv)
     memset(longval, 'v', 5000);
     act_span_record(ACT_CPU_OP, longname, T + 14000, T + 15000);
     act_arg_str("long", longval);
+    /* JSON args (pf_check.py: "json ..." keys): valid ones are written as
+     * JSON values in both formats, hostile ones as strings. */
+    act_span_record(ACT_CPU_OP, "json args", T + 16000, T + 17000);
+    act_arg_json("json ok obj", " {\"a\": [1, -2.5e3, true, null], \"\\u00e9\\ud83d\\ude00\": {}} ");
+    act_arg_jsonn("json ok num", "42xyz", 2);
+    act_arg_json("json bad open", "[[1, 2], [3");
+    act_arg_json("json bad inject", "1}, {\"ph\": \"X\"");
+    act_arg_json("json bad utf8", "[\"\xff\"]");
+    act_arg_json("json bad surrogate", "[\"\\ud800\"]");
+    act_arg_json("json bad empty", "");
     act_instant(ACT_CPU_INSTANT_EVENT, "mark");
     act_arg_int("neg", -5);
     act_counter_unit("memory", "rss", "bytes", 1024.0);

@@ -14,6 +14,7 @@ Exit 0 when all hold, 1 with the differences, 77 (skip) without protoc.
 """
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -265,6 +266,35 @@ def compare(pf, js, dur_slack):
     return errors
 
 
+def json_arg_kinds(slices, what):
+    """gen_pftrace's JSON args (act_arg_json): keys "json ok ..." hold JSON
+    values (a legacy_json_value; a JSON value in the JSON trace), keys
+    "json bad ..." strings (their text is no valid JSON); aten::mm's
+    "Input Dims" and "Input type" are Kineto's arrays."""
+    errs, seen, named = [], 0, None
+    for evs in slices.values():
+        for name, _t0, _dur, args in evs:
+            if name == 'json args':
+                named = args
+            for k, v in args.items():
+                if not (k.startswith('json ') or (name == 'aten::mm' and k.startswith('Input '))):
+                    continue
+                seen += 1
+                want_str = k.startswith('json bad')
+                if isinstance(v, str) != want_str:
+                    errs.append(f'{what}: {name!r} arg {k!r} = {v!r}: '
+                                f'{"a string" if want_str else "a JSON value"} expected')
+    want = {'json ok obj': {'a': [1, -2500, True, None], '\u00e9\U0001f600': {}},
+            'json ok num': 42, 'json bad open': '[[1, 2], [3',
+            'json bad inject': '1}, {"ph": "X"', 'json bad utf8': '["\ufffd"]',
+            'json bad surrogate': '["\\ud800"]', 'json bad empty': ''}
+    if named != want:
+        errs.append(f'{what}: "json args" has {named!r}, expected {want!r}')
+    if seen < 50 * 2:
+        errs.append(f'{what}: {seen} JSON args found')
+    return errs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--protoc', default='')
@@ -295,6 +325,8 @@ def main():
             pf = model_pftrace(tree)
             js = model_json(a.json)
             errors += [f'{path}: {e}' for e in compare(pf, js, a.dur_slack)]
+            if os.path.basename(a.json) == 'gen.json':
+                errors += json_arg_kinds(pf[0], path) + json_arg_kinds(js[1], a.json)
         print(f'{path}: {len(tree)} packets decoded')
     for e in errors[:50]:
         print(e)
