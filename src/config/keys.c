@@ -69,7 +69,7 @@ const act__key_def act__config_keys[] = {
     INT("HOST_COUNTER_INTERVAL_MSECS", 1, "100"),
     INT("MAX_BUFFER_SIZE_MB", 1, "256"),
     INT("BUFFER_PREALLOC_MB", 0, "16"),
-    INT("BUFFER_POOL_MB", 0, "32"),
+    INT("BUFFER_POOL_MB", 0, "128"),
     {"BUFFER_FULL_POLICY", ACT__K_ENUM, 0, 0, 0, "grow", full_policies},
     INT("SPOOL_MAX_MB", 1, "8192"),
     INT("PLUGIN_TIMEOUT_MSECS", 0, "5000"),
