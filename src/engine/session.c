@@ -301,7 +301,7 @@ size_t act__dist_spool(char *buf, size_t cap)
 
 /* Field 22 of /proc/self/stat: when this process started, in clock ticks
  * after boot; 0 if it cannot be read. */
-int64_t act__proc_start_ticks(void)
+static int64_t proc_start_read(void)
 {
     char buf[1024];
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
@@ -325,6 +325,25 @@ int64_t act__proc_start_ticks(void)
     }
     long long v = strtoll(p, NULL, 10);
     return v > 0 ? v : 0;
+}
+
+/* Read once per process (record's file name, the light log and the
+ * session all ask): cached with the pid it was read in, so a forked
+ * child, which started later, reads its own. Threads that race store
+ * the same values. */
+int64_t act__proc_start_ticks(void)
+{
+    static _Atomic int64_t ticks;
+    static _Atomic int32_t ticks_pid;
+    int32_t pid = (int32_t)getpid();
+    if (atomic_load_explicit(&ticks_pid, memory_order_acquire) == pid)
+        return atomic_load_explicit(&ticks, memory_order_relaxed);
+    int64_t v = proc_start_read();
+    if (v > 0) {
+        atomic_store_explicit(&ticks, v, memory_order_relaxed);
+        atomic_store_explicit(&ticks_pid, pid, memory_order_release);
+    }
+    return v;
 }
 
 static void spool_stop(const act_session *s)
