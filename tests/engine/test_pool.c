@@ -152,16 +152,28 @@ static void test_steady_state(void)
     act_session_destroy(s);
 }
 
+/* @p n spans through a 1 MB pool (16 slots) whose drain waits @p delay_us
+ * before each chunk, under @p policy (a config line, or "" for the
+ * default), then stopped: the session in *@p sp, its stats returned. */
+static act_session_stats stalled_run(act_session **sp, const char *policy, const char *delay_us,
+                                     long n)
+{
+    char cfg[256];
+    snprintf(cfg, sizeof cfg, "BUFFER_POOL_MB = 1\nBUFFER_PREALLOC_MB = 1\n%s", policy);
+    act_session *s = session_env(cfg, delay_us);
+    record_range(act_name("pool span"), 0, n);
+    CHECK_OK(act_session_stop(s));
+    *sp = s;
+    return stats_of(s);
+}
+
 /* A drain stalled until stop, drop policy: the pool fills, the rest is
  * dropped, counted exactly, whole events (each kept one has both args). */
 static void test_stalled_drop(void)
 {
-    act_session *s = session_env("BUFFER_POOL_MB = 1\nBUFFER_PREALLOC_MB = 1\n"
-                                 "BUFFER_FULL_POLICY = drop\n", "100000000");
+    act_session *s;
     const long N = 100000;
-    record_range(act_name("pool span"), 0, N);
-    CHECK_OK(act_session_stop(s));
-    act_session_stats st = stats_of(s);
+    act_session_stats st = stalled_run(&s, "BUFFER_FULL_POLICY = drop\n", "100000000", N);
     printf("stalled, drop: %llu recorded, %llu dropped, %llu args dropped\n",
            (unsigned long long)st.recorded, (unsigned long long)st.dropped,
            (unsigned long long)st.args_dropped);
@@ -183,11 +195,9 @@ static void test_stalled_drop(void)
  * budget; nothing is dropped and the trace is whole. */
 static void test_stalled_grow(void)
 {
-    act_session *s = session_env("BUFFER_POOL_MB = 1\nBUFFER_PREALLOC_MB = 1\n", "100000000");
+    act_session *s;
     const long N = 100000;
-    record_range(act_name("pool span"), 0, N);
-    CHECK_OK(act_session_stop(s));
-    act_session_stats st = stats_of(s);
+    act_session_stats st = stalled_run(&s, "", "100000000", N);
     printf("stalled, grow: %llu recorded, %llu dropped\n", (unsigned long long)st.recorded,
            (unsigned long long)st.dropped);
     CHECK_EQ_U64(st.dropped, 0);
@@ -207,12 +217,9 @@ static void test_stalled_grow(void)
 /* A slow drain (a slow disk), wait policy: nothing is dropped. */
 static void test_stalled_wait(void)
 {
-    act_session *s = session_env("BUFFER_POOL_MB = 1\nBUFFER_PREALLOC_MB = 1\n"
-                                 "BUFFER_FULL_POLICY = wait\n", "300");
+    act_session *s;
     const long N = 100000;
-    record_range(act_name("pool span"), 0, N);
-    CHECK_OK(act_session_stop(s));
-    act_session_stats st = stats_of(s);
+    act_session_stats st = stalled_run(&s, "BUFFER_FULL_POLICY = wait\n", "300", N);
     CHECK_EQ_U64(st.recorded, (uint64_t)N);
     CHECK_EQ_U64(st.dropped, 0);
     CHECK_EQ_U64(st.args_recorded, (uint64_t)(2 * N));
