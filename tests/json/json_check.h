@@ -106,4 +106,15 @@ static inline int check_report(const char *name)
     return 0;
 }
 
+/* xorshift64: the tests' reproducible random inputs. A test that wants
+ * another sequence sets check_rng at the start of main(). */
+static uint64_t check_rng = 0x243F6A8885A308D3u;
+static inline uint64_t check_rnd(void)
+{
+    check_rng ^= check_rng << 13;
+    check_rng ^= check_rng >> 7;
+    check_rng ^= check_rng << 17;
+    return check_rng;
+}
+
 #endif /* ACT_TESTS_JSON_CHECK_H */

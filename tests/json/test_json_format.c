@@ -18,15 +18,6 @@
 #include "json_check.h"
 #include "writer/json_out.h"
 
-static uint64_t rng = 0x243F6A8885A308D3u;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
 /* Run a formatter into a guarded buffer; checks the worst-case bound. */
 #define FMT(call, maxlen, out)                                                \
     do {                                                                      \
@@ -90,7 +81,7 @@ static void test_integers(void)
         }
     }
     for (int k = 0; k < 100000; k++) {
-        uint64_t v = rnd() >> (rnd() % 64);
+        uint64_t v = check_rnd() >> (check_rnd() % 64);
         char want[32];
         snprintf(want, sizeof want, "%" PRIu64, v);
         check_u64(v, want);
@@ -116,7 +107,7 @@ static void test_timestamps(void)
     check_ts(INT64_MIN, "-9223372036854775.808");
     check_ts(INT64_MIN + 1, "-9223372036854775.807");
     for (int k = 0; k < 100000; k++) {
-        int64_t v = (int64_t)(rnd() >> (rnd() % 64));
+        int64_t v = (int64_t)(check_rnd() >> (check_rnd() % 64));
         if (k & 1)
             v = -v;
         /* Independent computation through lldiv and printf. */
@@ -207,16 +198,16 @@ static void test_doubles(void)
     for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
         check_double_rt(edge[i]);
     for (int k = 0; k < 100000; k++) {
-        uint64_t bits = rnd();
+        uint64_t bits = check_rnd();
         double v;
         memcpy(&v, &bits, sizeof v);
         if (!isfinite(v))
             continue;
         check_double_rt(v);
         /* Also ordinary magnitudes and integral values. */
-        check_double_rt((double)(int64_t)(rnd() >> (rnd() % 64)) *
+        check_double_rt((double)(int64_t)(check_rnd() >> (check_rnd() % 64)) *
                         ((k & 1) ? -1.0 : 1.0));
-        check_double_rt((double)(rnd() >> 11) / (double)(1ull << (rnd() % 60)));
+        check_double_rt((double)(check_rnd() >> 11) / (double)(1ull << (check_rnd() % 60)));
     }
 }
 
@@ -261,7 +252,7 @@ static void test_locale(void)
         check_double(1.5e-7, "1.5e-07");
         check_double(0.1, "0.1");
         for (int k = 0; k < 10000; k++) {
-            uint64_t bits = rnd();
+            uint64_t bits = check_rnd();
             double v;
             memcpy(&v, &bits, sizeof v);
             if (!isfinite(v))

@@ -33,15 +33,6 @@
 
 static char dir[400];
 
-static uint64_t rng = 0x2545F4914F6CDD1Du;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
 static void path_in(char *out, size_t cap, const char *name)
 {
     snprintf(out, cap, "%s/%s", dir, name);
@@ -124,10 +115,10 @@ static char *make_doc(act__out *o, size_t approx, size_t *len)
         want[n++] = '\n';
         if (i % 997 == 0) {
             /* A block larger than one reservation. */
-            size_t big = 70000 + (size_t)(rnd() % 50000);
+            size_t big = 70000 + (size_t)(check_rnd() % 50000);
             char *blk = malloc(big);
             for (size_t k = 0; k < big; k++)
-                blk[k] = (char)('a' + rnd() % 26);
+                blk[k] = (char)('a' + check_rnd() % 26);
             act__out_write(o, blk, big);
             memcpy(want + n, blk, big);
             n += big;
@@ -410,7 +401,7 @@ static int child_fail(const char *name, size_t limit, size_t total, int early)
     char block[4096];
     for (size_t done = 0; done < total; done += sizeof block) {
         for (size_t i = 0; i < sizeof block; i++)
-            block[i] = (char)rnd(); /* incompressible, for the gzip case */
+            block[i] = (char)check_rnd(); /* incompressible, for the gzip case */
         act__out_write(&o, block, sizeof block);
         act__out_str(&o, block, 100);
     }
@@ -508,19 +499,19 @@ static void test_memory(void)
     act__out_char(&o, '[');
     for (int k = 0; k < 2000; k++) {
         char s[300];
-        size_t n = rnd() % sizeof s;
+        size_t n = check_rnd() % sizeof s;
         for (size_t i = 0; i < n; i++)
-            s[i] = (char)rnd();
+            s[i] = (char)check_rnd();
         if (k)
             act__out_char(&o, ',');
         act__out_str(&o, s, n);
         char *p = act__out_reserve(&o, 2 + ACT__FMT_TS_MAX +
                                            ACT__FMT_DOUBLE_MAX);
         *p++ = ',';
-        p = act__fmt_ts_us(p, (int64_t)rnd());
+        p = act__fmt_ts_us(p, (int64_t)check_rnd());
         *p++ = ',';
         double d;
-        uint64_t bits = rnd();
+        uint64_t bits = check_rnd();
         memcpy(&d, &bits, sizeof d);
         p = act__fmt_double(p, d);
         act__out_commit(&o, p);
@@ -542,6 +533,7 @@ static void test_memory(void)
 
 int main(void)
 {
+    check_rng = 0x2545F4914F6CDD1Du;
     const char *base = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/act-sink-XXXXXX", base && *base ? base : "/tmp");
     REQUIRE(mkdtemp(dir) != NULL);

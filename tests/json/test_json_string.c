@@ -27,15 +27,6 @@
 #include "json_check.h"
 #include "writer/json_out.h"
 
-static uint64_t rng = 0x9E3779B97F4A7C15u;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
 /* ---- reference ------------------------------------------------------- */
 
 static unsigned char lead_ok[256];    /* first byte of a multi-byte seq */
@@ -421,9 +412,9 @@ static void test_random(void)
 {
     unsigned char s[16];
     for (int k = 0; k < 300000; k++) {
-        size_t n = rnd() % (sizeof s + 1);
+        size_t n = check_rnd() % (sizeof s + 1);
         for (size_t i = 0; i < n; i++) {
-            uint64_t r = rnd();
+            uint64_t r = check_rnd();
             s[i] = (r & 3) ? interesting[(r >> 2) % NINT]
                            : (unsigned char)(r >> 8);
         }
@@ -532,7 +523,7 @@ static void check_chunked(const unsigned char *s, size_t n, int parse)
     char *p = pieces;
     size_t i = 0;
     while (i < n) {
-        size_t lim = 1 + rnd() % 9;
+        size_t lim = 1 + check_rnd() % 9;
         if (lim > n - i)
             lim = n - i;
         size_t used;
@@ -552,7 +543,7 @@ static void test_chunked(void)
     size_t n = (size_t)1 << 20;
     unsigned char *s = malloc(n);
     for (size_t i = 0; i < n; i++)
-        s[i] = (unsigned char)(rnd() >> 24);
+        s[i] = (unsigned char)(check_rnd() >> 24);
     check_chunked(s, n, 1);
     free(s);
     /* Mixed units at every alignment relative to the pieces. */
@@ -573,6 +564,7 @@ static void test_chunked(void)
 
 int main(void)
 {
+    check_rng = 0x9E3779B97F4A7C15u;
     build_reference();
     test_single_bytes();
     test_combinations();

@@ -122,15 +122,6 @@ static void test_cuts(void)
 }
 
 #ifdef ACT_HAVE_JANSSON
-static uint64_t rng = 0x243F6A8885A308D3u;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
 /* Random short texts: jansson (depth limit far above these) decides. Its
  * one difference, numbers out of range, cannot arise: no 'e', and at most
  * 10 bytes. */
@@ -140,9 +131,9 @@ static void test_random(void)
     char s[16];
     int agree = 0, ok = 0;
     for (int k = 0; k < 400000; k++) {
-        size_t n = 1 + rnd() % 10;
+        size_t n = 1 + check_rnd() % 10;
         for (size_t i = 0; i < n; i++)
-            s[i] = alpha[rnd() % (sizeof alpha - 1)];
+            s[i] = alpha[check_rnd() % (sizeof alpha - 1)];
         json_error_t err;
         json_t *j = json_loadb(s, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
         int want = j != NULL, got = act__json_valid(s, n);
