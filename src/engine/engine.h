@@ -254,6 +254,14 @@ typedef struct act__thread {
         const act__chunk *c;
         uint32_t len, ref, ro;
     } vcache[8];
+    /* What the loader walks (record.c's ro_lookup) found, so that the
+     * values near one asked about need no walk: [ro_lo, ro_hi) the
+     * read-only segment the last read-only one lay in (forgotten with the
+     * ro entries when an object is unloaded, as they are); [nro_lo,
+     * nro_hi) the gap between the read-only segments around the last
+     * one in none (a stale gap, an object loaded into it since, is
+     * harmless: not read-only only means verified by content). */
+    uintptr_t ro_lo, ro_hi, nro_lo, nro_hi;
     /* Small cache for act_counter: (track, series) pointers -> series id. */
     struct {
         const char *track, *series;

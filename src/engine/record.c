@@ -566,6 +566,8 @@ typedef struct ro_query {
     uintptr_t lo, hi; /* the key's bytes, NUL included */
     int found;
     unsigned long long subs;
+    uintptr_t gap_lo, gap_hi; /* no read-only segment meets [lo, hi) there */
+    uintptr_t seg_lo, seg_hi; /* found: the segment */
 } ro_query;
 
 static int ro_segment(struct dl_phdr_info *info, size_t size, void *arg)
@@ -583,16 +585,56 @@ static int ro_segment(struct dl_phdr_info *info, size_t size, void *arg)
         uintptr_t b = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
         if (q->lo >= b && q->hi <= b + ph->p_filesz) {
             q->found = 1;
+            q->seg_lo = b;
+            q->seg_hi = b + ph->p_filesz;
             return 1;
+        }
+        /* The gap around [lo, hi) narrows to exclude this segment (its
+         * whole memory size); one that overlaps [lo, hi) leaves none. */
+        uintptr_t e = b + (ph->p_memsz > ph->p_filesz ? ph->p_memsz : ph->p_filesz);
+        if (e <= q->lo) {
+            if (e > q->gap_lo)
+                q->gap_lo = e;
+        } else if (b >= q->hi) {
+            if (b < q->gap_hi)
+                q->gap_hi = b;
+        } else {
+            q->gap_lo = q->gap_hi = 0;
         }
     }
     return 0;
 }
 
+/* Whether [lo, hi) lies in a read-only segment of a loaded object: the
+ * thread's last read-only segment or its last gap known to hold none
+ * answers without asking the loader (a walk over every loaded object:
+ * about 16k instructions in a process with torch's hundred libraries),
+ * else a walk, which also notices an unload (keys_recheck) and leaves
+ * the segment or the gap around [lo, hi). */
+static void keys_recheck(act__thread *t, unsigned long long subs);
+static int ro_lookup(act__thread *t, uintptr_t lo, uintptr_t hi)
+{
+    if (lo >= t->ro_lo && hi <= t->ro_hi)
+        return 1;
+    if (lo >= t->nro_lo && hi <= t->nro_hi)
+        return 0;
+    ro_query q = {lo, hi, 0, 0, 0, UINTPTR_MAX, 0, 0};
+    dl_iterate_phdr(ro_segment, &q);
+    keys_recheck(t, q.subs);
+    if (q.found) {
+        t->ro_lo = q.seg_lo;
+        t->ro_hi = q.seg_hi;
+    } else if (q.gap_lo <= lo && hi <= q.gap_hi) {
+        t->nro_lo = q.gap_lo;
+        t->nro_hi = q.gap_hi;
+    }
+    return q.found;
+}
+
 /* The loader's count of unloaded objects. */
 static unsigned long long loader_subs(void)
 {
-    ro_query q = {0, 0, 0, 0};
+    ro_query q = {0, 0, 0, 0, 0, 0, 0, 0};
     dl_iterate_phdr(ro_segment, &q);
     return q.subs;
 }
@@ -606,6 +648,7 @@ static void keys_recheck(act__thread *t, unsigned long long subs)
         t->kcache[i].ro = 0;
     for (size_t i = 0; i < 8; i++)
         t->vcache[i].ro = 0;
+    t->ro_lo = t->ro_hi = 0;
     t->kc_subs = subs;
 }
 
@@ -660,9 +703,7 @@ static inline uint32_t key_id(act__thread *t, const char *key)
         const char *k = act__name_str(id, &len);
         if (strncmp(k, key, (size_t)len + 1) != 0)
             return 0; /* cut by the table's length cap: copy it instead */
-        ro_query q = {(uintptr_t)key, (uintptr_t)key + len + 1, 0, 0};
-        dl_iterate_phdr(ro_segment, &q);
-        keys_recheck(t, q.subs);
+        int ro = ro_lookup(t, (uintptr_t)key, (uintptr_t)key + len + 1);
         /* The older entry of the pair makes room. */
         size_t h = ((uintptr_t)key >> 2) & 14;
         t->kcache[h + 1] = t->kcache[h];
@@ -670,7 +711,7 @@ static inline uint32_t key_id(act__thread *t, const char *key)
         t->kcache[h].s = k;
         t->kcache[h].len = len;
         t->kcache[h].id = id;
-        t->kcache[h].ro = (uint32_t)q.found;
+        t->kcache[h].ro = (uint32_t)ro;
     }
     return id;
 }
@@ -755,10 +796,8 @@ static ACT_INLINE int value_hit(const act__thread *t, size_t e, const char *v, u
  * loader once whether it is read-only. */
 static ACT_NOINLINE void value_learn_ro(act__thread *t, size_t e, const char *v, uint32_t len)
 {
-    ro_query q = {(uintptr_t)v, (uintptr_t)v + len + 1, 0, 0};
-    dl_iterate_phdr(ro_segment, &q);
-    keys_recheck(t, q.subs);
-    t->vcache[e].ro = q.found && v[len] == '\0' ? 1 : 2;
+    int ro = ro_lookup(t, (uintptr_t)v, (uintptr_t)v + len + 1);
+    t->vcache[e].ro = ro && v[len] == '\0' ? 1 : 2;
 }
 
 /* The copy of @p v in the tail chunk, or 0; *len is measured if it was
