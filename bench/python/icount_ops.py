@@ -8,6 +8,13 @@ with the venv bench/python/run.sh makes:
 
     python bench/python/icount_ops.py [ITERS] [mlp|conv] [SETTING...]
 
+Settings: untraced, floor (a global callback that records nothing),
+floortl (the same as the calling thread's callback, as torch.profiler
+registers its own), floors (floor asking for the inputs, as shapes do), ops, shapes, prof, profs (torch.profiler, with
+record_shapes) count the training loop alone; opsw, shapesw, profw and
+profsw count the whole run, from the tracer's start to its trace written
+(default: the loop settings; name the whole-run ones).
+
 Each setting runs in its own process; callgrind's instrumentation is on
 only around ITERS training iterations (callgrind_control -i on/off), so
 import and warm-up are not counted. Prints instructions per op above the
@@ -20,7 +27,12 @@ import subprocess
 import sys
 import tempfile
 
-SETTINGS = ["untraced", "floor", "ops", "shapes", "prof", "profs"]
+SETTINGS = ["untraced", "floor", "floortl", "floors", "ops", "shapes", "prof", "profs"]
+# The whole run as a user pays it: from the tracer's start to its trace
+# written (torch.profiler's stop, post-processing and export_chrome_trace;
+# record_ops' session start, stop and write), after one such run as a
+# warm-up (one-time initialisation is not counted for either).
+WHOLE = ["opsw", "shapesw", "profw", "profsw"]
 
 
 def child(mode, iters, mname):
@@ -53,10 +65,12 @@ def child(mode, iters, mname):
             opt.step()
 
     train(3)
+    if mode in WHOLE:
+        return whole(mode, iters, train)
     ctx = contextlib.nullcontext()
     session = actrace.session(config={"MAX_BUFFER_SIZE_MB": 256}, output=os.devnull)
-    if mode == "floor":
-        actrace.torch._record_nothing()
+    if mode in ("floor", "floortl", "floors"):
+        actrace.torch._record_nothing(thread_local=mode == "floortl", inputs=mode == "floors")
     elif mode in ("ops", "shapes"):
         ctx = session
         actrace.torch.record_ops(shapes=mode == "shapes")
@@ -79,6 +93,33 @@ def child(mode, iters, mname):
             n0 = actrace.torch.ops_recorded()
             train(1)
             print("OPS", actrace.torch.ops_recorded() - n0)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def whole(mode, iters, train):
+    import actrace
+    import actrace.torch
+    from torch.profiler import ProfilerActivity, profile
+    path = os.path.join(tempfile.mkdtemp(), "trace.json")
+    shapes = mode in ("shapesw", "profsw")
+
+    def run(n):
+        if mode in ("opsw", "shapesw"):
+            with actrace.session(config={"MAX_BUFFER_SIZE_MB": 256}, output=path):
+                actrace.torch.record_ops(shapes=shapes)
+                train(n)
+                actrace.torch.stop_ops()
+        else:
+            with profile(activities=[ProfilerActivity.CPU], record_shapes=shapes) as p:
+                train(n)
+            p.export_chrome_trace(path)
+
+    run(1)
+    pid = str(os.getpid())
+    subprocess.run(["callgrind_control", "-i", "on", pid], stdout=subprocess.DEVNULL)
+    run(iters)
+    subprocess.run(["callgrind_control", "-i", "off", pid], stdout=subprocess.DEVNULL)
     sys.stdout.flush()
     os._exit(0)
 
@@ -112,10 +153,10 @@ def main():
     for s in settings:
         if s != "untraced":
             print("icount %-5s %-8s %7.0f instructions added per op" % (mname, s, per[s]))
-    if "prof" in per:
-        print("icount %-5s ops / prof %.2f" % (mname, per["ops"] / per["prof"]))
-    if "profs" in per and "shapes" in per:
-        print("icount %-5s shapes / profs %.2f" % (mname, per["shapes"] / per["profs"]))
+    for a, b, what in (("ops", "prof", "loop alone"), ("shapes", "profs", "loop alone"),
+                       ("opsw", "profw", "whole run"), ("shapesw", "profsw", "whole run")):
+        if a in per and b in per:
+            print("icount %-5s %s / %s %.2f (%s)" % (mname, a, b, per[a] / per[b], what))
 
 
 if __name__ == "__main__":

@@ -194,11 +194,13 @@ def record_ops(shapes=False):
     return True
 
 
-def _record_nothing():
+def _record_nothing(thread_local=False, inputs=False):
     """Bench only: RecordFunction callbacks that record nothing (the floor
-    of any RecordFunction-based tracer)."""
+    of any RecordFunction-based tracer). ``thread_local``: the calling
+    thread's callbacks, as torch.profiler registers its own; ``inputs``:
+    asking for the ops' inputs (torch then boxes them), as shapes do."""
     global _shapes
-    if _load().actrace_torch_enable(0x100) == 0:
+    if _load().actrace_torch_enable((0x300 if thread_local else 0x100) | bool(inputs)) == 0:
         _shapes = False
 
 

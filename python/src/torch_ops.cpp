@@ -807,8 +807,11 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *o)
 extern "C" {
 
 // shapes: bit 0 "Input Dims"/"Input type"; bit 8 (bench only) registers
-// the callbacks but records nothing, to measure RecordFunction's own cost.
-// 0 on; 1 already on (shapes as first asked); -1 torch refused.
+// the callbacks but records nothing, to measure RecordFunction's own cost;
+// bit 9 (bench only, with bit 8) registers them as the calling thread's
+// callbacks (addThreadLocalCallback), as torch.profiler does, for a like
+// for like floor. 0 on; 1 already on (shapes as first asked); -1 torch
+// refused.
 __attribute__((visibility("default"))) int actrace_torch_enable(int shapes)
 {
     if (g_on)
@@ -821,11 +824,13 @@ __attribute__((visibility("default"))) int actrace_torch_enable(int shapes)
         g_key_types = act_key("Input type");
     }
     try {
-        g_handle = at::addGlobalCallback(
-            at::RecordFunctionCallback(on_start, on_end)
-                .needsInputs(g_shapes)
-                .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
-                         at::RecordScope::TORCHSCRIPT_FUNCTION, at::RecordScope::USER_SCOPE}));
+        auto cb = at::RecordFunctionCallback(on_start, on_end)
+                      .needsInputs(g_shapes)
+                      .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                               at::RecordScope::TORCHSCRIPT_FUNCTION,
+                               at::RecordScope::USER_SCOPE});
+        g_handle = g_floor && (shapes & 0x200) ? at::addThreadLocalCallback(cb)
+                                               : at::addGlobalCallback(cb);
     } catch (const std::exception &e) {
         act_log(ACT_LOG_ERROR, "actrace.torch: addGlobalCallback failed: %s", e.what());
         return -1;
