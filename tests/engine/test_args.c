@@ -26,6 +26,21 @@ static json_t *args_of(json_t *e)
     return json_object_get(e, "args");
 }
 
+/* Writes @p s to trace file @p file (*@p path: where) and loads it back. */
+static json_t *written(act_session *s, const char *file, const char **path)
+{
+    *path = tu_trace_path(file);
+    CHECK_OK(act_session_write(s, *path));
+    return tu_load(*path);
+}
+
+/* Whether event @p e is named @p name. */
+static int named(json_t *e, const char *name)
+{
+    const char *nm = json_string_value(json_object_get(e, "name"));
+    return nm && strcmp(nm, name) == 0;
+}
+
 /* Kineto's workload: 2 args per cpu_op span, the same key and value
  * pointers every time. */
 static void test_compact(void)
@@ -91,14 +106,12 @@ static void test_reused_buffers(void)
         act_arg_str(key, i % 2 ? "odd" : "even");
         act_arg_strn("same", val, (size_t)(i % 4)); /* same pointer, new length */
     }
-    const char *path = tu_trace_path("args_reused.json");
-    CHECK_OK(act_session_write(s, path));
-    json_t *root = tu_load(path), *e;
+    const char *path;
+    json_t *root = written(s, "args_reused.json", &path), *e;
     size_t i;
     int k = 0, bad = 0;
     json_array_foreach(tu_events(root), i, e) {
-        const char *nm = json_string_value(json_object_get(e, "name"));
-        if (!nm || strcmp(nm, "reuse") != 0)
+        if (!named(e, "reuse"))
             continue;
         char k1[32], v1[32], k2[32], v3[32];
         snprintf(k1, sizeof k1, "key%d", k % 5);
@@ -141,14 +154,12 @@ static void test_literal_values(void)
         act_arg_str("null", NULL);
         act_arg_str_k(act_key("k"), lit + i % 2); /* the pair's other pointer */
     }
-    const char *path = tu_trace_path("args_literal.json");
-    CHECK_OK(act_session_write(s, path));
-    json_t *root = tu_load(path), *e;
+    const char *path;
+    json_t *root = written(s, "args_literal.json", &path), *e;
     size_t i;
     int k = 0, bad = 0;
     json_array_foreach(tu_events(root), i, e) {
-        const char *nm = json_string_value(json_object_get(e, "name"));
-        if (!nm || strcmp(nm, "lit") != 0)
+        if (!named(e, "lit"))
             continue;
         char cut[32];
         snprintf(cut, sizeof cut, "%.*s", k % 7, lit);
@@ -210,17 +221,15 @@ static void test_writable_values_walks(void)
     int during = __atomic_load_n(&walks, __ATOMIC_RELAXED) - before;
     /* One walk per chunk taken (the unload check) and a first one each
      * for the heap and the literal; without the gap and the segment
-     * remembered, one per value hit: about 700 here. */
+     * remembered, one per value hit: 2239 here. */
     printf("loader walks for %d writable values and %d literals: %d\n", N, N, during);
     CHECK(during < 40);
-    const char *path = tu_trace_path("args_writable_walks.json");
-    CHECK_OK(act_session_write(s, path));
-    json_t *root = tu_load(path), *e;
+    const char *path;
+    json_t *root = written(s, "args_writable_walks.json", &path), *e;
     size_t i;
     int k = 0, bad = 0;
     json_array_foreach(tu_events(root), i, e) {
-        const char *nm = json_string_value(json_object_get(e, "name"));
-        if (!nm || strcmp(nm, "w") != 0)
+        if (!named(e, "w"))
             continue;
         /* What buffer (k / 2) % NBUF held at event k. */
         int b = (k / 2) % NBUF, last = -1;
