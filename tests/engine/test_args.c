@@ -181,8 +181,20 @@ static void test_literal_values(void)
 
 /* The library's walks over the loaded objects (it asks the loader
  * whether a value lies in a read-only segment), counted by interposing
- * the loader's call. */
+ * the loader's call; not under a sanitizer, whose runtime intercepts it
+ * too and calls it before main. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define COUNT_WALKS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define COUNT_WALKS 0
+#endif
+#endif
+#ifndef COUNT_WALKS
+#define COUNT_WALKS 1
+#endif
 static int walks;
+#if COUNT_WALKS
 int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
     static int (*real)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
@@ -191,6 +203,7 @@ int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data
     __atomic_fetch_add(&walks, 1, __ATOMIC_RELAXED);
     return real(cb, data);
 }
+#endif
 
 /* Writable values that hit the value cache and are evicted again (more
  * of them than it holds, as record_ops' shape texts are), and a literal
@@ -222,8 +235,10 @@ static void test_writable_values_walks(void)
     /* One walk per chunk taken (the unload check) and a first one each
      * for the heap and the literal; without the gap and the segment
      * remembered, one per value hit: 2239 here. */
-    printf("loader walks for %d writable values and %d literals: %d\n", N, N, during);
-    CHECK(during < 40);
+    if (COUNT_WALKS) {
+        printf("loader walks for %d writable values and %d literals: %d\n", N, N, during);
+        CHECK(during < 40);
+    }
     const char *path;
     json_t *root = written(s, "args_writable_walks.json", &path), *e;
     size_t i;
