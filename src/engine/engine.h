@@ -105,7 +105,9 @@ static inline int64_t act__clock_ns(void)
 /* ---- records ------------------------------------------------------------ */
 
 typedef enum act__rec_kind {
-    ACT__R_SPAN = 1,      /* host span: t0 start, t1 end (ACT__OPEN if open) */
+    /* 0, so that a span's type, kind and flags word is its type (the
+     * fast paths store it as it came; 1 is unused). */
+    ACT__R_SPAN = 0,      /* host span: t0 start, t1 end (ACT__OPEN if open) */
     ACT__R_INSTANT = 2,   /* host instant: t0 */
     ACT__R_COUNTER = 3,   /* t0 ts, t1 double bits, name = series id */
     ACT__R_ARG = 4,       /* attaches to the preceding event record */
@@ -211,10 +213,16 @@ typedef struct act__thread {
     int32_t pid, tid;
     uint64_t serial; /* act__thread_serial() of the recording thread */
     act__chunk *head, *tail;
-    /* Cursor into the tail chunk: records go to rec, strings end at str. */
+    /* Cursor into the tail chunk: records go to rec, strings end at str.
+     * lim is one byte past the last place an event may start with room
+     * for itself and the arg record slot() keeps behind it (str less two
+     * records, plus 1), so that the fast paths test room in one compare,
+     * rec < lim, which a thread with no chunk yet (all NULL) fails; both
+     * are set by act__thread_set_str only. The records written in
+     * the tail chunk are its own count (tail->used), written by this
+     * thread only. */
     act__rec *rec;
-    char *str;
-    uint32_t used; /* records written in the tail chunk */
+    char *str, *lim;
     uint32_t nchunks; /* chunks taken so far (sizes grow: thread.c) */
     uint8_t args_ok; /* ACT__ARGS_*: may args attach to the last call? */
     uint8_t in_spool; /* allocated in the spool (not freed: unmapped) */
@@ -521,19 +529,31 @@ act__thread *act__thread_for(act_session *s);
  * refuses a new chunk. */
 int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes);
 /* Copy a string into the tail chunk's string area (space reserved). */
+static inline void act__thread_set_str(act__thread *t, char *str)
+{
+    t->str = str;
+    t->lim = str - 2 * sizeof(act__rec) + 1;
+}
 static inline uint32_t act__thread_put_str(act__thread *t, const char *s,
                                            uint32_t len)
 {
-    t->str -= act__str_space(len);
+    act__thread_set_str(t, t->str - act__str_space(len));
     uint32_t l32 = len;
     memcpy(t->str, &l32, 4);
     if (len)
         memcpy(t->str + 4, s, len);
     return (uint32_t)(t->str - (char *)t->tail) | ACT__REF_LOCAL;
 }
-static inline void act__thread_commit(act__thread *t)
+/* Records committed to the tail chunk (owner only: a relaxed load). */
+static inline uint32_t act__thread_used(const act__thread *t)
 {
-    atomic_store_explicit(&t->tail->used, t->used, memory_order_release);
+    return atomic_load_explicit(&t->tail->used, memory_order_relaxed);
+}
+/* Commit @p n more records to the tail chunk (readers load its count
+ * with acquire). The count is the chunk's own: no copy in the thread. */
+static inline void act__thread_commit(act__thread *t, uint32_t n)
+{
+    atomic_store_explicit(&t->tail->used, act__thread_used(t) + n, memory_order_release);
 }
 void act__thread_drop(act__thread *t, int type, act__drop_reason why);
 
@@ -557,9 +577,8 @@ static inline int act__thread_put_counter(act__thread *t, uint32_t series,
     r->kind = ACT__R_COUNTER;
     r->flags = 0;
     t->rec = r + 1;
-    t->used++;
     t->args_ok = 0; /* args never attach to a counter */
-    act__thread_commit(t);
+    act__thread_commit(t, 1);
     return 0;
 }
 

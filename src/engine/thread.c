@@ -1064,6 +1064,8 @@ static void spool_chunk(const act__thread *t, const act__chunk *c, uint64_t off)
 
 static void set_tail(act__thread *t, act__chunk *c)
 {
+    /* Its count before readers can reach it (a pool slot was used). */
+    atomic_store_explicit(&c->used, 0, memory_order_relaxed);
     if (t->tail)
         atomic_store_explicit(&t->tail->next, c, memory_order_release);
     else
@@ -1073,8 +1075,7 @@ static void set_tail(act__thread *t, act__chunk *c)
      * must not be found again. */
     memset(t->vcache, 0, sizeof t->vcache);
     t->rec = c->recs;
-    t->str = (char *)c + c->size;
-    t->used = 0;
+    act__thread_set_str(t, (char *)c + c->size);
 }
 
 act__thread *act__thread_get(act_session *s)
