@@ -4,10 +4,10 @@
  * (record.c), the session's recording state (session.c), the services
  * offered to plugins (services.c), the trace writers (src/writer) and the
  * layer that drives sessions (src/session: start, window, stop, write,
- * plugins). The engine is the bottom layer: it includes none of theirs
- * (tests/layering.sh); what it must call above it goes through a pointer
- * that layer sets (act__wake_hook, s->report_plugins, the rebuild's
- * writer).
+ * plugins). The engine sits below them all and includes none of theirs
+ * (tests/layering/check_layering.sh); what it must call above it goes
+ * through a pointer that layer sets (act__wake_hook, s->report_plugins,
+ * the rebuild's writer).
  *
  * Memory model. Each thread appends fixed-size 32-byte records to the tail
  * chunk of its own chunk list. Records grow upward from the chunk header,

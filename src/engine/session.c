@@ -7,21 +7,18 @@
  * (start, the collection window, stop, write, its plugins, the
  * auto-started session of `actrace record`) is the layer above, in
  * src/session/: the engine includes nothing of plugin/, writer/,
- * ondemand/ or session/ (tests/layering.sh).
+ * ondemand/ or session/ (tests/layering/check_layering.sh).
  *
  * States: CREATED -> ARMED (started, window not yet open) -> COLLECTING
  * (act__recording points here) -> DONE (window closed) -> STOPPED.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <string.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include "engine/engine.h"

@@ -3,11 +3,12 @@
  * The session layer: what drives a session, above the recording engine
  * (src/engine), the plugin loader (src/plugin) and the trace writers
  * (src/writer), which it uses and which never include it
- * (tests/layering.sh). lifecycle.c: act_session_create/destroy with their
- * plugins, start, the collection window, act_step, stop, write.
- * autostart.c: the auto-started session of `actrace record`. rebuild.c
- * (rebuild.h): a dead process's trace from its spool. On-demand tracing (src/ondemand)
- * sits beside it and opens and closes windows through it.
+ * (tests/layering/check_layering.sh). lifecycle.c: act_session_create
+ * and destroy with their plugins, start, the collection window, act_step,
+ * stop, write. autostart.c: the auto-started session of `actrace record`.
+ * rebuild.c (rebuild.h): a dead process's trace from its spool. On-demand
+ * tracing (src/ondemand) sits beside it and opens and closes windows
+ * through it.
  */
 #ifndef ACT_SESSION_SESSION_H
 #define ACT_SESSION_SESSION_H
