@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The recording engine's data structures, shared by the recording fast path
- * (record.c), the session lifecycle (session.c), the services offered to
- * plugins (services.c) and the trace writers (src/writer).
+ * (record.c), the session's recording state (session.c), the services
+ * offered to plugins (services.c), the trace writers (src/writer) and the
+ * layer that drives sessions (src/session: start, window, stop, write,
+ * plugins). The engine sits below them all and includes none of theirs
+ * (tests/layering/check_layering.sh); what it must call above it goes
+ * through a pointer that layer sets (act__wake_hook, s->report_plugins,
+ * the rebuild's writer).
  *
  * Memory model. Each thread appends fixed-size 32-byte records to the tail
  * chunk of its own chunk list. Records grow upward from the chunk header,
@@ -315,11 +320,12 @@ typedef enum act__state {
 } act__state;
 
 struct act__plugins;
+struct act__vplugin;
 
 struct act_session {
     uint64_t gen; /* unique per session, even: validates thread-local caches */
-    int lazy; /* the stand-in of a session not started yet (autostart.c) */
-    int auto_start; /* the session autostart.c starts */
+    int lazy; /* the stand-in of a session not started yet (session/autostart.c) */
+    int auto_start; /* the session session/autostart.c starts */
     unsigned fork_gen; /* act__fork_gen at create: the process it records in */
     act_config *config;
     act_activity_set types;
@@ -426,6 +432,13 @@ struct act_session {
      * field 22; the same across exec): 0 if unknown. */
     int64_t proc_start;
     char errmsg[512];
+    /* The plugins' lines of actraceStats: set by the layer that loaded
+     * them (session/lifecycle.c), called by the writers' visitor with
+     * s->lock held; fills *pl (*n entries) and *warn (the warnings they
+     * point into), both the caller's to free; 0, or ACT_ENOMEM (nothing
+     * filled). NULL: the session has no plugins (a rebuilt one). */
+    int (*report_plugins)(const act_session *s, struct act__vplugin **pl,
+                          const char ***warn, size_t *n);
     /* The recording fast path's time window (record.c): time_anchor_ns -
      * ACT__FAST_WINDOW / 2, set with the anchor when the session starts
      * (before anything can record in it). */
@@ -441,13 +454,28 @@ struct act_session {
 /* Global recording target: the collecting session, or NULL. */
 extern _Atomic(act_session *) act__recording;
 
-/* Lazy start (autostart.c). Under `actrace record`, a process that has not
- * recorded yet has act__recording pointing at a stand-in session (lazy set,
- * a generation no thread caches), so every recording call takes its full
- * path, where it calls act__auto_wake: that starts the real session once
- * (and returns it), or returns NULL (no session: drop the call, as with
- * none). Never called with an engine lock held. */
-act_session *act__auto_wake(void);
+/* Lazy start (session/autostart.c). Under `actrace record`, a process that
+ * has not recorded yet has act__recording pointing at a stand-in session
+ * (lazy set, a generation no thread caches), so every recording call takes
+ * its full path, where it calls act__lazy_wake: that starts the real
+ * session once (and returns it), or returns NULL (no session: drop the
+ * call, as with none). Never called with an engine lock held. The start
+ * is the layer above's (act__auto_wake): it sets act__wake_hook at load,
+ * before it points act__recording at its stand-in. */
+extern act_session *(*act__wake_hook)(void);
+static inline act_session *act__lazy_wake(void)
+{
+    return act__wake_hook ? act__wake_hook() : NULL;
+}
+/* The process's started session (act_session_start claims it, stop
+ * clears it), and the act_step calls that may still use the session they
+ * loaded from it: Dekker-style with act_session_stop, a step announces
+ * itself in act__steps_in_flight, then re-reads act__started; stop clears
+ * act__started, then waits for the count to drain, so the session is never
+ * used by a step after stop returns (session/lifecycle.c). A forked child
+ * starts with neither (session.c). */
+extern _Atomic(act_session *) act__started;
+extern _Atomic unsigned act__steps_in_flight;
 /* The started session, without waking a lazy one (the on-demand poller). */
 act_session *act__session_started(void);
 
@@ -594,7 +622,7 @@ void act__names_atfork_parent(void);
 void act__names_atfork_child(void);
 /* Install the fork handlers (once; also done when the library loads). */
 void act__atfork_install(void);
-/* Set by the auto-start (autostart.c) before it creates the session of a
+/* Set by the auto-start (session/autostart.c) before it creates the session of a
  * process that `actrace record` did not start itself (a forked child, or a
  * program one of them exec'd): such a process pre-faults 1 MB, not
  * BUFFER_PREALLOC_MB's default of 16, unless the config sets the key. A
@@ -687,17 +715,17 @@ void act__slabs_free(act_session *s);
 void act__prefault_start(act_session *s);
 void act__prefault_stop(act_session *s);
 
-/* Writers (writer/writers.h): act__write_trace picks the format. */
-int act__write_trace(act_session *s, const char *path, char *err, size_t errcap);
-
-/* Window control. */
-void act__session_open_window(act_session *s);
-void act__session_close_window(act_session *s);
-
-void act__session_seterr(act_session *s, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+/* The recording state of a session (session.c); the public
+ * act_session_create/destroy (session/lifecycle.c) add its plugins.
+ * act__session_opts_read copies the caller's opts, reading only what its
+ * struct_size covers (ACT_EINVAL for a larger struct with a non-zero
+ * tail); act__session_create takes opts so read, and its plugin list is
+ * not its business. act__session_free frees a session that is not
+ * collecting (CREATED or STOPPED) and whose plugins are gone. */
+int act__session_opts_read(const act_session_opts *in, act_session_opts *out);
+int act__session_create(const act_session_opts *opts, act_session **out);
+void act__session_free(act_session *s);
+/* Sample the offset from the monotonic clock to Unix time. */
+void act__sample_clock_offset(act_session *s);
 
 #endif /* ACT_ENGINE_H */

@@ -101,7 +101,7 @@ void act__record_atfork_child(void)
 /* In a full path: the stand-in of a lazily started session (engine.h)
  * becomes the real one here, once; NULL drops the call. */
 #define WAKE(s) \
-    if (ACT_UNLIKELY(s->lazy) && (s = act__auto_wake()) == NULL) \
+    if (ACT_UNLIKELY(s->lazy) && (s = act__lazy_wake()) == NULL) \
         return;
 
 /*

@@ -812,8 +812,8 @@ static void light_life(act_session *s, int32_t pid, const int64_t *start, const 
         }
 }
 
-int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *err,
-                       size_t errlen)
+int act__spool_read(const char *base, const char *out, unsigned flags, act__trace_writer write,
+                    char *err, size_t errlen)
 {
     char *mpath = cat(base, ".meta"), *spath = cat(base, ".spool");
     size_t mlen = 0;
@@ -871,7 +871,7 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     o.config = cfg;
     o.config_text = cfgtext;
     o.config_text_len = sizeof cfgtext - 1;
-    if (act_session_create(&o, &s) != 0) {
+    if (act__session_create(&o, &s) != 0) {
         bad(err, errlen, "cannot create a session");
         goto out;
     }
@@ -1151,7 +1151,7 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     s->recovered = !(light && have_exit && have_stop);
     atomic_store(&s->state, ACT__S_STOPPED);
     char werr[1024];
-    rc = act__write_trace(s, out, werr, sizeof werr);
+    rc = write(s, out, werr, sizeof werr);
     act__names_override(NULL, NULL, 0);
     if (rc != 0) {
         bad(err, errlen, "%s", werr);
@@ -1167,7 +1167,7 @@ out:
          * unmapped by the session): only the thread structs go. */
         for (act__thread *t = s->threads; t; t = t->next)
             t->head = t->tail = NULL;
-        act_session_destroy(s);
+        act__session_free(s);
     }
     act_config_destroy(cfg);
     if (map)
