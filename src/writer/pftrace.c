@@ -526,6 +526,11 @@ int act__pf_init(act__pf *pf, act__out *o)
     return 0;
 }
 
+void act__pf_set_out(act__pf *pf, act__out *o)
+{
+    pf->o = o;
+}
+
 void act__pf_clocks(act__pf *pf, int64_t mono, int64_t boot, int64_t real)
 {
     act__pf_seq *q = seq_of(pf, ACT__PF_SEQ_DESC);
@@ -1114,6 +1119,12 @@ void act__pf_arg_str_iid(act__pf *pf, uint32_t key_g, uint32_t val_g)
         return;
     need_g(pf, val_g, K_VALUE, I_STRING_VALUES);
     arg_scalar_g(pf, key_g, A_STRING_IID, val_g, 0);
+}
+
+const char *act__pf_string(const act__pf *pf, uint32_t g, size_t *n)
+{
+    *n = pf->gstr[g].len;
+    return pf->gstr[g].s;
 }
 
 void act__pf_arg_str_g(act__pf *pf, uint32_t key_g, const char *s, size_t n)
