@@ -45,6 +45,8 @@
 #define RUN_BYTES ((size_t)24 << 20)
 #define READ_BUF ((size_t)256 << 10)
 #define SPILL_BUF ((size_t)1 << 20)
+#define SCACHE_N 256
+#define SCACHE_LEN 32
 
 enum { R_FLOW_OUT = 0, R_FLOW_IN = 1, R_SLICE = 2, R_INSTANT = 3, R_COUNTER = 4 };
 /* An arg's type, in the top bits of its key word (A_SHIFT). */
@@ -106,6 +108,14 @@ typedef struct conv {
     size_t runlen, runcap;
     act__pf *pf;        /* the encoder: its intern table gives the records' iids */
     uint32_t unnamed_g; /* "(unnamed)", for events without a name (0: not interned) */
+    /* The iids of strings met lately, by their raw bytes (before UTF-8
+     * repair): [0] names, categories and keys (act__pf_intern), [1] string
+     * values (act__pf_value_iid). Most events repeat a few names, so most
+     * lookups skip the encoder's hash and probe. */
+    struct scache {
+        uint32_t g, len;
+        char s[SCACHE_LEN];
+    } scache[2][SCACHE_N];
     FILE *spill;        /* all spilled runs, one after the other */
     char *spillbuf;     /* its stdio buffer */
     size_t nruns;
@@ -364,9 +374,9 @@ static uint8_t *aroom(abuf *b, size_t n)
     return b->p + b->len;
 }
 
-static void aput(abuf *b, const void *s, size_t n)
+static inline void aput(abuf *b, const void *s, size_t n)
 {
-    uint8_t *p = aroom(b, n);
+    uint8_t *p = b->len + n <= b->cap ? b->p + b->len : aroom(b, n);
     if (n)
         memcpy(p, s, n);
     b->len += n;
@@ -377,11 +387,44 @@ static void aput_u32(abuf *b, uint32_t v)
     aput(b, &v, 4);
 }
 
+/* The iid of @p s from the encoder (@p value: as a string value, else as
+ * a name, category or key), through the cache of strings met lately (its
+ * slot: a hash of the length and the first and last bytes). */
+static uint32_t iid_of(conv *c, int value, const char *s, size_t n)
+{
+    if (n > SCACHE_LEN || n == 0)
+        return value ? act__pf_value_iid(c->pf, s, n) : act__pf_intern(c->pf, s, n);
+    uint64_t w;
+    if (n >= 8) {
+        uint64_t a, z;
+        memcpy(&a, s, 8);
+        memcpy(&z, s + n - 8, 8);
+        w = a ^ (z * 0x9E3779B97F4A7C15u);
+    } else if (n >= 4) {
+        uint32_t a, z;
+        memcpy(&a, s, 4);
+        memcpy(&z, s + n - 4, 4);
+        w = a | (uint64_t)z << 32;
+    } else {
+        w = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+            (uint64_t)(unsigned char)s[n - 1] << 16;
+    }
+    w = (w ^ n) * 0xff51afd7ed558ccdu;
+    struct scache *e = &c->scache[value][w >> (64 - 8)];
+    if (e->len == n && e->g && memcmp(e->s, s, n) == 0)
+        return e->g;
+    uint32_t g = value ? act__pf_value_iid(c->pf, s, n) : act__pf_intern(c->pf, s, n);
+    e->g = g;
+    e->len = (uint32_t)n;
+    memcpy(e->s, s, n);
+    return g;
+}
+
 /* A string the records carry: its iid (from the encoder's table), or 0
  * and then its length and bytes are put in @p b. */
-static uint32_t put_str(abuf *b, act__pf *pf, const char *s, size_t n)
+static uint32_t put_str(abuf *b, conv *c, const char *s, size_t n)
 {
-    uint32_t g = act__pf_intern(pf, s, n);
+    uint32_t g = iid_of(c, 0, s, n);
     if (!g) {
         aput_u32(b, (uint32_t)n);
         aput(b, s, n);
@@ -390,9 +433,9 @@ static uint32_t put_str(abuf *b, act__pf *pf, const char *s, size_t n)
 }
 
 /* An arg's key word and key. */
-static void put_key(abuf *b, act__pf *pf, int type, const char *key, size_t kn)
+static void put_key(abuf *b, conv *c, int type, const char *key, size_t kn)
 {
-    uint32_t g = act__pf_intern(pf, key, kn), w = (uint32_t)type << A_SHIFT | g;
+    uint32_t g = iid_of(c, 0, key, kn), w = (uint32_t)type << A_SHIFT | g;
     aput_u32(b, w);
     if (!g) {
         aput_u32(b, (uint32_t)kn);
@@ -400,10 +443,10 @@ static void put_key(abuf *b, act__pf *pf, int type, const char *key, size_t kn)
     }
 }
 
-static void put_arg(abuf *b, act__pf *pf, int type, const char *key, size_t kn, const void *v,
+static void put_arg(abuf *b, conv *c, int type, const char *key, size_t kn, const void *v,
                     size_t vn)
 {
-    put_key(b, pf, type, key, kn);
+    put_key(b, c, type, key, kn);
     aput(b, v, vn);
 }
 
@@ -421,21 +464,21 @@ static char *json_text(const act__jv *v, size_t *n)
     return s;
 }
 
-static void encode_value(abuf *b, act__pf *pf, const char *key, size_t kn, const act__jv *v)
+static void encode_value(abuf *b, conv *c, const char *key, size_t kn, const act__jv *v)
 {
     switch (v->type) {
     case ACT__J_TRUE:
     case ACT__J_FALSE: {
         uint8_t t = v->type == ACT__J_TRUE;
-        put_arg(b, pf, A_BOOL, key, kn, &t, 1);
+        put_arg(b, c, A_BOOL, key, kn, &t, 1);
         break;
     }
     case ACT__J_STRING: {
-        uint32_t g = act__pf_value_iid(pf, v->s, v->len);
+        uint32_t g = iid_of(c, 1, v->s, v->len);
         if (g) {
-            put_arg(b, pf, A_STR, key, kn, &g, 4);
+            put_arg(b, c, A_STR, key, kn, &g, 4);
         } else {
-            put_key(b, pf, A_STR_INLINE, key, kn);
+            put_key(b, c, A_STR_INLINE, key, kn);
             aput_u32(b, (uint32_t)v->len);
             aput(b, v->s, v->len);
         }
@@ -444,30 +487,30 @@ static void encode_value(abuf *b, act__pf *pf, const char *key, size_t kn, const
     case ACT__J_NUMBER: {
         int64_t i;
         if (v->integer && act__jv_i64(v, &i)) {
-            put_arg(b, pf, A_INT, key, kn, &i, 8);
+            put_arg(b, c, A_INT, key, kn, &i, 8);
         } else if (v->integer && v->s[0] != '-') {
             char *end;
             errno = 0;
             unsigned long long u = strtoull(v->s, &end, 10);
             if (!errno) {
                 uint64_t u64 = u;
-                put_arg(b, pf, A_UINT, key, kn, &u64, 8);
+                put_arg(b, c, A_UINT, key, kn, &u64, 8);
                 break;
             }
             double d;
             act__jv_num(v, &d);
-            put_arg(b, pf, A_DOUBLE, key, kn, &d, 8);
+            put_arg(b, c, A_DOUBLE, key, kn, &d, 8);
         } else {
             double d = 0;
             act__jv_num(v, &d);
-            put_arg(b, pf, A_DOUBLE, key, kn, &d, 8);
+            put_arg(b, c, A_DOUBLE, key, kn, &d, 8);
         }
         break;
     }
     default: {
         size_t n;
         char *s = json_text(v, &n);
-        put_key(b, pf, A_JSON, key, kn);
+        put_key(b, c, A_JSON, key, kn);
         aput_u32(b, (uint32_t)n);
         aput(b, s, n);
         free(s);
@@ -578,14 +621,14 @@ static void add_event(conv *c, int kind, uint32_t track, int64_t t0, int64_t t1,
     ab->len = 0;
     uint32_t flags = 0, ng = 0, cg = 0;
     if (name && name->type == ACT__J_STRING && name->len &&
-        !(ng = put_str(ab, c->pf, name->s, name->len)))
+        !(ng = put_str(ab, c, name->s, name->len)))
         flags |= RF_NAME_INLINE;
     if (cat && cat->type == ACT__J_STRING && cat->len &&
-        !(cg = put_str(ab, c->pf, cat->s, cat->len)))
+        !(cg = put_str(ab, c, cat->s, cat->len)))
         flags |= RF_CAT_INLINE;
     if (args && args->type == ACT__J_OBJECT)
         for (const act__jv *a = args->child; a; a = a->next)
-            encode_value(ab, c->pf, a->key, a->klen, a);
+            encode_value(ab, c, a->key, a->klen, a);
     crec *r = rec_new(c, sizeof(crec) + ab->len);
     r->tk = track << TRACK_SHIFT | flags | (uint32_t)kind;
     r->t0 = t0;
@@ -777,7 +820,7 @@ static void read_member(conv *c, const char *key, const act__jv *v, abuf *ab)
             c->base_ns = b;
     }
     ab->len = 0;
-    encode_value(ab, c->pf, key, strlen(key), v);
+    encode_value(ab, c, key, strlen(key), v);
     act__out_write(&c->meta, ab->p, ab->len);
 }
 
