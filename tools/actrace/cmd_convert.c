@@ -387,6 +387,32 @@ static void aput_u32(abuf *b, uint32_t v)
     aput(b, &v, 4);
 }
 
+/* @p a and @p b, both @p n bytes (1 to SCACHE_LEN), are equal: in words,
+ * the last one overlapping (memcmp's call costs more at these lengths). */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+    if (n >= 8) {
+        uint64_t x, y, d = 0;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            d |= x ^ y;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return !(d | (x ^ y));
+    }
+    if (n >= 4) {
+        uint32_t x0, y0, x1, y1;
+        memcpy(&x0, a, 4);
+        memcpy(&y0, b, 4);
+        memcpy(&x1, a + n - 4, 4);
+        memcpy(&y1, b + n - 4, 4);
+        return !((x0 ^ y0) | (x1 ^ y1));
+    }
+    return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
+}
+
 /* The iid of @p s from the encoder (@p value: as a string value, else as
  * a name, category or key), through the cache of strings met lately (its
  * slot: a hash of the length and the first and last bytes). */
@@ -411,7 +437,7 @@ static uint32_t iid_of(conv *c, int value, const char *s, size_t n)
     }
     w = (w ^ n) * 0xff51afd7ed558ccdu;
     struct scache *e = &c->scache[value][w >> (64 - 8)];
-    if (e->len == n && e->g && memcmp(e->s, s, n) == 0)
+    if (e->len == n && e->g && same_bytes(e->s, s, n))
         return e->g;
     uint32_t g = value ? act__pf_value_iid(c->pf, s, n) : act__pf_intern(c->pf, s, n);
     e->g = g;
