@@ -106,6 +106,7 @@ typedef struct conv {
     const char *in;
     uint8_t *runbuf;
     size_t runlen, runcap;
+    size_t nrec;        /* records in the run buffer */
     act__pf *pf;        /* the encoder: its intern table gives the records' iids */
     uint32_t unnamed_g; /* "(unnamed)", for events without a name (0: not interned) */
     /* The iids of strings met lately, by their raw bytes (before UTF-8
@@ -241,31 +242,46 @@ static int cmp_rec(const crec *a, const crec *b)
     return 0;
 }
 
+/* A record in the sort of a run: its start beside it, so that comparing
+ * two records of one track at different times (nearly every compare)
+ * reads no record. */
+typedef struct rkey {
+    int64_t t0;
+    crec *r;
+} rkey;
+
+static inline int cmp_key(const rkey *a, const rkey *b)
+{
+    if (a->t0 != b->t0)
+        return a->t0 < b->t0 ? -1 : 1;
+    return cmp_rec(a->r, b->r);
+}
+
 /* Records of one run are in input order in the run buffer: the address
  * breaks a tie (qsort is not stable). */
-static int cmp_ptr(const void *x, const void *y)
+static int cmp_qsort(const void *x, const void *y)
 {
-    const crec *a = *(const crec *const *)x, *b = *(const crec *const *)y;
-    int d = cmp_rec(a, b);
-    return d ? d : (a > b) - (a < b);
+    const rkey *a = x, *b = y;
+    int d = cmp_key(a, b);
+    return d ? d : (a->r > b->r) - (a->r < b->r);
 }
 
 /* Sort @p v (n records of one track) by cmp_rec: insertion sort, which is
  * linear on what traces hold (each track in order but for a flow written
  * after the slice it starts with), unless it needs more than a few moves
  * per record; then qsort. */
-static void sort_track(crec **v, size_t n)
+static void sort_track(rkey *v, size_t n)
 {
     size_t budget = 8 * n + 64;
     for (size_t i = 1; i < n; i++) {
-        crec *x = v[i];
+        rkey x = v[i];
         size_t j = i;
-        while (j > 0 && cmp_rec(v[j - 1], x) > 0) {
+        while (j > 0 && cmp_key(&v[j - 1], &x) > 0) {
             v[j] = v[j - 1];
             j--;
             if (!--budget) {
                 v[j] = x;
-                qsort(v, n, sizeof *v, cmp_ptr);
+                qsort(v, n, sizeof *v, cmp_qsort);
                 return;
             }
         }
@@ -273,15 +289,13 @@ static void sort_track(crec **v, size_t n)
     }
 }
 
-/* The records of the run buffer in cmp_rec order (malloc'd, *@p n of
+/* The records of the run buffer in cmp_rec order (malloc'd, c->nrec of
  * them): a stable counting sort by track, then each track's records by
  * sort_track. */
-static crec **sort_run(conv *c, size_t *n)
+static rkey *sort_run(conv *c)
 {
-    size_t cnt = 0;
-    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        cnt++;
-    crec **idx = act_cli_xmalloc((cnt ? cnt : 1) * sizeof *idx);
+    size_t cnt = c->nrec;
+    rkey *idx = act_cli_xmalloc((cnt ? cnt : 1) * sizeof *idx);
     size_t ntrk = c->ntrk ? c->ntrk : 1;
     size_t *start = act_cli_xcalloc(ntrk + 1, sizeof *start);
     for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
@@ -292,14 +306,21 @@ static crec **sort_run(conv *c, size_t *n)
     memcpy(at, start, ntrk * sizeof *at);
     for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len) {
         crec *r = (crec *)(c->runbuf + o);
-        idx[at[REC_TRACK(r)]++] = r;
+        idx[at[REC_TRACK(r)]++] = (rkey){r->t0, r};
     }
     for (size_t t = 0; t < ntrk; t++)
         sort_track(idx + start[t], start[t + 1] - start[t]);
     free(at);
     free(start);
-    *n = cnt;
     return idx;
+}
+
+static void spill_write(conv *c, const void *p, size_t n)
+{
+    if (n && fwrite(p, n, 1, c->spill) != 1) {
+        fprintf(stderr, "actrace convert: cannot write the temporary file: %s\n", strerror(errno));
+        exit(1);
+    }
 }
 
 static void spill_run(conv *c)
@@ -312,26 +333,33 @@ static void spill_run(conv *c)
             fprintf(stderr, "actrace convert: cannot create a temporary file: %s\n", strerror(errno));
             exit(1);
         }
-        /* Runs are written in 1 MiB writes (stdio's 4 KiB cost 55k
-         * write calls on the read benchmark's trace). glibc takes the size
-         * only with a buffer. */
+        /* Runs are gathered in a 1 MiB buffer and written from it (stdio's
+         * 4 KiB buffer cost 55k write calls on the read benchmark's trace,
+         * and fwrite per record its own locking). */
         c->spillbuf = act_cli_xmalloc(SPILL_BUF);
-        setvbuf(c->spill, c->spillbuf, _IOFBF, SPILL_BUF);
     }
-    size_t n;
-    crec **idx = sort_run(c, &n);
+    rkey *idx = sort_run(c);
     act_cli_grow(&c->run_off, &c->run_cap, c->nruns + 1, sizeof *c->run_off);
     if (c->nruns == 0)
         c->run_off[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        if (fwrite(idx[i], idx[i]->len, 1, c->spill) != 1) {
-            fprintf(stderr, "actrace convert: cannot write the temporary file: %s\n", strerror(errno));
-            exit(1);
+    size_t fill = 0;
+    for (size_t i = 0; i < c->nrec; i++) {
+        const crec *r = idx[i].r;
+        if (fill + r->len > SPILL_BUF) {
+            spill_write(c, c->spillbuf, fill);
+            fill = 0;
         }
+        if (r->len > SPILL_BUF)
+            spill_write(c, r, r->len);
+        else
+            memcpy(c->spillbuf + fill, r, r->len), fill += r->len;
+    }
+    spill_write(c, c->spillbuf, fill);
     free(idx);
     c->nruns++;
     c->run_off[c->nruns] = (uint64_t)ftello(c->spill);
     c->runlen = 0;
+    c->nrec = 0;
 }
 
 /* Room for a record of @p len bytes in the run buffer (spilling it first
@@ -347,6 +375,7 @@ static crec *rec_new(conv *c, size_t len)
         }
     }
     crec *r = (crec *)(c->runbuf + c->runlen);
+    c->nrec++;
     memset((char *)r + len - 8, 0, 8); /* the padding ends the args */
     memset(r, 0, sizeof *r);
     r->len = (uint32_t)len;
@@ -898,13 +927,13 @@ typedef struct merger {
     conv *c;
     run *runs;
     size_t *heap, nheap;
-    crec **mem; /* the last run, sorted in memory */
+    rkey *mem;  /* the last run, sorted in memory */
     size_t nmem, imem;
 } merger;
 
 static const crec *mhead(merger *m, size_t k)
 {
-    return k == m->c->nruns ? m->mem[m->imem] : m->runs[k].head;
+    return k == m->c->nruns ? m->mem[m->imem].r : m->runs[k].head;
 }
 
 /* Heads of runs @p x before @p y: on a tie, the earlier run (input order). */
@@ -1101,7 +1130,8 @@ static void write_events(conv *c, act__pf *pf)
         if (run_next(c, r, k))
             m.heap[m.nheap++] = k;
     }
-    m.mem = sort_run(c, &m.nmem);
+    m.nmem = c->nrec;
+    m.mem = sort_run(c);
     if (m.nmem)
         m.heap[m.nheap++] = c->nruns;
     for (size_t i = m.nheap / 2 + 1; i-- > 0;)
