@@ -312,14 +312,8 @@ static inline uint32_t hash_bytes(const act__pf *pf, const char *s, size_t n)
         if (all >= 8) {
             memcpy(&w, s + n - 8, 8);
             w >>= 8 * (8 - n);
-        } else if (n >= 4) {
-            uint32_t a, b;
-            memcpy(&a, s, 4);
-            memcpy(&b, s + n - 4, 4);
-            w = a | (uint64_t)b << 32;
         } else {
-            w = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
-                (uint64_t)(unsigned char)s[n - 1] << 16;
+            w = act__pf_short_word(s, n);
         }
         h = (h ^ w) * 0xff51afd7ed558ccdu;
         h ^= h >> 29;

@@ -41,6 +41,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "writer/json_out.h"
 
@@ -191,6 +192,21 @@ const char *act__pf_string(const act__pf *pf, uint32_t g, size_t *n);
 /** @p terminating 0: flow_ids (the flow starts here), 1: terminating_flow_ids. */
 void act__pf_flow(act__pf *pf, uint64_t id, int terminating);
 void act__pf_event_end(act__pf *pf);
+
+/** The bytes of @p s (1 to 7 of them) as one word for a hash, without a
+ *  byte loop: two overlapping 4-byte words, or 3 bytes picked (all of a
+ *  string of 1 to 3). */
+static inline uint64_t act__pf_short_word(const char *s, size_t n)
+{
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        return a | (uint64_t)b << 32;
+    }
+    return (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+           (uint64_t)(unsigned char)s[n - 1] << 16;
+}
 
 /** The uuids actrace uses: a process, a thread (or stream) of a process
  *  (pids are never 0 and below 2^31), counter tracks (top bit set) and the

@@ -455,14 +455,8 @@ static uint32_t iid_of(conv *c, int value, const char *s, size_t n)
         memcpy(&a, s, 8);
         memcpy(&z, s + n - 8, 8);
         w = a ^ (z * 0x9E3779B97F4A7C15u);
-    } else if (n >= 4) {
-        uint32_t a, z;
-        memcpy(&a, s, 4);
-        memcpy(&z, s + n - 4, 4);
-        w = a | (uint64_t)z << 32;
     } else {
-        w = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
-            (uint64_t)(unsigned char)s[n - 1] << 16;
+        w = act__pf_short_word(s, n);
     }
     w = (w ^ n) * 0xff51afd7ed558ccdu;
     struct scache *e = &c->scache[value][w >> (64 - 8)];
