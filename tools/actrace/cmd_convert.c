@@ -7,15 +7,16 @@
  * A JSON trace is not sorted per track, and a protobuf span is a BEGIN and
  * an END that must come in order on its sequence. So convert sorts, in
  * bounded memory: each event becomes a compact record (track, start, end,
- * name, category, args) appended to a run buffer of RUN_BYTES (24 MiB); a full run
- * is sorted by (track, start, longer first, input order) and spilled to an
- * unlinked temporary file; at the end the runs are merged (a heap over one
- * read buffer per run) and each track becomes one sequence, its spans fed
- * to the encoder in start order. Memory: the run buffer, the
- * reader's item buffer (1 MiB, more only for a larger event), one
- * READ_BUF per spilled run, and per track its name and ids, never
- * anything per event. A trace that fits in one run never touches the
- * disk.
+ * name, category, args; strings as the encoder's iids, see crec) appended
+ * to a run buffer of RUN_BYTES (24 MiB); a full run is sorted by (track,
+ * start, longer first, input order) and spilled to an unlinked temporary
+ * file; at the end the runs are merged (a heap over one read buffer per
+ * run) and each track becomes one sequence, its spans fed to the encoder
+ * in start order. Memory: the run buffer and its sort, the reader's item
+ * buffer (1 MiB, more only for a larger event), the encoder's intern
+ * table (capped), one READ_BUF per spilled run, and per track its name
+ * and ids, never anything per event. A trace that fits in one run never
+ * touches the disk.
  *
  * What maps to what: X events are spans, i/I instants, C counters (one
  * counter track per (pid, name, key): "name key"), s/t flows start and f
@@ -779,13 +780,17 @@ static void read_event(conv *c, const act__jv *e, abuf *ab)
             double v;
             if (!act__jv_num(a, &v))
                 continue;
+            /* "name key", on the stack unless it is long (no allocation
+             * per sample). */
+            char small[256];
             size_t n = f.name->len + 1 + a->klen;
-            char *cn = act_cli_xmalloc(n);
+            char *cn = n <= sizeof small ? small : act_cli_xmalloc(n);
             memcpy(cn, f.name->s, f.name->len);
             cn[f.name->len] = ' ';
             memcpy(cn + f.name->len + 1, a->key, a->klen);
             uint32_t tr = track_of(c, pid, 0, cn, n);
-            free(cn);
+            if (cn != small)
+                free(cn);
             int64_t bits;
             memcpy(&bits, &v, 8);
             add_event(c, R_COUNTER, tr, ts, bits, NULL, NULL, NULL, ab);
