@@ -17,6 +17,14 @@
  * are mapped: a full disk refuses a chunk (counted as a buffer-full drop,
  * one error in the log) instead of raising SIGBUS on a page fault.
  *
+ * The chunk pool (thread.c) is part of BASE.spool too: a slot handed to a
+ * thread is logged like any chunk (ACT__SP_CHUNK); the drain copies a
+ * filled slot whole to archive memory (also in BASE.spool) and only then
+ * logs ACT__SP_MOVED, before the slot is handed out again. The rebuild
+ * applies the log in order: a chunk's latest place wins, and a reused
+ * slot is announced again by its next ACT__SP_CHUNK. A crash between the
+ * copy and the log leaves the slot, still whole, where the log says.
+ *
  * When the process writes its trace itself, it removes both files. When
  * it did not, record calls act__spool_rebuild (in a child process of its
  * own) to turn them into the trace the process would have written: open

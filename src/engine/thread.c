@@ -211,6 +211,16 @@ static int spill_wanted(const act_session *s)
  * until stop (the writer reads it in place). A slot handed out again is
  * invalidated in its new owner's string-value cache (set_tail).
  *
+ * Under `actrace record` the slots are a reserved range mapped from the
+ * spool a 2 MB segment at a time (pool_map_upto), by the drain as it warms
+ * ahead, so a process that records little maps none (grow: its chunks are
+ * carved from the slabs until the drain has warmed slots). The archive is
+ * carved from the slabs (archive_slab_chunk), which spill as without a
+ * pool; the move is logged (ACT__SP_MOVED, spool.h) after the copy and
+ * before pool_push_free, so a crash finds each chunk whole somewhere the
+ * log names. The pool is then at most half of MAX_BUFFER_SIZE_MB
+ * (session.c) and adds that much to the spool file beyond SPOOL_MAX_MB.
+ *
  * Budget: a slot is charged to s->bytes when it is taken, like any chunk;
  * its archive copy keeps the charge, a returned slot is not charged. So
  * MAX_BUFFER_SIZE_MB bounds the trace as before and the pool adds at most
@@ -222,8 +232,12 @@ static int spill_wanted(const act_session *s)
  */
 #define POOL_ALIGN ((size_t)2 << 20) /* huge-page aligned: slots are 64 KiB aligned */
 #define POOL_NONE UINT32_MAX
-/* Slots the drain keeps written ahead of need (free and warm). */
+/* Slots the drain keeps written ahead of need (free and warm); under
+ * record 16 MB, what the pre-fault thread kept ready before the pool
+ * (the drain's warming costs more there: the spool's blocks are written
+ * first). */
 #define POOL_WARM_AHEAD 64u
+#define POOL_WARM_AHEAD_SPOOLED 256u
 #define POOL_WARM_STEP ((uint32_t)(POOL_ALIGN / ACT__CHUNK_SIZE))
 
 enum { SLOT_FREE = 0, SLOT_USED = 1 };
@@ -258,6 +272,7 @@ struct act__pool {
     /* Slots that may be handed out: nslots, or fewer once the spool could
      * not grow for them (under lock). */
     uint32_t cap;
+    uint32_t warm_ahead; /* POOL_WARM_AHEAD or, spooled, _SPOOLED */
     /* Under `actrace record` (a spooled session) the slots are part of
      * BASE.spool, so that what is still in the pool survives a crash:
      * mapped (MAP_FIXED over the reserved range) a segment of SEG_SLOTS
@@ -359,6 +374,7 @@ int act__pool_create(act_session *s, size_t bytes, size_t warm, int policy)
     if (!p)
         return -1;
     p->spooled = s->spooled;
+    p->warm_ahead = p->spooled ? POOL_WARM_AHEAD_SPOOLED : POOL_WARM_AHEAD;
     p->seg_off = p->spooled ? calloc(n / SEG_SLOTS, sizeof *p->seg_off) : NULL;
     p->map_size = n * ACT__CHUNK_SIZE + POOL_ALIGN;
     /* Spooled: a reserved range, mapped from the spool as it is needed. */
@@ -560,7 +576,7 @@ static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain, 
         c->heap = 0;
         c->pad_ = 0;
         pool_avail_update(p);
-        if (p->nfree < POOL_WARM_AHEAD / 2)
+        if (p->nfree < p->warm_ahead / 2)
             pthread_cond_signal(&p->work);
     }
     pthread_mutex_unlock(&p->lock);
@@ -855,7 +871,9 @@ void act__pool_forget(act_session *s)
 }
 
 /* The drain: passes over the slots in use, draining those sealed and not
- * pinned, and keeps POOL_WARM_AHEAD slots written ahead of need. */
+ * pinned once fewer than half the slots are free or never used (a trace
+ * that fits in the pool is never copied: the writer, or the rebuild,
+ * reads it in place), and keeps warm_ahead slots written ahead of need. */
 static void drain_main(act_session *s)
 {
     struct act__pool *p = s->pool;
@@ -863,7 +881,8 @@ static void drain_main(act_session *s)
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
         uint32_t n = 0;
-        for (uint32_t i = 0; cand && i < p->nfresh; i++) {
+        int pressure = p->nfree + (p->cap > p->nfresh ? p->cap - p->nfresh : 0) < p->nslots / 2;
+        for (uint32_t i = 0; cand && pressure && i < p->nfresh; i++) {
             if (p->slots[i].state != SLOT_USED)
                 continue;
             act__chunk *c = slot_chunk(p, i);
@@ -895,7 +914,7 @@ static void drain_main(act_session *s)
          * (a lazy one: past prefault_after) and within the budget. */
         uint64_t used = atomic_load_explicit(&s->bytes, memory_order_relaxed);
         int warmed = 0;
-        if (!p->stop && p->nfree < POOL_WARM_AHEAD && p->nfresh < p->cap &&
+        if (!p->stop && p->nfree < p->warm_ahead && p->nfresh < p->cap &&
             used >= s->prefault_after &&
             used + (uint64_t)(p->nfree + POOL_WARM_STEP) * ACT__CHUNK_SIZE <= s->max_bytes) {
             pool_warm(p, POOL_WARM_STEP - p->nfresh % POOL_WARM_STEP);
