@@ -40,6 +40,16 @@ static long moved_count(const char *err)
     return mv;
 }
 
+/* At least @p min chunks moved, says the rebuild in @p err (freed). */
+static void check_moved(const char *what, char *err, long min)
+{
+    long mv = moved_count(err);
+    if (mv < min)
+        fprintf(stderr, "%s: %ld chunks moved; stderr:\n%s\n", what, mv, err ? err : "");
+    CHECK(mv >= min);
+    free(err);
+}
+
 /* Run @p args under record with config @p conf and the environment
  * @p env; its trace (caller decrefs), record's stderr in *@p err. */
 static json_t *run(const char *name, const char *conf, const char *env, const char *args,
@@ -105,11 +115,7 @@ static void kill_many(void)
     CHECK_EQ_INT(threads, 3);
     CHECK_EQ_INT(dropped_ops(root), 0);
     /* 3 x 200k ticks of 64 bytes are about 600 chunks: most moved. */
-    long mv = moved_count(err);
-    if (mv < 100)
-        fprintf(stderr, "kill: %ld chunks moved; stderr:\n%s\n", mv, err ? err : "");
-    CHECK(mv >= 100);
-    free(err);
+    check_moved("kill", err, 100);
     json_decref(root);
 }
 
@@ -152,28 +158,14 @@ static void churn(void)
     /* T x N spans of 64 bytes: 800 slot uses of 32 slots. */
     CHECK_EQ_INT(ru_check_seq(root, "c", tu_int(first, "pid"), -1, 0, 0), (long)T * N);
     CHECK_EQ_INT(dropped_ops(root), 0);
-    long mv = moved_count(err);
-    if (mv < 500)
-        fprintf(stderr, "churn: %ld chunks moved; stderr:\n%s\n", mv, err ? err : "");
-    CHECK(mv >= 500);
-    free(err);
+    check_moved("churn", err, 500);
     json_decref(root);
-}
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char m[] = "RecordPoolSpool: timed out\n";
-    ssize_t w = write(2, m, sizeof m - 1);
-    (void)w;
-    _exit(1);
 }
 
 int main(void)
 {
     CHECK_FATAL(mkdtemp(tmpdir) != NULL);
-    signal(SIGALRM, on_alarm);
-    alarm(240);
+    ru_watchdog("RecordPoolSpool: timed out\n", 240);
     kill_many();
     stalled("drop");
     stalled("wait");
