@@ -583,10 +583,11 @@ void act__atfork_install(void);
 /* Set by the auto-start (autostart.c) before it creates the session of a
  * process that `actrace record` did not start itself (a forked child, or a
  * program one of them exec'd): such a process pre-faults 1 MB, not
- * BUFFER_PREALLOC_MB's default of 16, unless the config sets the key. A
- * build that forks a thousand compilers must not pay 16 MB of page faults
- * for each; the pre-fault thread still stays ahead of a child that records
- * a lot. */
+ * BUFFER_PREALLOC_MB's default of 16, writes none of its pool, and its
+ * helper thread warms nothing until it has used 512 KB, unless the config
+ * sets the key. A build that forks a thousand compilers must not pay 16 MB
+ * of page faults for each; the helper still stays ahead of a child that
+ * records a lot. */
 extern int act__prealloc_small;
 /* Field 22 of /proc/self/stat (the process's start in clock ticks after
  * boot), 0 if unreadable. */
