@@ -67,16 +67,21 @@
  * args found no room is taken back: its chunk's count is lowered
  * (record.c, group_undo).
  *
- * Pool. In a program's own session, standard chunks come from a bounded
- * pool (BUFFER_POOL_MB) written once and recycled: the session's helper
- * thread (the drain) copies each chunk a thread has sealed (moved on from)
- * and not pinned (it holds an open span or the current arg group) to the
- * archive, splices the copy into the thread's list in its place under
- * s->lock, and returns the slot (thread.c). Writers and stats, which hold
- * s->lock, see the same lists as ever. Pool empty: BUFFER_FULL_POLICY.
+ * Pool. Standard chunks come from a bounded pool (BUFFER_POOL_MB) written
+ * once and recycled: the session's helper thread (the drain) copies each
+ * chunk a thread has sealed (moved on from) and not pinned (it holds an
+ * open span or the current arg group) to the archive, splices the copy
+ * into the thread's list in its place under s->lock, and returns the slot
+ * (thread.c). Writers and stats, which hold s->lock, see the same lists as
+ * ever. Pool empty: BUFFER_FULL_POLICY. Under `actrace record` the slots
+ * are part of the spool (shared file memory, mapped a segment at a time
+ * as first needed), the archive is carved from the slabs (spilled as
+ * ever), and the drain logs each move (ACT__SP_MOVED) after the copy and
+ * before the slot is handed out again, so a rebuild finds every chunk at
+ * its old place or its new one.
  *
- * Without a pool (a spooled session, BUFFER_POOL_MB = 0), chunk memory
- * past BUFFER_PREALLOC_MB is faulted in ahead of need by the same helper
+ * Without a pool (BUFFER_POOL_MB = 0), chunk memory past
+ * BUFFER_PREALLOC_MB is faulted in ahead of need by the same helper
  * thread (the pre-fault thread, thread.c); recording threads never wait
  * for it.
  *
@@ -443,11 +448,11 @@ struct act_session {
      * ACT__FAST_WINDOW / 2, set with the anchor when the session starts
      * (before anything can record in it). */
     uint64_t fast_time_lo;
-    /* A program's own session: the bounded pool standard chunks come
-     * from, recycled once the helper thread has drained them (copied to
-     * the archive and spliced into the thread's list in their place).
-     * NULL: chunks are carved from slabs as they are needed (a spooled
-     * session, BUFFER_POOL_MB = 0). thread.c. */
+    /* The bounded pool standard chunks come from, recycled once the
+     * helper thread has drained them (copied to the archive and spliced
+     * into the thread's list in their place; under record, in the spool).
+     * NULL: chunks are carved from slabs as they are needed
+     * (BUFFER_POOL_MB = 0). thread.c. */
     struct act__pool *pool;
 };
 
@@ -625,10 +630,11 @@ void act__atfork_install(void);
 /* Set by the auto-start (session/autostart.c) before it creates the session of a
  * process that `actrace record` did not start itself (a forked child, or a
  * program one of them exec'd): such a process pre-faults 1 MB, not
- * BUFFER_PREALLOC_MB's default of 16, unless the config sets the key. A
- * build that forks a thousand compilers must not pay 16 MB of page faults
- * for each; the pre-fault thread still stays ahead of a child that records
- * a lot. */
+ * BUFFER_PREALLOC_MB's default of 16, writes none of its pool, and its
+ * helper thread warms nothing until it has used 512 KB, unless the config
+ * sets the key. A build that forks a thousand compilers must not pay 16 MB
+ * of page faults for each; the helper still stays ahead of a child that
+ * records a lot. */
 extern int act__prealloc_small;
 /* Field 22 of /proc/self/stat (the process's start in clock ticks after
  * boot), 0 if unreadable. */
@@ -692,8 +698,9 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
 
 /* Slabs: pre-fault @p bytes of chunks; unmap everything at destroy. */
 int act__slab_prealloc(act_session *s, size_t bytes);
-/* The chunk pool of a program's own session: @p bytes of standard chunks
- * (reserved, not touched), the first @p warm bytes written now; @p policy:
+/* The chunk pool: @p bytes of standard chunks (reserved, not touched;
+ * spooled: part of the spool, mapped as needed), the first @p warm bytes
+ * written now; @p policy:
  * BUFFER_FULL_POLICY, what a recording thread that finds the pool empty
  * does: grow (carve a chunk from the slabs, as without a pool), drop, or
  * wait for the drain. 0, or -1 (no pool: the session carves slabs as

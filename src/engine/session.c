@@ -373,13 +373,19 @@ int act__session_create(const act_session_opts *opts, act_session **out)
         pre = 1;
     if (act__prealloc_small && !explicit_pre)
         s->prefault_after = (uint64_t)512 << 10;
-    /* A program's own session: standard chunks come from a recycled pool
-     * (thread.c), its first BUFFER_PREALLOC_MB written now. */
-    int64_t pool_mb = cfg_int(s->config, "BUFFER_POOL_MB", 32);
-    if (!s->spooled && pool_mb > 0) {
+    /* Standard chunks come from a recycled pool (thread.c), its first
+     * BUFFER_PREALLOC_MB written now. Under record the pool is part of the
+     * spool, at most half the RAM budget (the archive it drains to needs
+     * room there too); a process record did not start itself warms none
+     * of it until it records (the drain warms it ahead from then on). */
+    int64_t pool_mb = cfg_int(s->config, "BUFFER_POOL_MB", 128);
+    if (pool_mb > 0) {
         uint64_t pb = (uint64_t)pool_mb << 20, warm = pre > 0 ? (uint64_t)pre << 20 : 0;
-        if (pb > s->max_bytes)
-            pb = s->max_bytes;
+        uint64_t pool_max = s->spooled ? s->max_bytes / 2 : s->max_bytes;
+        if (pb > pool_max)
+            pb = pool_max;
+        if (s->spooled && act__prealloc_small && !explicit_pre)
+            warm = 0;
         if (warm > pb)
             warm = pb;
         const char *pol = act_config_get_str(s->config, "BUFFER_FULL_POLICY");

@@ -17,6 +17,14 @@
  * are mapped: a full disk refuses a chunk (counted as a buffer-full drop,
  * one error in the log) instead of raising SIGBUS on a page fault.
  *
+ * The chunk pool (thread.c) is part of BASE.spool too: a slot handed to a
+ * thread is logged like any chunk (ACT__SP_CHUNK); the drain copies a
+ * filled slot whole to archive memory (also in BASE.spool) and only then
+ * logs ACT__SP_MOVED, before the slot is handed out again. The rebuild
+ * applies the log in order: a chunk's latest place wins, and a reused
+ * slot is announced again by its next ACT__SP_CHUNK. A crash between the
+ * copy and the log leaves the slot, still whole, where the log says.
+ *
  * When the process writes its trace itself, it removes both files. When
  * it did not, record calls act__spool_rebuild (session/rebuild.c: in a
  * child process of its own) to turn them into the trace the process would
@@ -58,9 +66,13 @@ enum {
     ACT__SP_WRITTEN = 13, /* the process wrote its own trace */
     ACT__SP_EXIT = 14,   /* exit status, max RSS KiB, user and system CPU us (the normal
                             exit of a process that recorded nothing: a light log) */
-    ACT__SP_DIST = 15    /* has rank, rank, has world size, world size, has local rank,
+    ACT__SP_DIST = 15,   /* has rank, rank, has world size, world size, has local rank,
                             local rank; backend: the process's launcher variables at its
                             start (act__dist_env), its trace's distributedInfo */
+    ACT__SP_MOVED = 16   /* serial, old offset, new offset: the thread's chunk at the old
+                            offset (a pool slot) was copied whole to the new one (the
+                            archive), which takes its place in the thread's list; logged
+                            after the copy, before the slot is handed out again */
 };
 
 /* 1 while this process spools (set by act__spool_open). */
@@ -115,6 +127,9 @@ void act__spool_atfork_child(void);
  * file offset *@p off, blocks reserved. NULL on failure (the disk is
  * full: logged once). */
 void *act__spool_map(size_t size, uint64_t *off);
+/* The same, mapped at @p addr (MAP_FIXED: a range the caller reserved,
+ * such as the chunk pool's), or anywhere when @p addr is NULL. */
+void *act__spool_map_at(void *addr, size_t size, uint64_t *off);
 
 /* Start writing spool memory at file offset @p off (@p size bytes) to the
  * file, without waiting (the first half of a spill). */
