@@ -919,8 +919,9 @@ static void drain_main(act_session *s)
             pthread_mutex_unlock(&p->lock);
             done++;
         }
-        /* Spooled: the archive spills ahead, as without a pool. */
-        while (!p->stop && spill_wanted(s) && spill_one(s, 0))
+        /* Spooled: the archive spills ahead, as without a pool (bounded
+         * by the slabs there are; p->stop is read under the lock only). */
+        while (spill_wanted(s) && spill_one(s, 0))
             done++;
         pthread_mutex_lock(&p->lock);
         /* Warm ahead, a huge page at a time, once the session records
