@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/spool.h"
+#include "session/rebuild.h"
 
 #include "json_check.h"
 

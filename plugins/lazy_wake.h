@@ -2,7 +2,7 @@
 /*
  * Lazy start, the plugin's side (ACT_PLUGIN_LAZY_SYMBOL in plugin.h). Under
  * `actrace record`, a process that has not recorded yet has no session and
- * no plugin instance (src/engine/autostart.c). A plugin that exports the
+ * no plugin instance (src/session/autostart.c). A plugin that exports the
  * symbol promises to wake the session itself when its runtime shows up in
  * such a process: its runtime hook (the NVTX injection, the OpenCL layer's
  * init) or its fork handler (a child of a process that used the runtime)

@@ -3,7 +3,10 @@
 # `make bench`'s per-process cost of `actrace record` (issue 20): wall time
 # of workloads made of many short processes, untraced and under record,
 # in the same run, alternating, best of N; prints ratios to untraced.
-#   run.sh ACTRACE LIBACTRACE PLUGIN_DIR [ROUNDS]
+#   run.sh ACTRACE LIBACTRACE PLUGIN_DIR [ROUNDS] [SWEEP]
+# SWEEP (act_bench_rec_sweep): also the recording cost per event under
+# record at 100k, 1M and 10M events, 0 and 2 args (issue 21): median of
+# ROUNDS runs, each a process of its own (BENCH_RECORD_ONLY=sweep: alone).
 # The workloads: a shell loop running /bin/true 200 times; a small
 # multi-process build (make -j2 of 24 C files with cc, in a temporary
 # folder) when make and cc exist. Wall times on a shared machine are
@@ -14,6 +17,7 @@ act=$1
 lib=$2
 pdir=$3
 rounds=${4:-5}
+sweep_bin=${5:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export ACTRACE_PLUGIN_DIR="$pdir"
@@ -85,8 +89,29 @@ run_icount() {
         printf "record/icount true untraced=%d preload=%d under_record=%d instructions (record adds %d to the preload)\n", u, p, l, l - p }'
 }
 
+# One line per length and arg count: the median (by wall) of $rounds
+# runs of the sweep program under record (no default plugins: the
+# recording alone), with its thread CPU and faults.
+run_sweep() {
+    for args in 0 2; do
+        for n in 100000 1000000 10000000; do
+            i=0
+            while [ $i -lt "$rounds" ]; do
+                "$act" record --force --no-default-plugins -o /dev/null -- "$sweep_bin" $n $args 2>/dev/null |
+                    grep '^rec_sweep'
+                i=$((i + 1))
+            done | sort -t= -k4 -g | awk -v r="$rounds" 'NR == int((r + 1) / 2) { sub("rec_sweep", "record/sweep"); print }'
+        done
+    done
+}
+
+if [ "${BENCH_RECORD_ONLY:-}" = sweep ]; then
+    run_sweep
+    exit 0
+fi
 # BENCH_RECORD_ONLY=icount: the instruction counts alone.
 if [ "${BENCH_RECORD_ONLY:-}" != icount ]; then
+    if [ -n "$sweep_bin" ]; then run_sweep; fi
     run_loop
     if [ $have_build = 1 ]; then run_build; else echo "record/build24 skipped: no make or cc"; fi
 fi

@@ -125,7 +125,7 @@ void act_device_span_record(act_activity_type type, uint32_t device, uint64_t st
                             const char *name, int64_t start_ns, int64_t end_ns)
 {
     act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
-    if (!s || (s->lazy && !(s = act__auto_wake())))
+    if (!s || (s->lazy && !(s = act__lazy_wake())))
         return;
     if (!act__rec_enter()) {
         act__reentrant_drop(s);
@@ -166,7 +166,7 @@ void act_device_counter(uint32_t device, const char *track, const char *series,
                         const char *unit, int64_t ts_ns, double value)
 {
     act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
-    if (!s || (s->lazy && !(s = act__auto_wake())))
+    if (!s || (s->lazy && !(s = act__lazy_wake())))
         return;
     if (!act__rec_enter()) {
         act__reentrant_drop(s);

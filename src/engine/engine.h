@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The recording engine's data structures, shared by the recording fast path
- * (record.c), the session lifecycle (session.c), the services offered to
- * plugins (services.c) and the trace writers (src/writer).
+ * (record.c), the session's recording state (session.c), the services
+ * offered to plugins (services.c), the trace writers (src/writer) and the
+ * layer that drives sessions (src/session: start, window, stop, write,
+ * plugins). The engine sits below them all and includes none of theirs
+ * (tests/layering/check_layering.sh); what it must call above it goes
+ * through a pointer that layer sets (act__wake_hook, s->report_plugins,
+ * the rebuild's writer).
  *
  * Memory model. Each thread appends fixed-size 32-byte records to the tail
  * chunk of its own chunk list. Records grow upward from the chunk header,
@@ -62,16 +67,21 @@
  * args found no room is taken back: its chunk's count is lowered
  * (record.c, group_undo).
  *
- * Pool. In a program's own session, standard chunks come from a bounded
- * pool (BUFFER_POOL_MB) written once and recycled: the session's helper
- * thread (the drain) copies each chunk a thread has sealed (moved on from)
- * and not pinned (it holds an open span or the current arg group) to the
- * archive, splices the copy into the thread's list in its place under
- * s->lock, and returns the slot (thread.c). Writers and stats, which hold
- * s->lock, see the same lists as ever. Pool empty: BUFFER_FULL_POLICY.
+ * Pool. Standard chunks come from a bounded pool (BUFFER_POOL_MB) written
+ * once and recycled: the session's helper thread (the drain) copies each
+ * chunk a thread has sealed (moved on from) and not pinned (it holds an
+ * open span or the current arg group) to the archive, splices the copy
+ * into the thread's list in its place under s->lock, and returns the slot
+ * (thread.c). Writers and stats, which hold s->lock, see the same lists as
+ * ever. Pool empty: BUFFER_FULL_POLICY. Under `actrace record` the slots
+ * are part of the spool (shared file memory, mapped a segment at a time
+ * as first needed), the archive is carved from the slabs (spilled as
+ * ever), and the drain logs each move (ACT__SP_MOVED) after the copy and
+ * before the slot is handed out again, so a rebuild finds every chunk at
+ * its old place or its new one.
  *
- * Without a pool (a spooled session, BUFFER_POOL_MB = 0), chunk memory
- * past BUFFER_PREALLOC_MB is faulted in ahead of need by the same helper
+ * Without a pool (BUFFER_POOL_MB = 0), chunk memory past
+ * BUFFER_PREALLOC_MB is faulted in ahead of need by the same helper
  * thread (the pre-fault thread, thread.c); recording threads never wait
  * for it.
  *
@@ -105,7 +115,9 @@ static inline int64_t act__clock_ns(void)
 /* ---- records ------------------------------------------------------------ */
 
 typedef enum act__rec_kind {
-    ACT__R_SPAN = 1,      /* host span: t0 start, t1 end (ACT__OPEN if open) */
+    /* 0, so that a span's type, kind and flags word is its type (the
+     * fast paths store it as it came; 1 is unused). */
+    ACT__R_SPAN = 0,      /* host span: t0 start, t1 end (ACT__OPEN if open) */
     ACT__R_INSTANT = 2,   /* host instant: t0 */
     ACT__R_COUNTER = 3,   /* t0 ts, t1 double bits, name = series id */
     ACT__R_ARG = 4,       /* attaches to the preceding event record */
@@ -211,10 +223,16 @@ typedef struct act__thread {
     int32_t pid, tid;
     uint64_t serial; /* act__thread_serial() of the recording thread */
     act__chunk *head, *tail;
-    /* Cursor into the tail chunk: records go to rec, strings end at str. */
+    /* Cursor into the tail chunk: records go to rec, strings end at str.
+     * lim is one byte past the last place an event may start with room
+     * for itself and the arg record slot() keeps behind it (str less two
+     * records, plus 1), so that the fast paths test room in one compare,
+     * rec < lim, which a thread with no chunk yet (all NULL) fails; both
+     * are set by act__thread_set_str only. The records written in
+     * the tail chunk are its own count (tail->used), written by this
+     * thread only. */
     act__rec *rec;
-    char *str;
-    uint32_t used; /* records written in the tail chunk */
+    char *str, *lim;
     uint32_t nchunks; /* chunks taken so far (sizes grow: thread.c) */
     uint8_t args_ok; /* ACT__ARGS_*: may args attach to the last call? */
     uint8_t in_spool; /* allocated in the spool (not freed: unmapped) */
@@ -315,11 +333,12 @@ typedef enum act__state {
 } act__state;
 
 struct act__plugins;
+struct act__vplugin;
 
 struct act_session {
     uint64_t gen; /* unique per session, even: validates thread-local caches */
-    int lazy; /* the stand-in of a session not started yet (autostart.c) */
-    int auto_start; /* the session autostart.c starts */
+    int lazy; /* the stand-in of a session not started yet (session/autostart.c) */
+    int auto_start; /* the session session/autostart.c starts */
     unsigned fork_gen; /* act__fork_gen at create: the process it records in */
     act_config *config;
     act_activity_set types;
@@ -426,28 +445,50 @@ struct act_session {
      * field 22; the same across exec): 0 if unknown. */
     int64_t proc_start;
     char errmsg[512];
+    /* The plugins' lines of actraceStats: set by the layer that loaded
+     * them (session/lifecycle.c), called by the writers' visitor with
+     * s->lock held; fills *pl (*n entries) and *warn (the warnings they
+     * point into), both the caller's to free; 0, or ACT_ENOMEM (nothing
+     * filled). NULL: the session has no plugins (a rebuilt one). */
+    int (*report_plugins)(const act_session *s, struct act__vplugin **pl,
+                          const char ***warn, size_t *n);
     /* The recording fast path's time window (record.c): time_anchor_ns -
      * ACT__FAST_WINDOW / 2, set with the anchor when the session starts
      * (before anything can record in it). */
     uint64_t fast_time_lo;
-    /* A program's own session: the bounded pool standard chunks come
-     * from, recycled once the helper thread has drained them (copied to
-     * the archive and spliced into the thread's list in their place).
-     * NULL: chunks are carved from slabs as they are needed (a spooled
-     * session, BUFFER_POOL_MB = 0). thread.c. */
+    /* The bounded pool standard chunks come from, recycled once the
+     * helper thread has drained them (copied to the archive and spliced
+     * into the thread's list in their place; under record, in the spool).
+     * NULL: chunks are carved from slabs as they are needed
+     * (BUFFER_POOL_MB = 0). thread.c. */
     struct act__pool *pool;
 };
 
 /* Global recording target: the collecting session, or NULL. */
 extern _Atomic(act_session *) act__recording;
 
-/* Lazy start (autostart.c). Under `actrace record`, a process that has not
- * recorded yet has act__recording pointing at a stand-in session (lazy set,
- * a generation no thread caches), so every recording call takes its full
- * path, where it calls act__auto_wake: that starts the real session once
- * (and returns it), or returns NULL (no session: drop the call, as with
- * none). Never called with an engine lock held. */
-act_session *act__auto_wake(void);
+/* Lazy start (session/autostart.c). Under `actrace record`, a process that
+ * has not recorded yet has act__recording pointing at a stand-in session
+ * (lazy set, a generation no thread caches), so every recording call takes
+ * its full path, where it calls act__lazy_wake: that starts the real
+ * session once (and returns it), or returns NULL (no session: drop the
+ * call, as with none). Never called with an engine lock held. The start
+ * is the layer above's (act__auto_wake): it sets act__wake_hook at load,
+ * before it points act__recording at its stand-in. */
+extern act_session *(*act__wake_hook)(void);
+static inline act_session *act__lazy_wake(void)
+{
+    return act__wake_hook ? act__wake_hook() : NULL;
+}
+/* The process's started session (act_session_start claims it, stop
+ * clears it), and the act_step calls that may still use the session they
+ * loaded from it: Dekker-style with act_session_stop, a step announces
+ * itself in act__steps_in_flight, then re-reads act__started; stop clears
+ * act__started, then waits for the count to drain, so the session is never
+ * used by a step after stop returns (session/lifecycle.c). A forked child
+ * starts with neither (session.c). */
+extern _Atomic(act_session *) act__started;
+extern _Atomic unsigned act__steps_in_flight;
 /* The started session, without waking a lazy one (the on-demand poller). */
 act_session *act__session_started(void);
 
@@ -529,19 +570,31 @@ act__thread *act__thread_for(act_session *s);
  * refuses a new chunk. */
 int act__thread_reserve(act__thread *t, uint32_t nrec, uint32_t strbytes);
 /* Copy a string into the tail chunk's string area (space reserved). */
+static inline void act__thread_set_str(act__thread *t, char *str)
+{
+    t->str = str;
+    t->lim = str - 2 * sizeof(act__rec) + 1;
+}
 static inline uint32_t act__thread_put_str(act__thread *t, const char *s,
                                            uint32_t len)
 {
-    t->str -= act__str_space(len);
+    act__thread_set_str(t, t->str - act__str_space(len));
     uint32_t l32 = len;
     memcpy(t->str, &l32, 4);
     if (len)
         memcpy(t->str + 4, s, len);
     return (uint32_t)(t->str - (char *)t->tail) | ACT__REF_LOCAL;
 }
-static inline void act__thread_commit(act__thread *t)
+/* Records committed to the tail chunk (owner only: a relaxed load). */
+static inline uint32_t act__thread_used(const act__thread *t)
 {
-    atomic_store_explicit(&t->tail->used, t->used, memory_order_release);
+    return atomic_load_explicit(&t->tail->used, memory_order_relaxed);
+}
+/* Commit @p n more records to the tail chunk (readers load its count
+ * with acquire). The count is the chunk's own: no copy in the thread. */
+static inline void act__thread_commit(act__thread *t, uint32_t n)
+{
+    atomic_store_explicit(&t->tail->used, act__thread_used(t) + n, memory_order_release);
 }
 void act__thread_drop(act__thread *t, int type, act__drop_reason why);
 
@@ -565,9 +618,8 @@ static inline int act__thread_put_counter(act__thread *t, uint32_t series,
     r->kind = ACT__R_COUNTER;
     r->flags = 0;
     t->rec = r + 1;
-    t->used++;
     t->args_ok = 0; /* args never attach to a counter */
-    act__thread_commit(t);
+    act__thread_commit(t, 1);
     return 0;
 }
 
@@ -583,13 +635,14 @@ void act__names_atfork_parent(void);
 void act__names_atfork_child(void);
 /* Install the fork handlers (once; also done when the library loads). */
 void act__atfork_install(void);
-/* Set by the auto-start (autostart.c) before it creates the session of a
+/* Set by the auto-start (session/autostart.c) before it creates the session of a
  * process that `actrace record` did not start itself (a forked child, or a
  * program one of them exec'd): such a process pre-faults 1 MB, not
- * BUFFER_PREALLOC_MB's default of 16, unless the config sets the key. A
- * build that forks a thousand compilers must not pay 16 MB of page faults
- * for each; the pre-fault thread still stays ahead of a child that records
- * a lot. */
+ * BUFFER_PREALLOC_MB's default of 16, writes none of its pool, and its
+ * helper thread warms nothing until it has used 512 KB, unless the config
+ * sets the key. A build that forks a thousand compilers must not pay 16 MB
+ * of page faults for each; the helper still stays ahead of a child that
+ * records a lot. */
 extern int act__prealloc_small;
 /* Field 22 of /proc/self/stat (the process's start in clock ticks after
  * boot), 0 if unreadable. */
@@ -653,8 +706,9 @@ int act__series_find(act_session *s, uint16_t source, uint32_t device,
 
 /* Slabs: pre-fault @p bytes of chunks; unmap everything at destroy. */
 int act__slab_prealloc(act_session *s, size_t bytes);
-/* The chunk pool of a program's own session: @p bytes of standard chunks
- * (reserved, not touched), the first @p warm bytes written now; @p policy:
+/* The chunk pool: @p bytes of standard chunks (reserved, not touched;
+ * spooled: part of the spool, mapped as needed), the first @p warm bytes
+ * written now; @p policy:
  * BUFFER_FULL_POLICY, what a recording thread that finds the pool empty
  * does: grow (carve a chunk from the slabs, as without a pool), drop, or
  * wait for the drain. 0, or -1 (no pool: the session carves slabs as
@@ -676,17 +730,17 @@ void act__slabs_free(act_session *s);
 void act__prefault_start(act_session *s);
 void act__prefault_stop(act_session *s);
 
-/* Writers (writer/writers.h): act__write_trace picks the format. */
-int act__write_trace(act_session *s, const char *path, char *err, size_t errcap);
-
-/* Window control. */
-void act__session_open_window(act_session *s);
-void act__session_close_window(act_session *s);
-
-void act__session_seterr(act_session *s, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+/* The recording state of a session (session.c); the public
+ * act_session_create/destroy (session/lifecycle.c) add its plugins.
+ * act__session_opts_read copies the caller's opts, reading only what its
+ * struct_size covers (ACT_EINVAL for a larger struct with a non-zero
+ * tail); act__session_create takes opts so read, and its plugin list is
+ * not its business. act__session_free frees a session that is not
+ * collecting (CREATED or STOPPED) and whose plugins are gone. */
+int act__session_opts_read(const act_session_opts *in, act_session_opts *out);
+int act__session_create(const act_session_opts *opts, act_session **out);
+void act__session_free(act_session *s);
+/* Sample the offset from the monotonic clock to Unix time. */
+void act__sample_clock_offset(act_session *s);
 
 #endif /* ACT_ENGINE_H */

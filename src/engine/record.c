@@ -101,7 +101,7 @@ void act__record_atfork_child(void)
 /* In a full path: the stand-in of a lazily started session (engine.h)
  * becomes the real one here, once; NULL drops the call. */
 #define WAKE(s) \
-    if (ACT_UNLIKELY(s->lazy) && (s = act__auto_wake()) == NULL) \
+    if (ACT_UNLIKELY(s->lazy) && (s = act__lazy_wake()) == NULL) \
         return;
 
 /*
@@ -208,7 +208,7 @@ static int reserve(act__thread *t, uint32_t nrec, uint32_t strbytes);
  * in the same chunk), or NULL. */
 static inline act__rec *slot(act__thread *t, uint32_t strbytes)
 {
-    if (ACT_UNLIKELY((char *)(t->rec + 2) + strbytes > t->str)) {
+    if (ACT_UNLIKELY((char *)t->rec + strbytes >= t->lim)) {
         if (reserve(t, 2, strbytes) != 0)
             return NULL;
     }
@@ -221,9 +221,8 @@ static inline act__rec *slot(act__thread *t, uint32_t strbytes)
 static inline void push(act__thread *t, act__rec *r)
 {
     t->rec = r + 1;
-    t->used++;
     t->args_ok = ACT__ARGS_FRESH;
-    act__thread_commit(t);
+    act__thread_commit(t, 1);
 }
 
 /* The first arg of the event just committed (args_ok ACT__ARGS_FRESH):
@@ -232,7 +231,7 @@ static inline void push(act__thread *t, act__rec *r)
 static ACT_INLINE void group_begin(act__thread *t)
 {
     t->grp_chunk = t->tail;
-    t->grp_start = t->used - 1;
+    t->grp_start = act__thread_used(t) - 1;
     t->arg_half = NULL;
     t->args_ok = ACT__ARGS_OK;
 }
@@ -438,7 +437,7 @@ void act_span_record_id(act_activity_type type, act_name_id name,
                    !(name & ACT__REF_LOCAL) && fast_enter(s))) {
         act__thread *t = tl_thread;
         act__rec *r = t->rec;
-        if (ACT_LIKELY((char *)(r + 2) <= t->str)) {
+        if (ACT_LIKELY((char *)r < t->lim)) {
             r->t0 = start_ns;
             atomic_store_explicit(&r->t1, end_ns, memory_order_relaxed);
             r->x = corr_current();
@@ -853,7 +852,7 @@ static uint32_t group_args(const act__thread *t)
     uint32_t n = 0, i = t->grp_start + 1;
     for (const act__chunk *c = t->grp_chunk; c;
          c = atomic_load_explicit(&c->next, memory_order_relaxed), i = 0) {
-        uint32_t used = c == t->tail ? t->used : atomic_load_explicit(&c->used, memory_order_relaxed);
+        uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
         for (; i < used; i++)
             n += 1 + ((atomic_load_explicit(&c->recs[i].t1, memory_order_relaxed) &
                        ACT__ARG2_PRESENT) != 0);
@@ -883,13 +882,7 @@ static ACT_NOINLINE void group_undo(act__thread *t)
     for (act__chunk *n = atomic_load_explicit(&c->next, memory_order_relaxed); n;
          n = atomic_load_explicit(&n->next, memory_order_relaxed))
         atomic_store_explicit(&n->used, 0, memory_order_release);
-    if (c == t->tail) {
-        t->used = t->grp_start;
-        t->rec = ev;
-    } else {
-        t->used = 0;
-        t->rec = t->tail->recs;
-    }
+    t->rec = c == t->tail ? ev : t->tail->recs;
     t->arg_half = NULL;
 }
 
@@ -915,8 +908,7 @@ static ACT_INLINE void arg_write_new(act__thread *t, act__vkind kind, uint32_t k
     r->name = kref;
     rec_tag(r, 0, ACT__R_ARG, (uint8_t)kind);
     t->rec = r + 1;
-    t->used++;
-    act__thread_commit(t);
+    act__thread_commit(t, 1);
     t->arg_half = r;
 }
 
@@ -927,7 +919,7 @@ static ACT_INLINE void arg_first(act__thread *t, act__vkind kind, uint32_t kref,
 {
     act__chunk *c = t->tail;
     act__rec *r = t->rec;
-    uint32_t u = t->used;
+    uint32_t u = atomic_load_explicit(&c->used, memory_order_relaxed);
     t->grp_chunk = c;
     t->grp_start = u - 1;
     t->args_ok = ACT__ARGS_OK;
@@ -937,7 +929,6 @@ static ACT_INLINE void arg_first(act__thread *t, act__vkind kind, uint32_t kref,
     r->name = kref;
     rec_tag(r, 0, ACT__R_ARG, (uint8_t)kind);
     t->rec = r + 1;
-    t->used = u + 1;
     t->arg_half = r;
     atomic_store_explicit(&c->used, u + 1, memory_order_release);
 }

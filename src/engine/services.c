@@ -288,10 +288,9 @@ static int emit_unguarded(act_session *s, const act__emit_record *r)
         }
     }
     t->rec = a;
-    t->used += nrec;
     /* The app's own act_arg_* must not attach to a plugin's record. */
     t->args_ok = 0;
-    act__thread_commit(t);
+    act__thread_commit(t, nrec);
     return 0;
 }
 

@@ -1,51 +1,42 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Session lifecycle (DESIGN.md section 4): create, start, the collection
- * window (time- or iteration-driven, or simply start to stop), stop, write,
- * destroy; the process-wide started session; fork handling; and the
- * auto-started session that `actrace record` uses.
+ * The session's recording state (DESIGN.md section 4): its options and
+ * config, creating and freeing it (chunk memory, pool, slabs, devices,
+ * series), the process-wide started session, fork handling, the clocks and
+ * the counters that act_session_get_stats reads. What drives a session
+ * (start, the collection window, stop, write, its plugins, the
+ * auto-started session of `actrace record`) is the layer above, in
+ * src/session/: the engine includes nothing of plugin/, writer/,
+ * ondemand/ or session/ (tests/layering/check_layering.sh).
  *
  * States: CREATED -> ARMED (started, window not yet open) -> COLLECTING
  * (act__recording points here) -> DONE (window closed) -> STOPPED.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <string.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
 #include "engine/spool.h"
-#include "ondemand/ondemand.h"
-#include "plugin/loader.h"
 
 void act__record_atfork_child(void);
 
-static _Atomic(act_session *) started; /* the process's started session */
+_Atomic(act_session *) act__started; /* the process's started session */
 unsigned act__fork_gen;
 /* Even and never 0: bit 0 of a thread's cached generation is its
  * signal-safety guard (record.c). */
 static _Atomic uint64_t next_gen = 2;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-/* act_step calls that may still use the session they loaded from `started`
- * (Dekker-style with act_session_stop: a step announces itself here, then
- * re-reads `started`; stop clears `started`, then waits for this to drain,
- * so the session is never used by a step after stop returns). */
-static _Atomic unsigned steps_in_flight;
-
-void act__session_seterr(act_session *s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
-    va_end(ap);
-}
+/* act_step calls that may still use the session they loaded from
+ * act__started (engine.h). */
+_Atomic unsigned act__steps_in_flight;
+/* The lazy start's (engine.h): set by session/autostart.c at load. */
+act_session *(*act__wake_hook)(void);
 
 /* ---- fork ----------------------------------------------------------------- */
 
@@ -83,8 +74,8 @@ static void atfork_child(void)
      * refuse records, whoever still holds a pointer to one. */
     act__fork_gen++;
     atomic_store_explicit(&act__recording, NULL, memory_order_relaxed);
-    atomic_store_explicit(&started, NULL, memory_order_relaxed);
-    atomic_store_explicit(&steps_in_flight, 0, memory_order_relaxed);
+    atomic_store_explicit(&act__started, NULL, memory_order_relaxed);
+    atomic_store_explicit(&act__steps_in_flight, 0, memory_order_relaxed);
     act__record_atfork_child();
 }
 
@@ -117,7 +108,7 @@ void act_session_opts_init(act_session_opts *o)
 
 /* Copy the caller's opts, reading only the fields its struct_size covers
  * and refusing a larger struct whose unknown tail is not zero. */
-static int read_opts(const act_session_opts *in, act_session_opts *out)
+int act__session_opts_read(const act_session_opts *in, act_session_opts *out)
 {
     act_session_opts_init(out);
     if (!in)
@@ -241,21 +232,6 @@ static int apply_config(act_session *s)
     return 0;
 }
 
-static void sample_clock_offset(act_session *s);
-
-/* The session's clocks, in the spool (each time they change). */
-static void spool_start(const act_session *s)
-{
-    if (!s->spooled)
-        return;
-    int64_t v[6] = {(int64_t)getpid(), s->start_mono_ns, s->mono_to_unix_ns, s->time_anchor_ns,
-                    s->categories_generic, s->proc_start};
-    const char *n = s->trace_name ? s->trace_name : "";
-    size_t len = strlen(n);
-    act__spool_log(ACT__SP_START, v, 6, &n, &len, 1);
-    act__dist_spool(NULL, 0);
-}
-
 static int env_int(const char *const *names, int64_t *out)
 {
     for (; *names; names++) {
@@ -346,21 +322,10 @@ int64_t act__proc_start_ticks(void)
     return v;
 }
 
-static void spool_stop(const act_session *s)
+int act__session_create(const act_session_opts *opts, act_session **out)
 {
-    if (s->spooled)
-        act__spool_log(ACT__SP_STOP, &s->stop_mono_ns, 1, NULL, NULL, 0);
-}
-
-int act_session_create(const act_session_opts *opts_in, act_session **out)
-{
-    if (!out)
-        return ACT_EINVAL;
-    *out = NULL;
-    act_session_opts o;
-    int rc = read_opts(opts_in, &o);
-    if (rc)
-        return rc;
+    const act_session_opts o = *opts;
+    int rc = 0;
     act__atfork_install(); /* done at load already; harmless again */
 
     act_session *s = calloc(1, sizeof *s);
@@ -378,7 +343,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     pthread_cond_init(&s->timer_cond, &ca);
     pthread_condattr_destroy(&ca);
     atomic_init(&s->state, ACT__S_CREATED);
-    sample_clock_offset(s); /* again at start; this serves a never-started write */
+    act__sample_clock_offset(s); /* again at start; this serves a never-started write */
 
     act_parse_error err;
     memset(&err, 0, sizeof err);
@@ -393,7 +358,7 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
         if (err.code)
             act_log(ACT_LOG_ERROR, "config: line %d, column %d: %s",
                     err.line, err.column, err.message);
-        act_session_destroy(s);
+        act__session_free(s);
         return rc == ACT_ENOMEM ? ACT_ENOMEM : ACT_EINVAL;
     }
     apply_config(s);
@@ -408,13 +373,19 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
         pre = 1;
     if (act__prealloc_small && !explicit_pre)
         s->prefault_after = (uint64_t)512 << 10;
-    /* A program's own session: standard chunks come from a recycled pool
-     * (thread.c), its first BUFFER_PREALLOC_MB written now. */
-    int64_t pool_mb = cfg_int(s->config, "BUFFER_POOL_MB", 32);
-    if (!s->spooled && pool_mb > 0) {
+    /* Standard chunks come from a recycled pool (thread.c), its first
+     * BUFFER_PREALLOC_MB written now. Under record the pool is part of the
+     * spool, at most half the RAM budget (the archive it drains to needs
+     * room there too); a process record did not start itself warms none
+     * of it until it records (the drain warms it ahead from then on). */
+    int64_t pool_mb = cfg_int(s->config, "BUFFER_POOL_MB", 128);
+    if (pool_mb > 0) {
         uint64_t pb = (uint64_t)pool_mb << 20, warm = pre > 0 ? (uint64_t)pre << 20 : 0;
-        if (pb > s->max_bytes)
-            pb = s->max_bytes;
+        uint64_t pool_max = s->spooled ? s->max_bytes / 2 : s->max_bytes;
+        if (pb > pool_max)
+            pb = pool_max;
+        if (s->spooled && act__prealloc_small && !explicit_pre)
+            warm = 0;
         if (warm > pb)
             warm = pb;
         const char *pol = act_config_get_str(s->config, "BUFFER_FULL_POLICY");
@@ -435,29 +406,19 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
             act_log(ACT_LOG_WARN, "cannot pre-allocate %" PRId64 " MB of trace buffers", pre);
     }
     if (o.trace_name && !(s->trace_name = strdup(o.trace_name))) {
-        act_session_destroy(s);
+        act__session_free(s);
         return ACT_ENOMEM;
     }
     s->sources[0].name = strdup("host");
     s->sources[0].backend = strdup("");
     s->nsources = 1;
-    /* ACTIVITIES_ENABLED = false: nothing is recorded, so no plugin is
-     * loaded (none runs its init, none starts). */
-    if (s->disabled)
-        act_log(ACT_LOG_INFO, "ACTIVITIES_ENABLED is false: the session records nothing and loads no plugin");
-    else
-        rc = act__plugins_load(s, s->config, o.plugins, o.plugin_count, &s->plugins);
-    if (rc != 0) {
-        act_session_destroy(s);
-        return rc;
-    }
     *out = s;
     return 0;
 }
 
-/* ---- window --------------------------------------------------------------- */
+/* ---- clocks --------------------------------------------------------------- */
 
-static void sample_clock_offset(act_session *s)
+void act__sample_clock_offset(act_session *s)
 {
     /* Bracket the realtime read with two monotonic reads and take the
      * midpoint, so the offset error is at most half the bracket. */
@@ -469,224 +430,12 @@ static void sample_clock_offset(act_session *s)
     s->mono_to_unix_ns = unix_ns - (m0 + (m1 - m0) / 2);
 }
 
-/*
- * Window transitions run the plugins' start, or stop and flush, under
- * s->window_lock, which act_session_stop takes too: a transition that
- * act_step or the timer began finishes (its flush's records included)
- * before stop marks the session STOPPED, and no plugin call can run after
- * stop returns. Not under s->lock: a flush emits records, which may attach
- * its thread to the session (lock order: window_lock, then lock).
- */
-void act__session_open_window(act_session *s)
-{
-    if (s->disabled) /* ACTIVITIES_ENABLED = false: the window never opens */
-        return;
-    int expected = ACT__S_ARMED;
-    pthread_mutex_lock(&s->window_lock);
-    pthread_mutex_lock(&s->lock);
-    int ok = atomic_compare_exchange_strong(&s->state, &expected, ACT__S_COLLECTING);
-    if (ok) {
-        s->start_mono_ns = act__clock_ns();
-        spool_start(s);
-        atomic_store_explicit(&act__recording, s, memory_order_release);
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (ok)
-        act__plugins_start(s->plugins);
-    pthread_mutex_unlock(&s->window_lock);
-}
-
-static void close_window_locked(act_session *s)
-{
-    int expected = ACT__S_COLLECTING;
-    pthread_mutex_lock(&s->lock);
-    int ok = atomic_compare_exchange_strong(&s->state, &expected, ACT__S_DONE);
-    if (ok) {
-        act_session *me = s;
-        atomic_compare_exchange_strong(&act__recording, &me, NULL);
-        s->stop_mono_ns = act__clock_ns();
-        spool_stop(s);
-    }
-    pthread_mutex_unlock(&s->lock);
-    /* The session still accepts the flush's records (DONE is not
-     * STOPPED). */
-    if (ok)
-        act__plugins_stop(s->plugins);
-}
-
-void act__session_close_window(act_session *s)
-{
-    pthread_mutex_lock(&s->window_lock);
-    close_window_locked(s);
-    pthread_mutex_unlock(&s->window_lock);
-}
-
-static int wait_until(act_session *s, int64_t deadline_ns)
-{
-    struct timespec ts = {(time_t)(deadline_ns / 1000000000), (long)(deadline_ns % 1000000000)};
-    pthread_mutex_lock(&s->lock);
-    int stopping = 0;
-    while (!(stopping = atomic_load(&s->state) >= ACT__S_STOPPED || !s->timer_running)) {
-        if (pthread_cond_timedwait(&s->timer_cond, &s->lock, &ts) == ETIMEDOUT)
-            break;
-    }
-    pthread_mutex_unlock(&s->lock);
-    return stopping;
-}
-
-static void *timer_main(void *arg)
-{
-    act_session *s = arg;
-    /* The warmup counts from act_session_start, not from when this thread
-     * got to run (PROFILE_START_TIME is a time, not a delay). */
-    int64_t t0 = s->start_mono_ns;
-    if (s->warmup_ns > 0) {
-        if (wait_until(s, t0 + s->warmup_ns))
-            return NULL;
-        act__session_open_window(s);
-    }
-    if (s->duration_ns >= 0 && !wait_until(s, act__clock_ns() + s->duration_ns))
-        act__session_close_window(s);
-    return NULL;
-}
-
-int act_session_start(act_session *s)
-{
-    if (!s)
-        return ACT_EINVAL;
-    if (atomic_load(&s->state) != ACT__S_CREATED)
-        return ACT_ESTATE;
-    /* Claiming `started` makes the session visible to act_step at once,
-     * but act_step ignores it until the release store of ARMED below, so
-     * everything set up before that store (the start iteration, the
-     * clock) is seen complete. */
-    act_session *none = NULL;
-    /* Under record, a process's own session meets the one record starts
-     * for it, as if that one had started at load (autostart.c). */
-    if (!s->auto_start && atomic_load(&act__recording))
-        act__auto_wake();
-    if (!atomic_compare_exchange_strong(&started, &none, s))
-        return ACT_EBUSY;
-    sample_clock_offset(s);
-    act__prefault_start(s);
-    s->start_mono_ns = act__clock_ns();
-    s->time_anchor_ns = s->start_mono_ns;
-    s->fast_time_lo = (uint64_t)s->time_anchor_ns - ACT__FAST_WINDOW / 2;
-    spool_start(s);
-    if (s->start_iter <= -2) /* warmup iterations counted from now */
-        s->start_iter = atomic_load(&s->steps) + (-2 - s->start_iter);
-    if (s->profile_start_unix_ns) {
-        /* Wait until PROFILE_START_TIME (at most 2^61 ns, 73 years, so
-         * that the timer's deadline cannot overflow). */
-        int64_t wait = s->profile_start_unix_ns - (s->start_mono_ns + s->mono_to_unix_ns);
-        s->warmup_ns = wait <= 0 ? 0 : wait > ACT__TIME_MAX / 2 ? ACT__TIME_MAX / 2 : wait;
-        if (wait <= 0)
-            act_log(ACT_LOG_INFO, "PROFILE_START_TIME has passed: collecting from now");
-    }
-    /* Published last: act_step ignores a session that is not armed yet. */
-    atomic_store_explicit(&s->state, ACT__S_ARMED, memory_order_release);
-    if (s->warmup_ns >= 0 || s->duration_ns >= 0) {
-        /* Without a warmup the window opens now, not when the timer thread
-         * gets to run, so nothing recorded right after start is lost. */
-        if (s->warmup_ns <= 0)
-            act__session_open_window(s);
-        s->timer_running = 1;
-        if (pthread_create(&s->timer, NULL, timer_main, s) != 0) {
-            s->timer_running = 0;
-            act_log(ACT_LOG_WARN, "cannot start the window timer; collecting until stop");
-            act__session_open_window(s);
-        }
-    } else if (s->start_iter < 0 || atomic_load(&s->steps) >= s->start_iter) {
-        act__session_open_window(s);
-    }
-    return 0;
-}
-
-void act_step(void)
-{
-    act__ondemand_step(); /* counts the step; drives an on-demand iteration window */
-    if (!atomic_load_explicit(&started, memory_order_relaxed))
-        return;
-    /* Announce the step, then look again (seq_cst on both sides, against
-     * act_session_stop's store and load): either stop sees this step and
-     * waits for it, or this step sees the session gone. */
-    atomic_fetch_add(&steps_in_flight, 1);
-    act_session *s = atomic_load(&started);
-    if (s) {
-        int64_t n = atomic_fetch_add(&s->steps, 1) + 1;
-        /* Acquire: pairs with start's release store of ARMED, after which
-         * start_iter is final. */
-        int st = atomic_load_explicit(&s->state, memory_order_acquire);
-        if (st != ACT__S_CREATED && s->start_iter >= 0) {
-            if (st == ACT__S_ARMED && n >= s->start_iter)
-                act__session_open_window(s);
-            else if (st == ACT__S_COLLECTING && n >= s->start_iter + s->iterations)
-                act__session_close_window(s);
-        }
-    }
-    atomic_fetch_sub(&steps_in_flight, 1);
-}
-
-int act_session_stop(act_session *s)
-{
-    if (!s)
-        return ACT_EINVAL;
-    int st = atomic_load(&s->state);
-    if (st == ACT__S_CREATED || st == ACT__S_STOPPED)
-        return ACT_ESTATE;
-    /* No act_step may reach the session once stop returns: unpublish it,
-     * then wait for the steps that loaded it (one may be running a window
-     * transition, i.e. plugin code). */
-    act_session *me = s;
-    atomic_compare_exchange_strong(&started, &me, NULL);
-    while (atomic_load(&steps_in_flight) != 0)
-        sched_yield();
-    if (s->timer_running) {
-        pthread_mutex_lock(&s->lock);
-        s->timer_running = 0;
-        pthread_cond_broadcast(&s->timer_cond);
-        pthread_mutex_unlock(&s->lock);
-        pthread_join(s->timer, NULL);
-    }
-    pthread_mutex_lock(&s->window_lock);
-    close_window_locked(s);
-    pthread_mutex_lock(&s->lock);
-    if (st == ACT__S_ARMED || !s->stop_mono_ns) {
-        s->stop_mono_ns = act__clock_ns();
-        spool_stop(s);
-    }
-    atomic_store(&s->state, ACT__S_STOPPED);
-    pthread_mutex_unlock(&s->lock);
-    pthread_mutex_unlock(&s->window_lock);
-    act__prefault_stop(s);
-    return 0;
-}
-
-int act_session_write(act_session *s, const char *path)
-{
-    if (!s || !path || !*path)
-        return ACT_EINVAL;
-    int st = atomic_load(&s->state);
-    if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
-        act_session_stop(s);
-    s->errmsg[0] = '\0';
-    char err[1024];
-    int rc = act__write_trace(s, path, err, sizeof err);
-    if (rc)
-        act__session_seterr(s, "%s", err);
-    return rc;
-}
-
-void act_session_destroy(act_session *s)
+void act__session_free(act_session *s)
 {
     if (!s)
         return;
-    int st = atomic_load(&s->state);
-    if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
-        act_session_stop(s);
     act__prefault_stop(s);
     act__pool_forget(s); /* no thread-exit hook touches it from now on */
-    act__plugins_destroy(s->plugins);
     for (act__thread *t = s->threads, *nt; t; t = nt) {
         nt = t->next;
         for (act__chunk *c = t->head, *nc; c; c = nc) {
@@ -751,16 +500,16 @@ const act_config *act_session_config(const act_session *s)
 act_session *act_session_active(void)
 {
     /* A caller that asks for the session means to use it: a lazily
-     * started one (autostart.c) starts now. */
-    act_session *s = atomic_load(&started);
+     * started one (session/autostart.c) starts now. */
+    act_session *s = atomic_load(&act__started);
     if (!s && atomic_load_explicit(&act__recording, memory_order_acquire))
-        s = act__auto_wake() ? atomic_load(&started) : NULL;
+        s = act__lazy_wake() ? atomic_load(&act__started) : NULL;
     return s;
 }
 
 act_session *act__session_started(void)
 {
-    return atomic_load(&started);
+    return atomic_load(&act__started);
 }
 
 int act_session_get_stats(const act_session *s, act_session_stats *out)

@@ -468,6 +468,11 @@ void act__spool_atfork_child(void)
 
 void *act__spool_map(size_t size, uint64_t *off)
 {
+    return act__spool_map_at(NULL, size, off);
+}
+
+void *act__spool_map_at(void *at_addr, size_t size, uint64_t *off)
+{
     if (!atomic_load_explicit(&sp_open, memory_order_acquire))
         return NULL;
     pthread_mutex_lock(&sp_lock);
@@ -508,7 +513,8 @@ void *act__spool_map(size_t size, uint64_t *off)
         done += (size_t)w;
     }
     act__xfsz_unblock(&g);
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
+    void *p = mmap(at_addr, size, PROT_READ | PROT_WRITE, MAP_SHARED | (at_addr ? MAP_FIXED : 0),
+                   fd, (off_t)at);
     close(fd); /* the mapping keeps the file */
     if (p == MAP_FAILED)
         return NULL;
@@ -754,6 +760,24 @@ typedef struct sp_tname {
     int by_plugin;
 } sp_tname;
 
+/* A thread's chunks, in the order of its list (the rebuild). */
+typedef struct sp_clist {
+    act__thread *t;
+    struct {
+        uint64_t off;
+        uint32_t size;
+    } *v;
+    size_t n, cap;
+} sp_clist;
+
+/* 1 if a chunk of @p size bytes at file offset @p off lies in a map of
+ * @p maplen bytes, whole pages at a page offset. */
+static int chunk_place_ok(uint64_t off, uint64_t size, size_t maplen)
+{
+    return size >= 4096 && size <= UINT32_MAX / 2 && !(size & 4095) && !(off & 4095) &&
+           off <= maplen && size <= maplen - off;
+}
+
 /* Append @p e to the array *@p v; 0, or -1 out of memory. */
 static int tn_push(sp_tname **v, size_t *n, size_t *cap, sp_tname e)
 {
@@ -812,8 +836,8 @@ static void light_life(act_session *s, int32_t pid, const int64_t *start, const 
         }
 }
 
-int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *err,
-                       size_t errlen)
+int act__spool_read(const char *base, const char *out, unsigned flags, act__trace_writer write,
+                    char *err, size_t errlen)
 {
     char *mpath = cat(base, ".meta"), *spath = cat(base, ".spool");
     size_t mlen = 0;
@@ -826,6 +850,12 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     uint32_t *nlens = NULL, nnames = 0;
     sp_tname *tn = NULL;
     size_t ntn = 0, captn = 0;
+    /* Each thread's chunks in log order (file offsets), and for each page
+     * of the spool the list entry whose chunk starts there (list + 1 << 32
+     * | index; 0: none): a move replaces an entry in place. */
+    sp_clist *cl = NULL;
+    size_t ncl = 0, capcl = 0;
+    uint64_t *live = NULL, npages = 0, nmoved = 0;
     int rc = -1;
     if (!meta) {
         bad(err, errlen, "%s: %s", mpath ? mpath : base, strerror(errno));
@@ -856,6 +886,12 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     }
     if (fd >= 0)
         close(fd);
+    npages = maplen / 4096 + 1;
+    live = calloc(npages, sizeof *live); /* untouched pages cost nothing */
+    if (!live) {
+        bad(err, errlen, "out of memory");
+        goto out;
+    }
 
     /* This process's thread and process names are the dead process's
      * from here on. */
@@ -871,7 +907,7 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     o.config = cfg;
     o.config_text = cfgtext;
     o.config_text_len = sizeof cfgtext - 1;
-    if (act_session_create(&o, &s) != 0) {
+    if (act__session_create(&o, &s) != 0) {
         bad(err, errlen, "cannot create a session");
         goto out;
     }
@@ -958,35 +994,69 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             t->next = s->threads;
             s->threads = t;
             nthreads++;
+            if (ncl == capcl) {
+                size_t ncap = capcl ? capcl * 2 : 16;
+                sp_clist *nv = ncap < ((size_t)1 << 30) ? realloc(cl, ncap * sizeof *nv) : NULL;
+                if (!nv) {
+                    bad(err, errlen, "out of memory");
+                    goto out;
+                }
+                cl = nv;
+                capcl = ncap;
+            }
+            cl[ncl++] = (sp_clist){t, NULL, 0, 0};
             if (l0 && tn_push(&tn, &ntn, &captn, (sp_tname){t->tid, t->serial, s0, l0, -1})) {
                 bad(err, errlen, "out of memory");
                 goto out;
             }
             break;
         }
-        case ACT__SP_CHUNK: {
+        case ACT__SP_CHUNK:
+        case ACT__SP_MOVED: {
             uint64_t serial = (uint64_t)ival(&r, 0), off = (uint64_t)ival(&r, 1),
                      size = (uint64_t)ival(&r, 2);
-            act__thread *t = s->threads;
-            while (t && t->serial != serial)
-                t = t->next;
-            /* Chunks are whole pages at page offsets, so two headers never
-             * share a byte; a chunk linked once already (a log that names
-             * it twice) is not linked again: no cycle. */
-            if (!t || size < 4096 || size > UINT32_MAX / 2 || (size & 4095) || (off & 4095) ||
-                off > maplen || size > maplen - off)
-                break; /* not mapped when the process died: nothing in it */
-            act__chunk *c = (act__chunk *)(void *)((char *)map + off);
-            if (c->size != size || c->heap == LINKED)
+            if (r.type == ACT__SP_MOVED) {
+                /* The chunk at off moved to ival 2, whole: it takes the
+                 * place of the old one in its thread's list. */
+                uint64_t to = size;
+                uint64_t e = off <= maplen && !(off & 4095) && off / 4096 < npages
+                                 ? live[off / 4096]
+                                 : 0;
+                if (!e || cl[(e >> 32) - 1].t->serial != serial)
+                    break; /* not a chunk of that thread now */
+                sp_clist *l = &cl[(e >> 32) - 1];
+                size = l->v[(uint32_t)e].size;
+                if (!chunk_place_ok(to, size, maplen) || live[to / 4096])
+                    break;
+                l->v[(uint32_t)e].off = to;
+                live[off / 4096] = 0;
+                live[to / 4096] = e;
+                nmoved++;
                 break;
-            atomic_init(&c->next, NULL);
-            c->heap = LINKED;
-            if (t->tail)
-                atomic_store_explicit(&t->tail->next, c, memory_order_relaxed);
-            else
-                t->head = c;
-            t->tail = c;
-            nchunks++;
+            }
+            size_t k = 0;
+            while (k < ncl && cl[k].t->serial != serial)
+                k++;
+            /* Chunks are whole pages at page offsets, so two headers never
+             * share a byte; one live in a list already (a log that names
+             * it twice without a move) is not taken again: no cycle. */
+            if (k == ncl || !chunk_place_ok(off, size, maplen) || live[off / 4096])
+                break; /* not mapped when the process died: nothing in it */
+            sp_clist *l = &cl[k];
+            if (l->n == l->cap) {
+                size_t ncap = l->cap ? l->cap * 2 : 16;
+                void *nv = ncap < ((size_t)1 << 31) ? realloc(l->v, ncap * sizeof *l->v) : NULL;
+                if (!nv) {
+                    bad(err, errlen, "out of memory");
+                    goto out;
+                }
+                l->v = nv;
+                l->cap = ncap;
+            }
+            l->v[l->n].off = off;
+            l->v[l->n].size = (uint32_t)size;
+            live[off / 4096] = (uint64_t)(k + 1) << 32 | (uint32_t)l->n;
+            l->n++;
             break;
         }
         case ACT__SP_TNAME:
@@ -1096,6 +1166,22 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
             break; /* a newer writer's record */
         }
     }
+    /* Link each thread's chunks where the log last put them. */
+    for (size_t k = 0; k < ncl; k++)
+        for (size_t j = 0; j < cl[k].n; j++) {
+            act__chunk *c = (act__chunk *)(void *)((char *)map + cl[k].v[j].off);
+            if (c->size != cl[k].v[j].size || c->heap == LINKED)
+                continue;
+            atomic_init(&c->next, NULL);
+            c->heap = LINKED;
+            act__thread *t = cl[k].t;
+            if (t->tail)
+                atomic_store_explicit(&t->tail->next, c, memory_order_relaxed);
+            else
+                t->head = c;
+            t->tail = c;
+            nchunks++;
+        }
     if (!have_start) {
         bad(err, errlen, "%s: the process ended before its session started", mpath);
         goto out;
@@ -1151,7 +1237,7 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     s->recovered = !(light && have_exit && have_stop);
     atomic_store(&s->state, ACT__S_STOPPED);
     char werr[1024];
-    rc = act__write_trace(s, out, werr, sizeof werr);
+    rc = write(s, out, werr, sizeof werr);
     act__names_override(NULL, NULL, 0);
     if (rc != 0) {
         bad(err, errlen, "%s", werr);
@@ -1159,19 +1245,25 @@ int act__spool_rebuild(const char *base, const char *out, unsigned flags, char *
     } else if (!s->recovered) {
         rc = 2; /* a light log of a normal exit: nothing was lost */
     }
-    (void)nchunks;
-    (void)nthreads;
+    /* Test hook: what the rebuild found (tests/record_multi). */
+    if (getenv("ACTRACE_TEST_REBUILD_COUNTS"))
+        fprintf(stderr, "actrace rebuild: %" PRIu64 " threads, %" PRIu64 " chunks, %" PRIu64
+                " moved\n", nthreads, nchunks, nmoved);
 out:
     if (s) {
         /* The chunks are the mapping's (heap LINKED: not freed, not
          * unmapped by the session): only the thread structs go. */
         for (act__thread *t = s->threads; t; t = t->next)
             t->head = t->tail = NULL;
-        act_session_destroy(s);
+        act__session_free(s);
     }
     act_config_destroy(cfg);
     if (map)
         munmap(map, maplen);
+    for (size_t k = 0; k < ncl; k++)
+        free(cl[k].v);
+    free(cl);
+    free(live);
     free(names);
     free(nlens);
     free(tn);

@@ -17,11 +17,19 @@
  * are mapped: a full disk refuses a chunk (counted as a buffer-full drop,
  * one error in the log) instead of raising SIGBUS on a page fault.
  *
+ * The chunk pool (thread.c) is part of BASE.spool too: a slot handed to a
+ * thread is logged like any chunk (ACT__SP_CHUNK); the drain copies a
+ * filled slot whole to archive memory (also in BASE.spool) and only then
+ * logs ACT__SP_MOVED, before the slot is handed out again. The rebuild
+ * applies the log in order: a chunk's latest place wins, and a reused
+ * slot is announced again by its next ACT__SP_CHUNK. A crash between the
+ * copy and the log leaves the slot, still whole, where the log says.
+ *
  * When the process writes its trace itself, it removes both files. When
- * it did not, record calls act__spool_rebuild (in a child process of its
- * own) to turn them into the trace the process would have written: open
- * spans end at the last moment the process is known to have recorded, and
- * the trace says it was rebuilt ("actraceRecovered").
+ * it did not, record calls act__spool_rebuild (session/rebuild.c: in a
+ * child process of its own) to turn them into the trace the process would
+ * have written: open spans end at the last moment the process is known to
+ * have recorded, and the trace says it was rebuilt ("actraceRecovered").
  *
  * One spool per process: the auto-started session's. A forked child
  * closes its copy of the parent's files and starts its own.
@@ -58,9 +66,13 @@ enum {
     ACT__SP_WRITTEN = 13, /* the process wrote its own trace */
     ACT__SP_EXIT = 14,   /* exit status, max RSS KiB, user and system CPU us (the normal
                             exit of a process that recorded nothing: a light log) */
-    ACT__SP_DIST = 15    /* has rank, rank, has world size, world size, has local rank,
+    ACT__SP_DIST = 15,   /* has rank, rank, has world size, world size, has local rank,
                             local rank; backend: the process's launcher variables at its
                             start (act__dist_env), its trace's distributedInfo */
+    ACT__SP_MOVED = 16   /* serial, old offset, new offset: the thread's chunk at the old
+                            offset (a pool slot) was copied whole to the new one (the
+                            archive), which takes its place in the thread's list; logged
+                            after the copy, before the slot is handed out again */
 };
 
 /* 1 while this process spools (set by act__spool_open). */
@@ -77,7 +89,7 @@ int act__spool_dir_open(const char *dir);
 int act__spool_dir_check(void);
 
 /* The light spool of a process that has not recorded yet (lazy start,
- * autostart.c): only BASE.meta, created (0600) with @p nrec records
+ * session/autostart.c): only BASE.meta, created (0600) with @p nrec records
  * already encoded by act__spool_encode, in one write. No chunk memory, no
  * spooling (act__spooling stays 0): act__spool_log appends to it, and a
  * later act__spool_open adds BASE.spool beside it. 0 or -1 (errno set). */
@@ -115,6 +127,9 @@ void act__spool_atfork_child(void);
  * file offset *@p off, blocks reserved. NULL on failure (the disk is
  * full: logged once). */
 void *act__spool_map(size_t size, uint64_t *off);
+/* The same, mapped at @p addr (MAP_FIXED: a range the caller reserved,
+ * such as the chunk pool's), or anywhere when @p addr is NULL. */
+void *act__spool_map_at(void *addr, size_t size, uint64_t *off);
 
 /* Start writing spool memory at file offset @p off (@p size bytes) to the
  * file, without waiting (the first half of a spill). */
@@ -143,15 +158,20 @@ void act__spool_log_prop(uint32_t device, const struct act__arg *a);
 #define ACT__SPOOL_SKIP_EMPTY 1u
 #define ACT__SPOOL_SKIP_IDLE 2u
 
-/* Build the trace of the process that spooled to BASE.* and write it to
- * @p out, in a process that records nothing (its thread and process names
- * are replaced by the dead process's). 0, 1 (skipped: ACT__SPOOL_SKIP_EMPTY), 2 (the light
- * log of a process that recorded nothing and exited normally: written, not
- * marked rebuilt), or -1 with a message in
- * @p err. Exported (private, for the actrace command only: not part of
- * the API). */
-__attribute__((visibility("default"))) int act__spool_rebuild(const char *base, const char *out,
-                                                              unsigned flags, char *err,
-                                                              size_t errlen);
+struct act_session;
+/* A trace writer, as the rebuild calls it: 0, or a negative ACT_E* code
+ * with a message in @p err. */
+typedef int (*act__trace_writer)(struct act_session *s, const char *path, char *err,
+                                 size_t errcap);
+
+/* Build the session of the process that spooled to BASE.* and hand it to
+ * @p write with @p out, in a process that records nothing (its thread and
+ * process names are replaced by the dead process's). 0, 1 (skipped:
+ * ACT__SPOOL_SKIP_EMPTY), 2 (the light log of a process that recorded
+ * nothing and exited normally: written, not marked rebuilt), or -1 with a
+ * message in @p err. act__spool_rebuild (session/rebuild.c) passes the
+ * trace writer. */
+int act__spool_read(const char *base, const char *out, unsigned flags, act__trace_writer write,
+                    char *err, size_t errlen);
 
 #endif

@@ -177,7 +177,18 @@ static size_t spill_one(act_session *s, int urgent)
     return got;
 }
 
-/* ---- the chunk pool (a program's own session) ------------------------------- */
+/* Spooled: 1 if the helper thread should spill ahead of need, keeping
+ * room in the RAM budget (a quarter of it, at most 32 MB), so that
+ * recording threads rarely spill themselves; a run that fits in the
+ * budget never spills. */
+static int spill_wanted(const act_session *s)
+{
+    uint64_t keep = s->max_bytes / 4 < ((uint64_t)32 << 20) ? s->max_bytes / 4
+                                                              : ((uint64_t)32 << 20);
+    return s->spooled && atomic_load_explicit(&s->bytes, memory_order_relaxed) > s->max_bytes - keep;
+}
+
+/* ---- the chunk pool ---------------------------------------------------------- */
 
 /*
  * Fresh memory is dear on some machines (12-20 us per 4 KiB page on one
@@ -200,6 +211,16 @@ static size_t spill_one(act_session *s, int urgent)
  * until stop (the writer reads it in place). A slot handed out again is
  * invalidated in its new owner's string-value cache (set_tail).
  *
+ * Under `actrace record` the slots are a reserved range mapped from the
+ * spool a 2 MB segment at a time (pool_map_upto), by the drain as it warms
+ * ahead, so a process that records little maps none (grow: its chunks are
+ * carved from the slabs until the drain has warmed slots). The archive is
+ * carved from the slabs (archive_slab_chunk), which spill as without a
+ * pool; the move is logged (ACT__SP_MOVED, spool.h) after the copy and
+ * before pool_push_free, so a crash finds each chunk whole somewhere the
+ * log names. The pool is then at most half of MAX_BUFFER_SIZE_MB
+ * (session.c) and adds that much to the spool file beyond SPOOL_MAX_MB.
+ *
  * Budget: a slot is charged to s->bytes when it is taken, like any chunk;
  * its archive copy keeps the charge, a returned slot is not charged. So
  * MAX_BUFFER_SIZE_MB bounds the trace as before and the pool adds at most
@@ -211,8 +232,12 @@ static size_t spill_one(act_session *s, int urgent)
  */
 #define POOL_ALIGN ((size_t)2 << 20) /* huge-page aligned: slots are 64 KiB aligned */
 #define POOL_NONE UINT32_MAX
-/* Slots the drain keeps written ahead of need (free and warm). */
+/* Slots the drain keeps written ahead of need (free and warm); under
+ * record 16 MB, what the pre-fault thread kept ready before the pool
+ * (the drain's warming costs more there: the spool's blocks are written
+ * first). */
 #define POOL_WARM_AHEAD 64u
+#define POOL_WARM_AHEAD_SPOOLED 256u
 #define POOL_WARM_STEP ((uint32_t)(POOL_ALIGN / ACT__CHUNK_SIZE))
 
 enum { SLOT_FREE = 0, SLOT_USED = 1 };
@@ -244,13 +269,30 @@ struct act__pool {
     int running;  /* a drain thread runs */
     int stop;
     unsigned delay_us; /* test hook: ACTRACE_TEST_DRAIN_DELAY_US per chunk */
+    /* Slots that may be handed out: nslots, or fewer once the spool could
+     * not grow for them (under lock). */
+    uint32_t cap;
+    uint32_t warm_ahead; /* POOL_WARM_AHEAD or, spooled, _SPOOLED */
+    size_t tsize;        /* bytes of the slots' mapping (slots, seg_off) */
+    /* Under `actrace record` (a spooled session) the slots are part of
+     * BASE.spool, so that what is still in the pool survives a crash:
+     * mapped (MAP_FIXED over the reserved range) a segment of SEG_SLOTS
+     * slots at a time as they are first needed, segment k at file offset
+     * seg_off[k]. nmapped: slots mapped (release, under map_lock, which
+     * is taken after lock). The drain copies a slot to archive memory
+     * carved from the slabs (in the spool, spilled as ever) and logs the
+     * move (ACT__SP_MOVED) before the slot is handed out again. */
+    int spooled, mapfail;
+    _Atomic uint32_t nmapped;
+    pthread_mutex_t map_lock;
+    uint64_t *seg_off;
     uint64_t drained;  /* chunks drained (the churn and steady-state tests) */
     /* The archive: arenas of ARENA_SIZE (huge-page aligned, so that the
      * drain faults a 2 MB page per 32 chunks where the kernel allows),
      * carved by the drain only; unmapped with the pool. */
     struct act__arena *arenas;
     char *arena_cur, *arena_end;
-    act__pool_slot slots[];
+    act__pool_slot *slots;
 };
 
 static inline act__chunk *slot_chunk(const struct act__pool *p, uint32_t i)
@@ -269,7 +311,42 @@ static inline uint32_t slot_of(const struct act__pool *p, const void *a)
 
 static void pool_avail_update(struct act__pool *p)
 {
-    atomic_store_explicit(&p->avail, p->nfree + (p->nslots - p->nfresh), memory_order_relaxed);
+    atomic_store_explicit(&p->avail, p->nfree + (p->cap > p->nfresh ? p->cap - p->nfresh : 0),
+                          memory_order_relaxed);
+}
+
+/* A spooled pool's segment: a huge page's worth of slots. */
+#define SEG_SLOTS POOL_WARM_STEP
+
+/* Slot @p i's offset in BASE.spool (a spooled pool; @p i mapped). */
+static uint64_t slot_off(const struct act__pool *p, uint32_t i)
+{
+    return p->seg_off[i / SEG_SLOTS] + (uint64_t)(i % SEG_SLOTS) * ACT__CHUNK_SIZE;
+}
+
+/* A spooled pool: map the segments that hold slots [0, @p upto). 0, or -1
+ * when the spool cannot grow (then never tried again). Takes map_lock. */
+static int pool_map_upto(struct act__pool *p, uint32_t upto)
+{
+    if (!p->spooled || atomic_load_explicit(&p->nmapped, memory_order_acquire) >= upto)
+        return 0;
+    pthread_mutex_lock(&p->map_lock);
+    int rc = 0;
+    uint32_t m = atomic_load_explicit(&p->nmapped, memory_order_relaxed);
+    while (m < upto) {
+        uint64_t off = 0;
+        if (p->mapfail || !act__spool_map_at(p->base + (size_t)m * ACT__CHUNK_SIZE,
+                                             (size_t)SEG_SLOTS * ACT__CHUNK_SIZE, &off)) {
+            p->mapfail = 1;
+            rc = -1;
+            break;
+        }
+        p->seg_off[m / SEG_SLOTS] = off;
+        m += SEG_SLOTS;
+        atomic_store_explicit(&p->nmapped, m, memory_order_release);
+    }
+    pthread_mutex_unlock(&p->map_lock);
+    return rc;
 }
 
 static void pool_push_free(struct act__pool *p, uint32_t i)
@@ -288,28 +365,52 @@ static void pool_register(act_session *s);
 int act__pool_create(act_session *s, size_t bytes, size_t warm, int policy)
 {
     size_t n = bytes / ACT__CHUNK_SIZE;
-    if (n < 4)
-        return -1;
     if (n > UINT32_MAX / 2)
         n = UINT32_MAX / 2;
-    struct act__pool *p = calloc(1, sizeof *p + n * sizeof p->slots[0]);
+    if (s->spooled)
+        n -= n % SEG_SLOTS; /* whole segments */
+    if (n < 4)
+        return -1;
+    struct act__pool *p = calloc(1, sizeof *p);
     if (!p)
         return -1;
+    /* The slot table (and segment offsets) mapped, not calloc'd: zero
+     * pages, touched only as slots are used (a process that records a
+     * little would otherwise write 64 KB of it: callgrind, a leaf under
+     * record, +66k instructions). */
+    size_t tsize = n * sizeof(act__pool_slot);
+    if (s->spooled)
+        tsize += n / SEG_SLOTS * sizeof(uint64_t);
+    void *tm = mmap(NULL, tsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (tm == MAP_FAILED) {
+        free(p);
+        return -1;
+    }
+    p->slots = tm;
+    p->tsize = tsize;
+    p->spooled = s->spooled;
+    p->warm_ahead = p->spooled ? POOL_WARM_AHEAD_SPOOLED : POOL_WARM_AHEAD;
+    p->seg_off = p->spooled ? (uint64_t *)(void *)(p->slots + n) : NULL;
     p->map_size = n * ACT__CHUNK_SIZE + POOL_ALIGN;
-    void *m = mmap(NULL, p->map_size, PROT_READ | PROT_WRITE,
+    /* Spooled: a reserved range, mapped from the spool as it is needed. */
+    void *m = mmap(NULL, p->map_size, p->spooled ? PROT_NONE : PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
+        munmap(p->slots, p->tsize);
         free(p);
         return -1;
     }
     p->map = m;
     p->base = (char *)(((uintptr_t)m + POOL_ALIGN - 1) & ~(uintptr_t)(POOL_ALIGN - 1));
-    p->nslots = (uint32_t)n;
+    p->nslots = p->cap = (uint32_t)n;
 #ifdef MADV_HUGEPAGE
     /* Faulted once, ahead of use (here and by the drain): huge pages
-     * cost fewer faults and never stall a recording thread. */
-    madvise(p->base, n * ACT__CHUNK_SIZE, MADV_HUGEPAGE);
+     * cost fewer faults and never stall a recording thread. (Not for
+     * the spool's file pages.) */
+    if (!p->spooled)
+        madvise(p->base, n * ACT__CHUNK_SIZE, MADV_HUGEPAGE);
 #endif
+    pthread_mutex_init(&p->map_lock, NULL);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->freed, NULL);
     pthread_cond_init(&p->work, NULL);
@@ -323,6 +424,8 @@ int act__pool_create(act_session *s, size_t bytes, size_t warm, int policy)
     size_t w = warm / ACT__CHUNK_SIZE;
     if (w > n)
         w = n;
+    if (w && pool_map_upto(p, (uint32_t)w) != 0)
+        w = atomic_load_explicit(&p->nmapped, memory_order_relaxed);
     if (w)
         populate_write(p->base, w * ACT__CHUNK_SIZE);
     p->nfresh = (uint32_t)w;
@@ -369,6 +472,29 @@ static act__chunk *archive_chunk(struct act__pool *p)
     return c;
 }
 
+/* Spooled: 64 KiB of archive for one drained chunk, carved from the
+ * slabs (the spool; the drain maps and faults a new slab itself), charged
+ * to the slab so that spilling it uncharges it; at file offset *@p off.
+ * NULL when the spool cannot grow. */
+static act__chunk *archive_slab_chunk(act_session *s, uint64_t *off)
+{
+    pthread_mutex_lock(&s->lock);
+    if ((size_t)(s->slab_end - s->slab_cur) < ACT__CHUNK_SIZE) {
+        pthread_mutex_unlock(&s->lock);
+        struct act__slab *sl = slab_map(s, SLAB_SIZE, 0, 1);
+        if (!sl)
+            return NULL;
+        pthread_mutex_lock(&s->lock);
+        slab_use(s, sl); /* what is left of the one before stays unused */
+    }
+    act__chunk *c = (act__chunk *)(void *)s->slab_cur;
+    s->slab_cur += ACT__CHUNK_SIZE;
+    *off = s->slabs->off + (uint64_t)((char *)c - (char *)s->slabs);
+    s->slabs->charged += ACT__CHUNK_SIZE;
+    pthread_mutex_unlock(&s->lock);
+    return c;
+}
+
 static void pool_free(act_session *s)
 {
     struct act__pool *p = s->pool;
@@ -380,19 +506,21 @@ static void pool_free(act_session *s)
         munmap(a->map, ARENA_SIZE + POOL_ALIGN);
         free(a);
     }
-    munmap(p->map, p->map_size);
+    munmap(p->map, p->map_size); /* a spooled pool's segments too */
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->freed);
     pthread_mutex_destroy(&p->lock);
+    pthread_mutex_destroy(&p->map_lock);
+    munmap(p->slots, p->tsize);
     free(p);
     s->pool = NULL;
 }
 
-/* A slot for thread @p t's next chunk (its tail now the chunk before), or
- * NULL: the pool is empty (drop policy, or the wait was given up), or no
- * drain runs or the policy is grow (*@p nodrain set: carve a chunk as
- * before). */
-static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain)
+/* A slot for thread @p t's next chunk (its tail now the chunk before; a
+ * spooled pool: at file offset *@p off), or NULL: the pool is empty (drop
+ * policy, or the wait was given up), or no drain runs or the policy is
+ * grow (*@p nodrain set: carve a chunk as before). */
+static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain, uint64_t *off)
 {
     *nodrain = 0;
     if (!p->wait && atomic_load_explicit(&p->avail, memory_order_relaxed) == 0) {
@@ -414,7 +542,21 @@ static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain)
             p->nfree--;
             break;
         }
-        if (p->nfresh < p->nslots) {
+        if (p->nfresh < p->cap) {
+            if (p->spooled && atomic_load_explicit(&p->nmapped, memory_order_acquire) <= p->nfresh) {
+                /* Not in the spool yet. Grow: carve a chunk meanwhile
+                 * (a small process never maps a segment of the pool
+                 * itself); the drain maps and warms ahead. */
+                if (p->grow) {
+                    pthread_cond_signal(&p->work);
+                    break;
+                }
+                if (pool_map_upto(p, p->nfresh + 1) != 0) {
+                    p->cap = atomic_load_explicit(&p->nmapped, memory_order_relaxed);
+                    pool_avail_update(p);
+                    continue;
+                }
+            }
             i = p->nfresh++; /* never written: this thread faults it */
             break;
         }
@@ -439,13 +581,15 @@ static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain)
         sl->prev = t->tail;
         atomic_store_explicit(&sl->pinned, 0, memory_order_relaxed);
         c = slot_chunk(p, i);
+        if (p->spooled)
+            *off = slot_off(p, i);
         atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
         atomic_store_explicit(&c->used, 0, memory_order_relaxed);
         c->size = ACT__CHUNK_SIZE;
         c->heap = 0;
         c->pad_ = 0;
         pool_avail_update(p);
-        if (p->nfree < POOL_WARM_AHEAD / 2)
+        if (p->nfree < p->warm_ahead / 2)
             pthread_cond_signal(&p->work);
     }
     pthread_mutex_unlock(&p->lock);
@@ -528,12 +672,19 @@ static int pool_pin(struct act__pool *p, act__thread *t)
 static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
 {
     act__chunk *c = slot_chunk(p, i);
-    act__chunk *a = archive_chunk(p);
+    uint64_t aoff = 0;
+    act__chunk *a = p->spooled ? archive_slab_chunk(s, &aoff) : archive_chunk(p);
     if (!a)
         return -1;
     memcpy(a, c, ACT__CHUNK_SIZE);
-    a->heap = 0; /* the archive's: unmapped with the pool */
+    a->heap = 0; /* the archive's (or the slab's): unmapped with it */
     act__pool_slot *sl = &p->slots[i];
+    if (p->spooled) {
+        /* After the whole copy, before the slot can be handed out again:
+         * a rebuild finds the chunk at one place or the other. */
+        int64_t v[3] = {(int64_t)sl->owner->serial, (int64_t)slot_off(p, i), (int64_t)aoff};
+        act__spool_log(ACT__SP_MOVED, v, 3, NULL, NULL, 0);
+    }
     pthread_mutex_lock(&s->lock);
     act__chunk *nx = atomic_load_explicit(&c->next, memory_order_relaxed);
     atomic_store_explicit(&a->next, nx, memory_order_relaxed);
@@ -555,15 +706,28 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
 static void pool_warm(struct act__pool *p, uint32_t n)
 {
     uint32_t first = p->nfresh;
-    if (n > p->nslots - first)
-        n = p->nslots - first;
+    if (first >= p->cap)
+        return;
+    if (n > p->cap - first)
+        n = p->cap - first;
     if (!n)
         return;
     p->nfresh += n; /* claimed: no recording thread takes them meanwhile */
     pthread_mutex_unlock(&p->lock);
-    populate_write(slot_chunk(p, first), (size_t)n * ACT__CHUNK_SIZE);
+    uint32_t ok = n;
+    if (pool_map_upto(p, first + n) != 0) {
+        uint32_t m = atomic_load_explicit(&p->nmapped, memory_order_relaxed);
+        ok = m > first ? m - first : 0;
+    }
+    if (ok)
+        populate_write(slot_chunk(p, first), (size_t)ok * ACT__CHUNK_SIZE);
     pthread_mutex_lock(&p->lock);
-    for (uint32_t k = n; k-- > 0;)
+    if (ok < n) {
+        /* The spool cannot grow: the pool stops at what is mapped. */
+        p->cap = first + ok;
+        pool_avail_update(p);
+    }
+    for (uint32_t k = ok; k-- > 0;)
         pool_push_free(p, first + k);
     pthread_cond_broadcast(&p->freed);
 }
@@ -720,7 +884,9 @@ void act__pool_forget(act_session *s)
 }
 
 /* The drain: passes over the slots in use, draining those sealed and not
- * pinned, and keeps POOL_WARM_AHEAD slots written ahead of need. */
+ * pinned once fewer than half the slots are free or never used (a trace
+ * that fits in the pool is never copied: the writer, or the rebuild,
+ * reads it in place), and keeps warm_ahead slots written ahead of need. */
 static void drain_main(act_session *s)
 {
     struct act__pool *p = s->pool;
@@ -728,7 +894,8 @@ static void drain_main(act_session *s)
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
         uint32_t n = 0;
-        for (uint32_t i = 0; cand && i < p->nfresh; i++) {
+        int pressure = p->nfree + (p->cap > p->nfresh ? p->cap - p->nfresh : 0) < p->nslots / 2;
+        for (uint32_t i = 0; cand && pressure && i < p->nfresh; i++) {
             if (p->slots[i].state != SLOT_USED)
                 continue;
             act__chunk *c = slot_chunk(p, i);
@@ -752,12 +919,16 @@ static void drain_main(act_session *s)
             pthread_mutex_unlock(&p->lock);
             done++;
         }
+        /* Spooled: the archive spills ahead, as without a pool (bounded
+         * by the slabs there are; p->stop is read under the lock only). */
+        while (spill_wanted(s) && spill_one(s, 0))
+            done++;
         pthread_mutex_lock(&p->lock);
         /* Warm ahead, a huge page at a time, once the session records
          * (a lazy one: past prefault_after) and within the budget. */
         uint64_t used = atomic_load_explicit(&s->bytes, memory_order_relaxed);
         int warmed = 0;
-        if (!p->stop && p->nfree < POOL_WARM_AHEAD && p->nfresh < p->nslots &&
+        if (!p->stop && p->nfree < p->warm_ahead && p->nfresh < p->cap &&
             used >= s->prefault_after &&
             used + (uint64_t)(p->nfree + POOL_WARM_STEP) * ACT__CHUNK_SIZE <= s->max_bytes) {
             pool_warm(p, POOL_WARM_STEP - p->nfresh % POOL_WARM_STEP);
@@ -814,10 +985,7 @@ static void *prefault_main(void *arg)
          * 32 MB: what the pre-fault thread keeps ready and some) by
          * spilling ahead of need, so recording threads rarely spill
          * themselves; a run that fits in the budget never spills. */
-        if (s->spooled && atomic_load_explicit(&s->bytes, memory_order_relaxed) >
-                              s->max_bytes - (s->max_bytes / 4 < ((uint64_t)32 << 20)
-                                                  ? s->max_bytes / 4
-                                                  : ((uint64_t)32 << 20))) {
+        if (spill_wanted(s)) {
             pthread_mutex_unlock(&s->ready_lock);
             size_t got = spill_one(s, 0);
             pthread_mutex_lock(&s->ready_lock);
@@ -989,7 +1157,7 @@ static act__chunk *chunk_new(act_session *s, act__thread *t, size_t need, size_t
     act__chunk *c = NULL;
     if (s->pool && t && !heap && size == ACT__CHUNK_SIZE) {
         int nodrain = 0;
-        c = pool_take(s->pool, t, &nodrain);
+        c = pool_take(s->pool, t, &nodrain, off);
         if (c)
             return c; /* its header is set */
         if (!nodrain) {
@@ -1064,6 +1232,8 @@ static void spool_chunk(const act__thread *t, const act__chunk *c, uint64_t off)
 
 static void set_tail(act__thread *t, act__chunk *c)
 {
+    /* Its count before readers can reach it (a pool slot was used). */
+    atomic_store_explicit(&c->used, 0, memory_order_relaxed);
     if (t->tail)
         atomic_store_explicit(&t->tail->next, c, memory_order_release);
     else
@@ -1073,8 +1243,7 @@ static void set_tail(act__thread *t, act__chunk *c)
      * must not be found again. */
     memset(t->vcache, 0, sizeof t->vcache);
     t->rec = c->recs;
-    t->str = (char *)c + c->size;
-    t->used = 0;
+    act__thread_set_str(t, (char *)c + c->size);
 }
 
 act__thread *act__thread_get(act_session *s)

@@ -62,6 +62,7 @@
 #include "engine/engine.h"
 #include "ondemand/dyno_ipc.h"
 #include "ondemand/ondemand.h"
+#include "session/session.h"
 
 static _Atomic int64_t steps_total; /* act_step calls of the process */
 

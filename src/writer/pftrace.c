@@ -312,14 +312,8 @@ static inline uint32_t hash_bytes(const act__pf *pf, const char *s, size_t n)
         if (all >= 8) {
             memcpy(&w, s + n - 8, 8);
             w >>= 8 * (8 - n);
-        } else if (n >= 4) {
-            uint32_t a, b;
-            memcpy(&a, s, 4);
-            memcpy(&b, s + n - 4, 4);
-            w = a | (uint64_t)b << 32;
         } else {
-            w = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
-                (uint64_t)(unsigned char)s[n - 1] << 16;
+            w = act__pf_short_word(s, n);
         }
         h = (h ^ w) * 0xff51afd7ed558ccdu;
         h ^= h >> 29;
@@ -524,6 +518,11 @@ int act__pf_init(act__pf *pf, act__out *o)
     if (seq_add(pf) != ACT__PF_SEQ_DESC)
         return ACT_ENOMEM;
     return 0;
+}
+
+void act__pf_set_out(act__pf *pf, act__out *o)
+{
+    pf->o = o;
 }
 
 void act__pf_clocks(act__pf *pf, int64_t mono, int64_t boot, int64_t real)
@@ -1114,6 +1113,12 @@ void act__pf_arg_str_iid(act__pf *pf, uint32_t key_g, uint32_t val_g)
         return;
     need_g(pf, val_g, K_VALUE, I_STRING_VALUES);
     arg_scalar_g(pf, key_g, A_STRING_IID, val_g, 0);
+}
+
+const char *act__pf_string(const act__pf *pf, uint32_t g, size_t *n)
+{
+    *n = pf->gstr[g].len;
+    return pf->gstr[g].s;
 }
 
 void act__pf_arg_str_g(act__pf *pf, uint32_t key_g, const char *s, size_t n)

@@ -41,6 +41,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "writer/json_out.h"
 
@@ -106,8 +107,11 @@ typedef struct act__pf {
     int err;            /* ACT_ENOMEM, sticky */
 } act__pf;
 
-/** Start a trace on @p o (not owned). 0 or ACT_ENOMEM. */
+/** Start a trace on @p o (not owned). 0 or ACT_ENOMEM. @p o may be NULL
+ *  while only strings are interned (act__pf_intern, act__pf_value_iid):
+ *  act__pf_set_out gives it before the first packet. */
 int act__pf_init(act__pf *pf, act__out *o);
+void act__pf_set_out(act__pf *pf, act__out *o);
 /** Write every pending END, then free the encoder (not the sink). */
 int act__pf_finish(act__pf *pf);
 void act__pf_free(act__pf *pf);
@@ -183,9 +187,26 @@ void act__pf_arg_str_g(act__pf *pf, uint32_t key_g, const char *s, size_t n);
  * full); then an arg with interned key and value. */
 uint32_t act__pf_value_iid(act__pf *pf, const char *s, size_t n);
 void act__pf_arg_str_iid(act__pf *pf, uint32_t key_g, uint32_t val_g);
+/** The bytes (repaired UTF-8) of interned string @p g, and its length. */
+const char *act__pf_string(const act__pf *pf, uint32_t g, size_t *n);
 /** @p terminating 0: flow_ids (the flow starts here), 1: terminating_flow_ids. */
 void act__pf_flow(act__pf *pf, uint64_t id, int terminating);
 void act__pf_event_end(act__pf *pf);
+
+/** The bytes of @p s (1 to 7 of them) as one word for a hash, without a
+ *  byte loop: two overlapping 4-byte words, or 3 bytes picked (all of a
+ *  string of 1 to 3). */
+static inline uint64_t act__pf_short_word(const char *s, size_t n)
+{
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        return a | (uint64_t)b << 32;
+    }
+    return (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+           (uint64_t)(unsigned char)s[n - 1] << 16;
+}
 
 /** The uuids actrace uses: a process, a thread (or stream) of a process
  *  (pids are never 0 and below 2^31), counter tracks (top bit set) and the

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "plugin/loader.h"
 #include "writer/visit.h"
 
 /* The key cache (act__vkeys). Per interned key id: KF_SET once known, bit
@@ -1402,37 +1401,12 @@ static void visit_end(vstate *w, const uint64_t *recorded)
     st.args_dropped = st.args_orphan + st.args_event_dropped + st.args_reentrant;
     st.buffer_bytes = atomic_load(&s->bytes);
     st.buffer_limit_bytes = s->max_bytes;
-    size_t np = act__plugins_count(s->plugins);
-    act__vplugin *pl = calloc(np ? np : 1, sizeof *pl);
+    /* The plugins' lines come from the layer that loaded them (engine.h). */
+    act__vplugin *pl = NULL;
     const char **warn = NULL;
-    size_t nwarn = 0;
-    for (size_t i = 0; i < np; i++)
-        nwarn += act__plugins_warning_count(s->plugins, i);
-    warn = calloc(nwarn ? nwarn : 1, sizeof *warn);
-    if (!pl || !warn) {
+    size_t np = 0;
+    if (s->report_plugins && s->report_plugins(s, &pl, &warn, &np) != 0)
         w->oom = 1;
-        np = 0;
-    }
-    for (size_t i = 0, wk = 0; i < np; i++) {
-        act__vplugin *p = &pl[i];
-        p->name = act__plugins_name(s->plugins, i);
-        p->path = act__plugins_path(s->plugins, i);
-        p->rejected = act__plugins_rejected(s->plugins, i);
-        for (size_t k = 0; k < act__plugins_reason_count() && p->nreasons < 16; k++) {
-            const char *key;
-            uint64_t n = act__plugins_rejected_by(s->plugins, i, k, &key);
-            if (!n)
-                continue;
-            p->reason_key[p->nreasons] = key;
-            p->reason_n[p->nreasons++] = n;
-        }
-        p->filtered = act__plugins_filtered(s->plugins, i);
-        p->dropped = act__plugins_dropped(s->plugins, i);
-        p->nwarnings = act__plugins_warning_count(s->plugins, i);
-        p->warnings = warn + wk;
-        for (size_t k = 0; k < p->nwarnings; k++)
-            warn[wk++] = act__plugins_warning(s->plugins, i, k);
-    }
     st.nplugins = np;
     st.plugins = pl;
     uint8_t *live = calloc(s->nseries ? s->nseries : 1, 1);

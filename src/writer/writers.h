@@ -19,6 +19,10 @@ enum { ACT__FMT_JSON = 0, ACT__FMT_PERFETTO = 1 };
  *  (and its ".gz") are Perfetto's protobuf; anything else JSON. */
 int act__format_of_path(const char *path);
 
+/** Write @p s to @p path in the format the path (or OUTPUT_FORMAT) asks
+ *  for (write.c). */
+int act__write_trace(act_session *s, const char *path, char *err, size_t errcap);
+
 /** Open @p o on @p path for a writer; the message in @p err on failure. */
 int act__writer_open(act__out *o, const char *path, char *err, size_t errcap);
 /** Finish @p o (or abandon it when @p oom, with an out-of-memory message

@@ -54,7 +54,9 @@ if(Python3_Interpreter_FOUND)
                    ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py ${_pf_args}
                    --json ${ACT_TRACE_DIR}/gen.json ${ACT_TRACE_DIR}/gen_spilled.pftrace)
   # Keys given twice, escapes, NULs, non-ASCII, extreme numbers, empty
-  # keys, and strings around the interning hash's 4- and 8-byte steps.
+  # keys, strings around the interning hash's 4- and 8-byte steps, names,
+  # categories, keys and values too long to intern (carried inline), and a
+  # slice that both ends one flow and starts another.
   add_test(NAME PerfettoConvertOdd
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/perfetto/pf_check.py ${_pf_args}
                    --json ${PROJECT_SOURCE_DIR}/tests/perfetto/convert_odd.json

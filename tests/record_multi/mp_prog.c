@@ -24,17 +24,20 @@
  *                             (writes its pid to PIDFILE, sleeps 30 s)
  *   mp_prog die HOW N         3 threads ("rec 0".."rec 2") record spans
  *                             "tick" with args i = 0, 1, ... (and a string
- *                             arg), without pause for the first 4000, then
- *                             every 200 us; once each has recorded N,
+ *                             arg), without pause for the first 4000 (or
+ *                             N if more), then every 200 us; once each has recorded N,
  *                             the main thread, inside an open span "dying",
  *                             ends the process by HOW: exit, _exit, abort,
  *                             segv, kill (SIGKILL to itself), exec (execs
  *                             "leaf after-exec"), quick_exit
- *   mp_prog fill MB N         the files it writes may not grow past MB
- *                             (RLIMIT_FSIZE, SIGXFSZ ignored: the calls
+ *   mp_prog fill MB N         the files it writes may not grow past MB (0:
+ *                             no limit; RLIMIT_FSIZE, SIGXFSZ ignored: the calls
  *                             fail with EFBIG, as on a full disk); records N
  *                             spans "fill" with arg i = 0, 1, ... and leaves
  *                             with _exit (the trace is rebuilt from the spool)
+ *   mp_prog churn T N         T threads, 4 at a time, each recording N spans
+ *                             "c" with arg i (unique over all threads), then
+ *                             _exit (rebuilt from the spool)
  *   mp_prog closefds FILE N   records N spans "before", closes every
  *                             descriptor above 2 (as daemons do), opens FILE
  *                             eight times (taking the lowest numbers),
@@ -141,6 +144,8 @@ static void *alloc_loop(void *arg)
 }
 
 static atomic_long ticks[3];
+/* Ticks recorded at full speed before each thread slows down. */
+static long die_fast = 4000;
 
 static void *die_loop(void *arg)
 {
@@ -154,7 +159,7 @@ static void *die_loop(void *arg)
         act_arg_str("thread", tn);
         act_span_end();
         atomic_store(&ticks[k], i + 1);
-        if (i >= 4000) {
+        if (i >= die_fast) {
             /* Still recording when the process ends, but a trace of a
              * size the viewers' checks in CI read quickly. */
             struct timespec ts = {0, 200 * 1000};
@@ -167,6 +172,8 @@ static void *die_loop(void *arg)
 static int die(const char *how, long n)
 {
     pthread_t t[3];
+    if (n > die_fast)
+        die_fast = n;
     for (long k = 0; k < 3; k++)
         pthread_create(&t[k], NULL, die_loop, (void *)(intptr_t)k);
     for (int k = 0; k < 3; k++)
@@ -191,6 +198,35 @@ static int die(const char *how, long n)
     if (strcmp(how, "quick_exit") == 0)
         quick_exit(0);
     return 2;
+}
+
+static long churn_n;
+static atomic_long churn_next;
+
+static void *churn_loop(void *arg)
+{
+    (void)arg;
+    long base = atomic_fetch_add(&churn_next, churn_n);
+    for (long i = 0; i < churn_n; i++) {
+        act_span_begin(ACT_CPU_OP, "c");
+        act_arg_int("i", base + i);
+        act_span_end();
+    }
+    return NULL;
+}
+
+static void churn(long nthreads, long n)
+{
+    churn_n = n;
+    for (long done = 0; done < nthreads; done += 4) {
+        pthread_t t[4];
+        long k = nthreads - done < 4 ? nthreads - done : 4;
+        for (long j = 0; j < k; j++)
+            pthread_create(&t[j], NULL, churn_loop, NULL);
+        for (long j = 0; j < k; j++)
+            pthread_join(t[j], NULL);
+    }
+    _exit(0);
 }
 
 static volatile sig_atomic_t got_term;
@@ -262,7 +298,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "fill") == 0 && argc >= 4) {
         struct rlimit rl = {(rlim_t)atol(argv[2]) << 20, (rlim_t)atol(argv[2]) << 20};
         signal(SIGXFSZ, SIG_IGN);
-        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        if (atol(argv[2]) > 0 && setrlimit(RLIMIT_FSIZE, &rl) != 0)
             return 3;
         long n = atol(argv[3]);
         for (long i = 0; i < n; i++) {
@@ -272,6 +308,8 @@ int main(int argc, char **argv)
         }
         _exit(0);
     }
+    if (strcmp(argv[1], "churn") == 0 && argc >= 4)
+        churn(atol(argv[2]), atol(argv[3]));
     if (strcmp(argv[1], "closefds") == 0 && argc >= 4) {
         long n = atol(argv[3]);
         for (long i = 0; i < n; i++)

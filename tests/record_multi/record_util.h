@@ -7,10 +7,12 @@
 #define ACT_TEST_RECORD_UTIL_H
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 /* Run @p cmd with the shell: its exit status, or -1 if it did not exit. */
 static inline int ru_run(const char *cmd)
@@ -44,6 +46,26 @@ static inline const char *ru_path(const char *dir, const char *name)
     k = (k + 1) & 7;
     snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
     return buf[k];
+}
+
+static const char *ru_watch_msg;
+
+static void ru_on_alarm(int sig)
+{
+    (void)sig;
+    ssize_t w = write(2, ru_watch_msg, strlen(ru_watch_msg));
+    (void)w;
+    _exit(1);
+}
+
+/* A test that hangs (a recorded program that never ends) says @p msg and
+ * exits 1 after @p secs seconds (0: the caller calls alarm itself). */
+static inline void ru_watchdog(const char *msg, unsigned secs)
+{
+    ru_watch_msg = msg;
+    signal(SIGALRM, ru_on_alarm);
+    if (secs)
+        alarm(secs);
 }
 
 #endif

@@ -307,19 +307,10 @@ static void short_programs(void)
     CHECK_EQ_INT(ru_count_entries(tmpdir, "actrace-record-", NULL), 0);
 }
 
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char m[] = "RecordHarden: timed out\n";
-    ssize_t w = write(2, m, sizeof m - 1);
-    (void)w;
-    _exit(1);
-}
-
 int main(int argc, char **argv)
 {
     CHECK_FATAL(mkdtemp(tmpdir) != NULL);
-    signal(SIGALRM, on_alarm);
+    ru_watchdog("RecordHarden: timed out\n", 0);
     const char *only = argc > 1 ? argv[1] : NULL;
 #define CASE(f) \
     if (!only || strcmp(only, #f) == 0) { \

@@ -41,15 +41,6 @@ static long long pid_of(json_t *root, const char *ph, const char *name)
     return e ? tu_int(e, "pid") : -1;
 }
 
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char m[] = "RecordMulti: timed out (a recorded program hung)\n";
-    ssize_t w = write(2, m, sizeof m - 1);
-    (void)w;
-    _exit(1);
-}
-
 static void check_clean(const char *what)
 {
     int spools = ru_count_entries(tmpdir, "actrace-record-", NULL);
@@ -408,7 +399,7 @@ static void devices_and_flows(void)
 int main(void)
 {
     CHECK_FATAL(mkdtemp(tmpdir) != NULL);
-    signal(SIGALRM, on_alarm);
+    ru_watchdog("RecordMulti: timed out (a recorded program hung)\n", 0);
     wrappers();
     fork_tree();
     signals();

@@ -20,6 +20,11 @@ if(ACT_HAVE_JANSSON)
   act_add_test(RecordHarden SOURCES ${PROJECT_SOURCE_DIR}/tests/record_multi/test_record_harden.c
                LIBS PkgConfig::JANSSON LABELS cli hardening nosan TIMEOUT 300)
   add_dependencies(test_RecordHarden actrace_cli act_mp_prog)
+  # The chunk pool under record (issue 21): SIGKILL with chunks moved and
+  # still in slots, a stalled drain (drop, wait, grow), thread churn.
+  act_add_test(RecordPoolSpool SOURCES ${PROJECT_SOURCE_DIR}/tests/record_multi/test_record_pool.c
+               LIBS PkgConfig::JANSSON LABELS cli nosan TIMEOUT 300)
+  add_dependencies(test_RecordPoolSpool actrace_cli act_mp_prog)
   # Lazy start (issue 20): a process that records nothing has no thread,
   # no spool, and is still in the trace; late and fork-only first calls.
   act_add_test(RecordLazy SOURCES ${PROJECT_SOURCE_DIR}/tests/record_multi/test_record_lazy.c

@@ -7,15 +7,16 @@
  * A JSON trace is not sorted per track, and a protobuf span is a BEGIN and
  * an END that must come in order on its sequence. So convert sorts, in
  * bounded memory: each event becomes a compact record (track, start, end,
- * name, category, args) appended to a run buffer of RUN_BYTES (24 MiB); a full run
- * is sorted by (track, start, longer first, input order) and spilled to an
- * unlinked temporary file; at the end the runs are merged (a heap over one
- * read buffer per run) and each track becomes one sequence, its spans fed
- * to the encoder in start order. Memory: the run buffer, the
- * reader's item buffer (1 MiB, more only for a larger event), one
- * READ_BUF per spilled run, and per track its name and ids, never
- * anything per event. A trace that fits in one run never touches the
- * disk.
+ * name, category, args; strings as the encoder's iids, see crec) appended
+ * to a run buffer of RUN_BYTES (24 MiB); a full run is sorted by (track,
+ * start, longer first, input order) and spilled to an unlinked temporary
+ * file; at the end the runs are merged (a heap over one read buffer per
+ * run) and each track becomes one sequence, its spans fed to the encoder
+ * in start order. Memory: the run buffer and its sort, the reader's item
+ * buffer (1 MiB, more only for a larger event), the encoder's intern
+ * table (capped), one READ_BUF per spilled run, and per track its name
+ * and ids, never anything per event. A trace that fits in one run never
+ * touches the disk.
  *
  * What maps to what: X events are spans, i/I instants, C counters (one
  * counter track per (pid, name, key): "name key"), s/t flows start and f
@@ -44,20 +45,42 @@
 
 #define RUN_BYTES ((size_t)24 << 20)
 #define READ_BUF ((size_t)256 << 10)
+#define SPILL_BUF ((size_t)1 << 20)
+#define SCACHE_N 256
+#define SCACHE_LEN 32
 
 enum { R_FLOW_OUT = 0, R_FLOW_IN = 1, R_SLICE = 2, R_INSTANT = 3, R_COUNTER = 4 };
-enum { A_INT = 1, A_UINT, A_DOUBLE, A_BOOL, A_STR, A_JSON };
+/* An arg's type, in the top bits of its key word (A_SHIFT). */
+enum { A_INT = 1, A_UINT, A_DOUBLE, A_BOOL, A_STR, A_STR_INLINE, A_JSON };
+#define A_SHIFT 28
 
-/* A record: this header, then name, category and args bytes. */
+/* crec.tk: the track, then two flags and the kind. */
+#define RF_NAME_INLINE 8u
+#define RF_CAT_INLINE 16u
+#define TRACK_SHIFT 5
+#define MAX_TRACKS ((uint32_t)1 << (32 - TRACK_SHIFT))
+#define REC_TRACK(r) ((r)->tk >> TRACK_SHIFT)
+#define REC_KIND(r) ((int)((r)->tk & 7u))
+
+/* A record: this header, then the bytes of an inline name and category
+ * (each a u32 length and the bytes, when the flag says so) and the args,
+ * zero-padded to a multiple of 8. Strings are iids of the encoder's intern
+ * table, given at read time (so a record is 32 bytes and about 12 per arg,
+ * whatever the names' lengths); only a string the table cannot take (too
+ * long, table full) is carried as bytes. An arg: a u32 key word (its
+ * A_* type << A_SHIFT | the key's iid; iid 0: a u32 length and the key's
+ * bytes follow), then its value: 8 bytes (int, uint, double), 1 (bool), a
+ * u32 iid (A_STR), or a u32 length and the bytes (A_STR_INLINE, A_JSON).
+ * A zero key word, or fewer than 4 bytes left, ends the args. Input order
+ * is the order in the run buffer, and across runs the runs' order. */
 typedef struct crec {
     uint32_t len; /* header included, multiple of 8 */
-    uint32_t track;
-    int64_t t0, t1;
-    uint64_t seq;
-    uint64_t x; /* flow id, or counter value bits */
-    uint32_t namelen, catlen, argslen;
-    uint8_t kind, pad[3];
+    uint32_t tk;  /* track << TRACK_SHIFT | RF_* | kind */
+    int64_t t0;
+    int64_t t1;   /* a slice's end; instants: t0; flows: the id; counters: the value's bits */
+    uint32_t name, cat; /* iids; 0: none, or inline (RF_*_INLINE) */
 } crec;
+_Static_assert(sizeof(crec) == 32, "crec is 32 bytes");
 
 typedef struct ctrack {
     int64_t pid, tid;  /* tid -1: a counter track (name: its series) */
@@ -84,8 +107,19 @@ typedef struct conv {
     const char *in;
     uint8_t *runbuf;
     size_t runlen, runcap;
-    uint64_t seq;
+    size_t nrec;        /* records in the run buffer */
+    act__pf *pf;        /* the encoder: its intern table gives the records' iids */
+    uint32_t unnamed_g; /* "(unnamed)", for events without a name (0: not interned) */
+    /* The iids of strings met lately, by their raw bytes (before UTF-8
+     * repair): [0] names, categories and keys (act__pf_intern), [1] string
+     * values (act__pf_value_iid). Most events repeat a few names, so most
+     * lookups skip the encoder's hash and probe. */
+    struct scache {
+        uint32_t g, len;
+        char s[SCACHE_LEN];
+    } scache[2][SCACHE_N];
     FILE *spill;        /* all spilled runs, one after the other */
+    char *spillbuf;     /* its stdio buffer */
     size_t nruns;
     uint64_t *run_off;  /* byte offset of each run in spill, and an end */
     size_t run_cap;
@@ -152,6 +186,11 @@ static uint32_t track_map(conv *c, int64_t pid, int64_t tid, const char *cname, 
     int created;
     size_t *v = act_cli_map_put(&c->tracks, k, kl, c->ntrk, &created);
     if (created) {
+        if (c->ntrk == MAX_TRACKS) {
+            fprintf(stderr, "actrace convert: %s: more than %" PRIu32 " tracks\n", c->in,
+                    MAX_TRACKS);
+            exit(1);
+        }
         act_cli_grow(&c->trk, &c->captrk, c->ntrk, sizeof *c->trk);
         ctrack *t = &c->trk[c->ntrk++];
         t->pid = pid;
@@ -186,41 +225,64 @@ static cproc *proc_of(conv *c, int64_t pid)
 
 /* ---- records ------------------------------------------------------------ */
 
+/* The order of the output: by track, start, flows before the slice they
+ * start with, a parent before its child (longer first); 0 for records
+ * that keep their input order. */
 static int cmp_rec(const crec *a, const crec *b)
 {
-    if (a->track != b->track)
-        return a->track < b->track ? -1 : 1;
+    if (REC_TRACK(a) != REC_TRACK(b))
+        return REC_TRACK(a) < REC_TRACK(b) ? -1 : 1;
     if (a->t0 != b->t0)
         return a->t0 < b->t0 ? -1 : 1;
-    int ra = a->kind == R_FLOW_IN ? R_FLOW_OUT : a->kind, rb = b->kind == R_FLOW_IN ? R_FLOW_OUT : b->kind;
+    int ka = REC_KIND(a), kb = REC_KIND(b);
+    int ra = ka == R_FLOW_IN ? R_FLOW_OUT : ka, rb = kb == R_FLOW_IN ? R_FLOW_OUT : kb;
     if (ra != rb)
         return ra < rb ? -1 : 1;
-    if (a->t1 != b->t1)
+    if (ra == R_SLICE && a->t1 != b->t1)
         return a->t1 > b->t1 ? -1 : 1; /* the parent first */
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
+    return 0;
 }
 
-static int cmp_ptr(const void *x, const void *y)
+/* A record in the sort of a run: its start beside it, so that comparing
+ * two records of one track at different times (nearly every compare)
+ * reads no record. */
+typedef struct rkey {
+    int64_t t0;
+    crec *r;
+} rkey;
+
+static inline int cmp_key(const rkey *a, const rkey *b)
 {
-    return cmp_rec(*(const crec *const *)x, *(const crec *const *)y);
+    if (a->t0 != b->t0)
+        return a->t0 < b->t0 ? -1 : 1;
+    return cmp_rec(a->r, b->r);
+}
+
+/* Records of one run are in input order in the run buffer: the address
+ * breaks a tie (qsort is not stable). */
+static int cmp_qsort(const void *x, const void *y)
+{
+    const rkey *a = x, *b = y;
+    int d = cmp_key(a, b);
+    return d ? d : (a->r > b->r) - (a->r < b->r);
 }
 
 /* Sort @p v (n records of one track) by cmp_rec: insertion sort, which is
  * linear on what traces hold (each track in order but for a flow written
  * after the slice it starts with), unless it needs more than a few moves
  * per record; then qsort. */
-static void sort_track(crec **v, size_t n)
+static void sort_track(rkey *v, size_t n)
 {
     size_t budget = 8 * n + 64;
     for (size_t i = 1; i < n; i++) {
-        crec *x = v[i];
+        rkey x = v[i];
         size_t j = i;
-        while (j > 0 && cmp_rec(v[j - 1], x) > 0) {
+        while (j > 0 && cmp_key(&v[j - 1], &x) > 0) {
             v[j] = v[j - 1];
             j--;
             if (!--budget) {
                 v[j] = x;
-                qsort(v, n, sizeof *v, cmp_ptr);
+                qsort(v, n, sizeof *v, cmp_qsort);
                 return;
             }
         }
@@ -228,33 +290,38 @@ static void sort_track(crec **v, size_t n)
     }
 }
 
-/* The records of the run buffer in cmp_rec order (malloc'd, *@p n of
+/* The records of the run buffer in cmp_rec order (malloc'd, c->nrec of
  * them): a stable counting sort by track, then each track's records by
  * sort_track. */
-static crec **sort_run(conv *c, size_t *n)
+static rkey *sort_run(conv *c)
 {
-    size_t cnt = 0;
-    for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        cnt++;
-    crec **idx = act_cli_xmalloc((cnt ? cnt : 1) * sizeof *idx);
+    size_t cnt = c->nrec;
+    rkey *idx = act_cli_xmalloc((cnt ? cnt : 1) * sizeof *idx);
     size_t ntrk = c->ntrk ? c->ntrk : 1;
     size_t *start = act_cli_xcalloc(ntrk + 1, sizeof *start);
     for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len)
-        start[((crec *)(c->runbuf + o))->track + 1]++; /* tracks are made before records */
+        start[REC_TRACK((crec *)(c->runbuf + o)) + 1]++; /* tracks are made before records */
     for (size_t t = 0; t < ntrk; t++)
         start[t + 1] += start[t];
     size_t *at = act_cli_xmalloc(ntrk * sizeof *at);
     memcpy(at, start, ntrk * sizeof *at);
     for (size_t o = 0; o < c->runlen; o += ((crec *)(c->runbuf + o))->len) {
         crec *r = (crec *)(c->runbuf + o);
-        idx[at[r->track]++] = r;
+        idx[at[REC_TRACK(r)]++] = (rkey){r->t0, r};
     }
     for (size_t t = 0; t < ntrk; t++)
         sort_track(idx + start[t], start[t + 1] - start[t]);
     free(at);
     free(start);
-    *n = cnt;
     return idx;
+}
+
+static void spill_write(conv *c, const void *p, size_t n)
+{
+    if (n && fwrite(p, n, 1, c->spill) != 1) {
+        fprintf(stderr, "actrace convert: cannot write the temporary file: %s\n", strerror(errno));
+        exit(1);
+    }
 }
 
 static void spill_run(conv *c)
@@ -267,21 +334,33 @@ static void spill_run(conv *c)
             fprintf(stderr, "actrace convert: cannot create a temporary file: %s\n", strerror(errno));
             exit(1);
         }
+        /* Runs are gathered in a 1 MiB buffer and written from it (stdio's
+         * 4 KiB buffer cost 55k write calls on the read benchmark's trace,
+         * and fwrite per record its own locking). */
+        c->spillbuf = act_cli_xmalloc(SPILL_BUF);
     }
-    size_t n;
-    crec **idx = sort_run(c, &n);
+    rkey *idx = sort_run(c);
     act_cli_grow(&c->run_off, &c->run_cap, c->nruns + 1, sizeof *c->run_off);
     if (c->nruns == 0)
         c->run_off[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        if (fwrite(idx[i], idx[i]->len, 1, c->spill) != 1) {
-            fprintf(stderr, "actrace convert: cannot write the temporary file: %s\n", strerror(errno));
-            exit(1);
+    size_t fill = 0;
+    for (size_t i = 0; i < c->nrec; i++) {
+        const crec *r = idx[i].r;
+        if (fill + r->len > SPILL_BUF) {
+            spill_write(c, c->spillbuf, fill);
+            fill = 0;
         }
+        if (r->len > SPILL_BUF)
+            spill_write(c, r, r->len);
+        else
+            memcpy(c->spillbuf + fill, r, r->len), fill += r->len;
+    }
+    spill_write(c, c->spillbuf, fill);
     free(idx);
     c->nruns++;
     c->run_off[c->nruns] = (uint64_t)ftello(c->spill);
     c->runlen = 0;
+    c->nrec = 0;
 }
 
 /* Room for a record of @p len bytes in the run buffer (spilling it first
@@ -297,9 +376,10 @@ static crec *rec_new(conv *c, size_t len)
         }
     }
     crec *r = (crec *)(c->runbuf + c->runlen);
+    c->nrec++;
+    memset((char *)r + len - 8, 0, 8); /* the padding ends the args */
     memset(r, 0, sizeof *r);
     r->len = (uint32_t)len;
-    r->seq = c->seq++;
     c->runlen += len;
     return r;
 }
@@ -324,26 +404,100 @@ static uint8_t *aroom(abuf *b, size_t n)
     return b->p + b->len;
 }
 
-static void aput(abuf *b, const void *s, size_t n)
+static inline void aput(abuf *b, const void *s, size_t n)
 {
-    uint8_t *p = aroom(b, n);
+    uint8_t *p = b->len + n <= b->cap ? b->p + b->len : aroom(b, n);
     if (n)
         memcpy(p, s, n);
     b->len += n;
 }
 
-/* An arg: type, key length and key, value length and value. */
-static void aput_entry(abuf *b, uint8_t type, const char *key, size_t kn, const void *v, size_t vn)
+static void aput_u32(abuf *b, uint32_t v)
 {
-    uint32_t k32 = (uint32_t)kn, v32 = (uint32_t)vn;
-    uint8_t *p = aroom(b, 9 + kn + vn);
-    *p = type;
-    memcpy(p + 1, &k32, 4);
-    memcpy(p + 5, key, kn);
-    memcpy(p + 5 + kn, &v32, 4);
-    if (vn)
-        memcpy(p + 9 + kn, v, vn);
-    b->len += 9 + kn + vn;
+    aput(b, &v, 4);
+}
+
+/* @p a and @p b, both @p n bytes (1 to SCACHE_LEN), are equal: in words,
+ * the last one overlapping (memcmp's call costs more at these lengths). */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+    if (n >= 8) {
+        uint64_t x, y, d = 0;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            d |= x ^ y;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return !(d | (x ^ y));
+    }
+    if (n >= 4) {
+        uint32_t x0, y0, x1, y1;
+        memcpy(&x0, a, 4);
+        memcpy(&y0, b, 4);
+        memcpy(&x1, a + n - 4, 4);
+        memcpy(&y1, b + n - 4, 4);
+        return !((x0 ^ y0) | (x1 ^ y1));
+    }
+    return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
+}
+
+/* The iid of @p s from the encoder (@p value: as a string value, else as
+ * a name, category or key), through the cache of strings met lately (its
+ * slot: a hash of the length and the first and last bytes). */
+static uint32_t iid_of(conv *c, int value, const char *s, size_t n)
+{
+    if (n > SCACHE_LEN || n == 0)
+        return value ? act__pf_value_iid(c->pf, s, n) : act__pf_intern(c->pf, s, n);
+    uint64_t w;
+    if (n >= 8) {
+        uint64_t a, z;
+        memcpy(&a, s, 8);
+        memcpy(&z, s + n - 8, 8);
+        w = a ^ (z * 0x9E3779B97F4A7C15u);
+    } else {
+        w = act__pf_short_word(s, n);
+    }
+    w = (w ^ n) * 0xff51afd7ed558ccdu;
+    struct scache *e = &c->scache[value][w >> (64 - 8)];
+    if (e->len == n && e->g && same_bytes(e->s, s, n))
+        return e->g;
+    uint32_t g = value ? act__pf_value_iid(c->pf, s, n) : act__pf_intern(c->pf, s, n);
+    e->g = g;
+    e->len = (uint32_t)n;
+    memcpy(e->s, s, n);
+    return g;
+}
+
+/* A string the records carry: its iid (from the encoder's table), or 0
+ * and then its length and bytes are put in @p b. */
+static uint32_t put_str(abuf *b, conv *c, const char *s, size_t n)
+{
+    uint32_t g = iid_of(c, 0, s, n);
+    if (!g) {
+        aput_u32(b, (uint32_t)n);
+        aput(b, s, n);
+    }
+    return g;
+}
+
+/* An arg's key word and key. */
+static void put_key(abuf *b, conv *c, int type, const char *key, size_t kn)
+{
+    uint32_t g = iid_of(c, 0, key, kn), w = (uint32_t)type << A_SHIFT | g;
+    aput_u32(b, w);
+    if (!g) {
+        aput_u32(b, (uint32_t)kn);
+        aput(b, key, kn);
+    }
+}
+
+static void put_arg(abuf *b, conv *c, int type, const char *key, size_t kn, const void *v,
+                    size_t vn)
+{
+    put_key(b, c, type, key, kn);
+    aput(b, v, vn);
 }
 
 /* A JSON value as compact text (for args that are objects, arrays or null). */
@@ -360,102 +514,179 @@ static char *json_text(const act__jv *v, size_t *n)
     return s;
 }
 
-static void encode_value(abuf *b, const char *key, size_t kn, const act__jv *v)
+static void encode_value(abuf *b, conv *c, const char *key, size_t kn, const act__jv *v)
 {
     switch (v->type) {
     case ACT__J_TRUE:
     case ACT__J_FALSE: {
         uint8_t t = v->type == ACT__J_TRUE;
-        aput_entry(b, A_BOOL, key, kn, &t, 1);
+        put_arg(b, c, A_BOOL, key, kn, &t, 1);
         break;
     }
-    case ACT__J_STRING: aput_entry(b, A_STR, key, kn, v->s, v->len); break;
+    case ACT__J_STRING: {
+        uint32_t g = iid_of(c, 1, v->s, v->len);
+        if (g) {
+            put_arg(b, c, A_STR, key, kn, &g, 4);
+        } else {
+            put_key(b, c, A_STR_INLINE, key, kn);
+            aput_u32(b, (uint32_t)v->len);
+            aput(b, v->s, v->len);
+        }
+        break;
+    }
     case ACT__J_NUMBER: {
         int64_t i;
         if (v->integer && act__jv_i64(v, &i)) {
-            aput_entry(b, A_INT, key, kn, &i, 8);
+            put_arg(b, c, A_INT, key, kn, &i, 8);
         } else if (v->integer && v->s[0] != '-') {
             char *end;
             errno = 0;
             unsigned long long u = strtoull(v->s, &end, 10);
             if (!errno) {
                 uint64_t u64 = u;
-                aput_entry(b, A_UINT, key, kn, &u64, 8);
+                put_arg(b, c, A_UINT, key, kn, &u64, 8);
                 break;
             }
             double d;
             act__jv_num(v, &d);
-            aput_entry(b, A_DOUBLE, key, kn, &d, 8);
+            put_arg(b, c, A_DOUBLE, key, kn, &d, 8);
         } else {
             double d = 0;
             act__jv_num(v, &d);
-            aput_entry(b, A_DOUBLE, key, kn, &d, 8);
+            put_arg(b, c, A_DOUBLE, key, kn, &d, 8);
         }
         break;
     }
     default: {
         size_t n;
         char *s = json_text(v, &n);
-        aput_entry(b, A_JSON, key, kn, s, n);
+        put_key(b, c, A_JSON, key, kn);
+        aput_u32(b, (uint32_t)n);
+        aput(b, s, n);
         free(s);
         break;
     }
     }
 }
 
-static void emit_args(act__pf *pf, const uint8_t *p, size_t n)
+/* The string at *@p p (a u32 length and the bytes), stepping past it. */
+static const char *get_str(const uint8_t **p, size_t *n)
 {
-    size_t o = 0;
-    while (o + 9 <= n) {
-        uint8_t type = p[o];
-        uint32_t kn, vn;
-        memcpy(&kn, p + o + 1, 4);
-        const char *key = (const char *)p + o + 5;
-        memcpy(&vn, p + o + 5 + kn, 4);
-        const uint8_t *v = p + o + 9 + kn;
-        o += 9 + kn + vn;
-        int64_t i;
-        uint64_t u;
+    uint32_t l;
+    memcpy(&l, *p, 4);
+    const char *s = (const char *)*p + 4;
+    *p += 4 + l;
+    *n = l;
+    return s;
+}
+
+/* One arg at *@p p (before @p end), stepping past it: its type (0: no
+ * more), key (iid *@p kg, or bytes), and value (bits *@p v: scalars, the
+ * iid of A_STR; bytes *@p s, *@p sn: A_STR_INLINE, A_JSON). */
+typedef struct carg {
+    int type;
+    uint32_t kg;
+    const char *key, *s;
+    size_t kn, sn;
+    uint64_t v;
+} carg;
+
+static int next_arg(const uint8_t **p, const uint8_t *end, carg *a)
+{
+    uint32_t w;
+    if (end - *p < 4 || (memcpy(&w, *p, 4), w == 0))
+        return 0;
+    *p += 4;
+    *a = (carg){.type = (int)(w >> A_SHIFT)};
+    a->kg = w & (((uint32_t)1 << A_SHIFT) - 1);
+    if (!a->kg)
+        a->key = get_str(p, &a->kn);
+    switch (a->type) {
+    case A_INT:
+    case A_UINT:
+    case A_DOUBLE: memcpy(&a->v, *p, 8); *p += 8; break;
+    case A_BOOL: a->v = **p; *p += 1; break;
+    case A_STR: {
+        uint32_t g;
+        memcpy(&g, *p, 4);
+        a->v = g;
+        *p += 4;
+        break;
+    }
+    default: a->s = get_str(p, &a->sn); break;
+    }
+    return 1;
+}
+
+/* The garg kinds of A_INT .. A_STR. */
+static const uint32_t garg_kind[] = {0, ACT__PF_ARG_INT, ACT__PF_ARG_UINT, ACT__PF_ARG_DOUBLE,
+                                     ACT__PF_ARG_BOOL, ACT__PF_ARG_STR_IID};
+
+/* Write the args at @p p .. @p end into the event being built. */
+static void emit_args(act__pf *pf, const uint8_t *p, const uint8_t *end)
+{
+    carg a;
+    while (next_arg(&p, end, &a)) {
         double d;
-        switch (type) {
-        case A_INT: memcpy(&i, v, 8); act__pf_arg_int(pf, key, kn, i); break;
-        case A_UINT: memcpy(&u, v, 8); act__pf_arg_uint(pf, key, kn, u); break;
-        case A_DOUBLE: memcpy(&d, v, 8); act__pf_arg_double(pf, key, kn, d); break;
-        case A_BOOL: act__pf_arg_bool(pf, key, kn, v[0]); break;
-        case A_STR: act__pf_arg_str(pf, key, kn, (const char *)v, vn); break;
-        case A_JSON: act__pf_arg_json(pf, key, kn, (const char *)v, vn); break;
-        default: return;
+        memcpy(&d, &a.v, 8);
+        if (a.kg) {
+            switch (a.type) {
+            case A_INT: act__pf_arg_int_g(pf, a.kg, (int64_t)a.v); break;
+            case A_UINT: act__pf_arg_uint_g(pf, a.kg, a.v); break;
+            case A_DOUBLE: act__pf_arg_double_g(pf, a.kg, d); break;
+            case A_BOOL: act__pf_arg_bool_g(pf, a.kg, (int)a.v); break;
+            case A_STR: act__pf_arg_str_iid(pf, a.kg, (uint32_t)a.v); break;
+            case A_STR_INLINE: act__pf_arg_str_g(pf, a.kg, a.s, a.sn); break;
+            default: {
+                size_t kn;
+                const char *key = act__pf_string(pf, a.kg, &kn);
+                act__pf_arg_json(pf, key, kn, a.s, a.sn);
+                break;
+            }
+            }
+            continue;
+        }
+        switch (a.type) {
+        case A_INT: act__pf_arg_int(pf, a.key, a.kn, (int64_t)a.v); break;
+        case A_UINT: act__pf_arg_uint(pf, a.key, a.kn, a.v); break;
+        case A_DOUBLE: act__pf_arg_double(pf, a.key, a.kn, d); break;
+        case A_BOOL: act__pf_arg_bool(pf, a.key, a.kn, (int)a.v); break;
+        case A_STR: {
+            size_t n;
+            const char *s = act__pf_string(pf, (uint32_t)a.v, &n);
+            act__pf_arg_str(pf, a.key, a.kn, s, n);
+            break;
+        }
+        case A_STR_INLINE: act__pf_arg_str(pf, a.key, a.kn, a.s, a.sn); break;
+        default: act__pf_arg_json(pf, a.key, a.kn, a.s, a.sn); break;
         }
     }
 }
 
 /* ---- reading ---------------------------------------------------------------- */
 
-static void add_event(conv *c, uint8_t kind, uint32_t track, int64_t t0, int64_t t1, uint64_t x,
+static void add_event(conv *c, int kind, uint32_t track, int64_t t0, int64_t t1,
                       const act__jv *name, const act__jv *cat, const act__jv *args, abuf *ab)
 {
     ab->len = 0;
+    uint32_t flags = 0, ng = 0, cg = 0;
+    if (name && name->type == ACT__J_STRING && name->len &&
+        !(ng = put_str(ab, c, name->s, name->len)))
+        flags |= RF_NAME_INLINE;
+    if (cat && cat->type == ACT__J_STRING && cat->len &&
+        !(cg = put_str(ab, c, cat->s, cat->len)))
+        flags |= RF_CAT_INLINE;
     if (args && args->type == ACT__J_OBJECT)
         for (const act__jv *a = args->child; a; a = a->next)
-            encode_value(ab, a->key, a->klen, a);
-    size_t nn = name && name->type == ACT__J_STRING ? name->len : 0;
-    size_t cn = cat && cat->type == ACT__J_STRING ? cat->len : 0;
-    crec *r = rec_new(c, sizeof(crec) + nn + cn + ab->len);
-    r->kind = kind;
-    r->track = track;
+            encode_value(ab, c, a->key, a->klen, a);
+    crec *r = rec_new(c, sizeof(crec) + ab->len);
+    r->tk = track << TRACK_SHIFT | flags | (uint32_t)kind;
     r->t0 = t0;
     r->t1 = t1;
-    r->x = x;
-    r->namelen = (uint32_t)nn;
-    r->catlen = (uint32_t)cn;
-    r->argslen = (uint32_t)ab->len;
-    uint8_t *p = (uint8_t *)(r + 1);
-    if (nn)
-        memcpy(p, name->s, nn);
-    if (cn)
-        memcpy(p + nn, cat->s, cn);
+    r->name = ng;
+    r->cat = cg;
     if (ab->len)
-        memcpy(p + nn + cn, ab->p, ab->len);
+        memcpy(r + 1, ab->p, ab->len);
     c->events++;
 }
 
@@ -513,12 +744,12 @@ static void read_event(conv *c, const act__jv *e, abuf *ab)
     case 'X':
         if (!f.dur || !act_cli_json_ns(f.dur, &dur) || dur < 0)
             dur = 0;
-        add_event(c, R_SLICE, track_of(c, pid, tid, NULL, 0), ts, ts + dur, 0, f.name, f.cat,
+        add_event(c, R_SLICE, track_of(c, pid, tid, NULL, 0), ts, ts + dur, f.name, f.cat,
                   f.args, ab);
         break;
     case 'i':
     case 'I':
-        add_event(c, R_INSTANT, track_of(c, pid, tid, NULL, 0), ts, ts, 0, f.name, f.cat, f.args,
+        add_event(c, R_INSTANT, track_of(c, pid, tid, NULL, 0), ts, ts, f.name, f.cat, f.args,
                   ab);
         break;
     case 's':
@@ -538,8 +769,8 @@ static void read_event(conv *c, const act__jv *e, abuf *ab)
             c->skipped_bad++;
             return;
         }
-        add_event(c, ph == 'f' ? R_FLOW_IN : R_FLOW_OUT, track_of(c, pid, tid, NULL, 0), ts, ts, id,
-                  NULL, NULL, NULL, ab);
+        add_event(c, ph == 'f' ? R_FLOW_IN : R_FLOW_OUT, track_of(c, pid, tid, NULL, 0), ts,
+                  (int64_t)id, NULL, NULL, NULL, ab);
         break;
     }
     case 'C': {
@@ -549,16 +780,20 @@ static void read_event(conv *c, const act__jv *e, abuf *ab)
             double v;
             if (!act__jv_num(a, &v))
                 continue;
+            /* "name key", on the stack unless it is long (no allocation
+             * per sample). */
+            char small[256];
             size_t n = f.name->len + 1 + a->klen;
-            char *cn = act_cli_xmalloc(n);
+            char *cn = n <= sizeof small ? small : act_cli_xmalloc(n);
             memcpy(cn, f.name->s, f.name->len);
             cn[f.name->len] = ' ';
             memcpy(cn + f.name->len + 1, a->key, a->klen);
             uint32_t tr = track_of(c, pid, 0, cn, n);
-            free(cn);
-            uint64_t bits;
+            if (cn != small)
+                free(cn);
+            int64_t bits;
             memcpy(&bits, &v, 8);
-            add_event(c, R_COUNTER, tr, ts, ts, bits, NULL, NULL, NULL, ab);
+            add_event(c, R_COUNTER, tr, ts, bits, NULL, NULL, NULL, ab);
         }
         break;
     }
@@ -639,7 +874,7 @@ static void read_member(conv *c, const char *key, const act__jv *v, abuf *ab)
             c->base_ns = b;
     }
     ab->len = 0;
-    encode_value(ab, key, strlen(key), v);
+    encode_value(ab, c, key, strlen(key), v);
     act__out_write(&c->meta, ab->p, ab->len);
 }
 
@@ -691,22 +926,29 @@ typedef struct merger {
     conv *c;
     run *runs;
     size_t *heap, nheap;
-    crec **mem; /* the last run, sorted in memory */
+    rkey *mem;  /* the last run, sorted in memory */
     size_t nmem, imem;
 } merger;
 
 static const crec *mhead(merger *m, size_t k)
 {
-    return k == m->c->nruns ? m->mem[m->imem] : m->runs[k].head;
+    return k == m->c->nruns ? m->mem[m->imem].r : m->runs[k].head;
+}
+
+/* Heads of runs @p x before @p y: on a tie, the earlier run (input order). */
+static int mless(merger *m, size_t x, size_t y)
+{
+    int d = cmp_rec(mhead(m, x), mhead(m, y));
+    return d ? d < 0 : x < y;
 }
 
 static void sift(merger *m, size_t i)
 {
     for (;;) {
         size_t l = 2 * i + 1, b = i;
-        if (l < m->nheap && cmp_rec(mhead(m, m->heap[l]), mhead(m, m->heap[b])) < 0)
+        if (l < m->nheap && mless(m, m->heap[l], m->heap[b]))
             b = l;
-        if (l + 1 < m->nheap && cmp_rec(mhead(m, m->heap[l + 1]), mhead(m, m->heap[b])) < 0)
+        if (l + 1 < m->nheap && mless(m, m->heap[l + 1], m->heap[b]))
             b = l + 1;
         if (b == i)
             return;
@@ -789,6 +1031,83 @@ static void write_tracks(const conv *c, act__pf *pf)
     }
 }
 
+/* Flows read but not written yet: they go on the slice of their track
+ * that starts at their time, t. */
+#define FLOWS_MAX 64
+typedef struct flows {
+    uint64_t id[FLOWS_MAX];
+    int dir[FLOWS_MAX];
+    size_t n;
+    int64_t t;
+} flows;
+
+static void flows_put(act__pf *pf, flows *fl)
+{
+    for (size_t i = 0; i < fl->n; i++)
+        act__pf_flow(pf, fl->id[i], fl->dir[i]);
+    fl->n = 0;
+}
+
+/* Flows no slice starts with: an instant "flow" carries them. */
+static void flows_alone(conv *c, act__pf *pf, uint32_t seq, flows *fl)
+{
+    act__pf_event(pf, seq, ACT__PF_INSTANT, 0, fl->t + c->base_ns, 0, NULL, 0, "flow", 4);
+    c->unbound_flows += fl->n;
+    flows_put(pf, fl);
+    act__pf_event_end(pf);
+}
+
+/* A slice [t0, t1] or an instant, with flows @p fl when not NULL: at once
+ * when every string is interned and it has at most ACT__PF_GARGS_MAX args
+ * and no flows (the usual event), else field by field. */
+static void write_event(conv *c, act__pf *pf, uint32_t seq, const crec *r, int64_t t0, int64_t t1,
+                        flows *fl)
+{
+    const uint8_t *p = (const uint8_t *)(r + 1), *end = (const uint8_t *)r + r->len;
+    int type = REC_KIND(r) == R_SLICE ? ACT__PF_BEGIN : ACT__PF_INSTANT;
+    const char *name = NULL, *cat = NULL;
+    size_t nn = 0, cn = 0;
+    if (r->tk & RF_NAME_INLINE)
+        name = get_str(&p, &nn);
+    if (r->tk & RF_CAT_INLINE)
+        cat = get_str(&p, &cn);
+    uint32_t ng = r->name, cg = r->cat;
+    if (!ng && !name)
+        ng = c->unnamed_g;
+    if (!fl && ng && !name && !cat) {
+        act__pf_garg ga[ACT__PF_GARGS_MAX];
+        size_t n = 0;
+        const uint8_t *q = p;
+        carg a;
+        int simple = 1;
+        while (simple && next_arg(&q, end, &a)) {
+            if (n == ACT__PF_GARGS_MAX || !a.kg || a.type > A_STR)
+                simple = 0;
+            else
+                ga[n++] = (act__pf_garg){a.kg, garg_kind[a.type], a.v};
+        }
+        if (simple) {
+            act__pf_event_args_g(pf, seq, type, 0, t0, t1, cg, ng, ga, n);
+            return;
+        }
+    }
+    if (ng && !name && !cat) {
+        act__pf_event_g(pf, seq, type, 0, t0, t1, cg, ng);
+    } else {
+        if (!name && ng)
+            name = act__pf_string(pf, ng, &nn);
+        else if (!name)
+            name = "(unnamed)", nn = 9;
+        if (!cat && cg)
+            cat = act__pf_string(pf, cg, &cn);
+        act__pf_event(pf, seq, type, 0, t0, t1, cat, cn, name, nn);
+    }
+    emit_args(pf, p, end);
+    if (fl)
+        flows_put(pf, fl);
+    act__pf_event_end(pf);
+}
+
 static void write_events(conv *c, act__pf *pf)
 {
     merger m;
@@ -810,7 +1129,8 @@ static void write_events(conv *c, act__pf *pf)
         if (run_next(c, r, k))
             m.heap[m.nheap++] = k;
     }
-    m.mem = sort_run(c, &m.nmem);
+    m.nmem = c->nrec;
+    m.mem = sort_run(c);
     if (m.nmem)
         m.heap[m.nheap++] = c->nruns;
     for (size_t i = m.nheap / 2 + 1; i-- > 0;)
@@ -819,67 +1139,43 @@ static void write_events(conv *c, act__pf *pf)
     size_t cur = SIZE_MAX;
     uint32_t track = UINT32_MAX, seq = 0;
     /* Flows waiting for the slice that begins with them. */
-    uint64_t pend[64];
-    int pend_dir[64];
-    size_t npend = 0;
-    int64_t pend_t = 0;
+    flows fl = {.n = 0};
     const crec *r;
     for (;;) {
         r = merge_next(&m, &cur);
-        if (npend && (!r || r->track != track || r->t0 != pend_t || r->kind != R_SLICE)) {
-            /* No slice starts with them: an instant carries them. */
-            act__pf_event(pf, seq, ACT__PF_INSTANT, 0, pend_t + c->base_ns, 0, NULL, 0, "flow", 4);
-            for (size_t i = 0; i < npend; i++)
-                act__pf_flow(pf, pend[i], pend_dir[i]);
-            act__pf_event_end(pf);
-            c->unbound_flows += npend;
-            npend = 0;
-        }
+        if (fl.n && (!r || REC_TRACK(r) != track || r->t0 != fl.t ||
+                     (REC_KIND(r) != R_SLICE && REC_KIND(r) > R_FLOW_IN)))
+            flows_alone(c, pf, seq, &fl); /* no slice starts with them */
         if (!r)
             break;
-        if (r->track != track) {
+        if (REC_TRACK(r) != track) {
             if (seq)
                 act__pf_seq_flush(pf, seq);
-            track = r->track;
+            track = REC_TRACK(r);
             seq = act__pf_seq_new(pf, r->t0 + c->base_ns, c->trk[track].uuid);
         }
-        const char *p = (const char *)(r + 1);
-        int64_t t0 = r->t0 + c->base_ns, t1 = r->t1 + c->base_ns;
-        switch (r->kind) {
+        int kind = REC_KIND(r);
+        int64_t t0 = r->t0 + c->base_ns;
+        switch (kind) {
         case R_FLOW_OUT:
         case R_FLOW_IN:
-            if (npend == 64) {
-                act__pf_event(pf, seq, ACT__PF_INSTANT, 0, t0, 0, NULL, 0, "flow", 4);
-                for (size_t i = 0; i < npend; i++)
-                    act__pf_flow(pf, pend[i], pend_dir[i]);
-                act__pf_event_end(pf);
-                c->unbound_flows += npend;
-                npend = 0;
-            }
-            pend_t = r->t0;
-            pend_dir[npend] = r->kind == R_FLOW_IN;
-            pend[npend++] = r->x;
+            if (fl.n == FLOWS_MAX)
+                flows_alone(c, pf, seq, &fl);
+            fl.t = r->t0;
+            fl.dir[fl.n] = kind == R_FLOW_IN;
+            fl.id[fl.n++] = (uint64_t)r->t1;
             break;
         case R_COUNTER: {
             double v;
-            memcpy(&v, &r->x, 8);
+            memcpy(&v, &r->t1, 8);
             act__pf_event(pf, seq, ACT__PF_COUNTER, 0, t0, t0, NULL, 0, NULL, 0);
             act__pf_counter_value(pf, v);
             act__pf_event_end(pf);
             break;
         }
         default: {
-            const char *name = r->namelen ? p : "(unnamed)";
-            size_t nn = r->namelen ? r->namelen : 9;
-            act__pf_event(pf, seq, r->kind == R_SLICE ? ACT__PF_BEGIN : ACT__PF_INSTANT, 0, t0, t1,
-                          r->catlen ? p + r->namelen : NULL, r->catlen, name, nn);
-            emit_args(pf, (const uint8_t *)p + r->namelen + r->catlen, r->argslen);
-            if (npend && r->t0 == pend_t && r->kind == R_SLICE) {
-                for (size_t i = 0; i < npend; i++)
-                    act__pf_flow(pf, pend[i], pend_dir[i]);
-                npend = 0;
-            }
-            act__pf_event_end(pf);
+            int with = fl.n && r->t0 == fl.t && kind == R_SLICE;
+            write_event(c, pf, seq, r, t0, r->t1 + c->base_ns, with ? &fl : NULL);
             break;
         }
         }
@@ -906,7 +1202,7 @@ static void write_meta(conv *c, act__pf *pf)
     uint32_t seq = act__pf_seq_new(pf, c->base_ns, ACT__PF_UUID_META);
     act__pf_event(pf, seq, ACT__PF_INSTANT, 0, c->base_ns, 0, "actrace", 7, "actraceMetadata", 15);
     if (b)
-        emit_args(pf, b, n);
+        emit_args(pf, b, b + n);
     act__pf_event_end(pf);
     free(b);
 }
@@ -953,10 +1249,15 @@ int act_cli_convert(const char *in, const char *outp)
     if (rb && atol(rb) >= 4096)
         c.runcap = (size_t)atol(rb);
     c.runbuf = act_cli_xmalloc(c.runcap);
-    if (act__out_open_mem(&c.meta, 0) != 0) {
+    /* The encoder exists from the start, so that records carry its iids;
+     * its output is opened once the input is read (none on a bad input). */
+    act__pf pf;
+    if (act__out_open_mem(&c.meta, 0) != 0 || act__pf_init(&pf, NULL) != 0) {
         fprintf(stderr, "actrace: out of memory\n");
         return 1;
     }
+    c.pf = &pf;
+    c.unnamed_g = act__pf_intern(&pf, "(unnamed)", 9);
     act_cli_progress_t prog = {"convert", isatty(2), 0, 0, 0};
     act_cli_progress(&prog, 0, 0);
     abuf ab = {NULL, 0, 0};
@@ -975,6 +1276,7 @@ int act_cli_convert(const char *in, const char *outp)
     if (k < 0) {
         fprintf(stderr, "%s: error: %s\n", in, act__rd_errmsg(tr.rd));
         act_cli_trace_close(&tr);
+        act__pf_free(&pf);
         return 2;
     }
     act_cli_trace_close(&tr);
@@ -983,13 +1285,10 @@ int act_cli_convert(const char *in, const char *outp)
     act__out out;
     if (act__out_open(&out, outp, msg, sizeof msg) != 0) {
         fprintf(stderr, "actrace convert: %s\n", msg);
+        act__pf_free(&pf);
         return 1;
     }
-    act__pf pf;
-    if (act__pf_init(&pf, &out) != 0) {
-        fprintf(stderr, "actrace: out of memory\n");
-        return 1;
-    }
+    act__pf_set_out(&pf, &out);
     act__pf_clocks(&pf, c.base_ns, c.base_ns, c.base_ns);
     write_tracks(&c, &pf);
     write_events(&c, &pf);
@@ -1014,6 +1313,7 @@ int act_cli_convert(const char *in, const char *outp)
                 in, c.skipped_be, c.skipped_bad, clamped, c.unbound_flows);
     if (c.spill)
         fclose(c.spill);
+    free(c.spillbuf);
     for (size_t i = 0; i < c.ntrk; i++)
         free(c.trk[i].name);
     for (size_t i = 0; i < c.nprocs; i++)

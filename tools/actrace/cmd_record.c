@@ -4,7 +4,7 @@
  *                [--force] [-v] -- CMD [ARGS]
  *
  * Runs CMD with libactrace preloaded; the library's auto-started session
- * (src/engine/autostart.c) records it and writes FILE when CMD exits. The
+ * (src/session/autostart.c) records it and writes FILE when CMD exits. The
  * config is checked here first, and so is FILE (its directory exists and
  * is writable; an existing trace is not replaced without --force), so a
  * mistake is reported before CMD runs.
@@ -31,7 +31,7 @@
 #include "check_pftrace.h"
 #include "cli.h"
 #include "record_merge.h"
-#include "engine/spool.h"
+#include "session/rebuild.h"
 
 static void record_usage(FILE *f)
 {

@@ -71,6 +71,7 @@
 #include "engine/engine.h"
 #include "engine/spool.h"
 #include "plugin/loader.h"
+#include "session/session.h"
 
 static act_session *auto_session;
 static char *auto_path;
@@ -451,6 +452,9 @@ __attribute__((constructor))
 #endif
 static void auto_start(void)
 {
+    /* The engine's lazy recording calls start the session through this
+     * (engine.h); set before any stand-in is published. */
+    act__wake_hook = act__auto_wake;
     const char *dir = secure_getenv("ACTRACE_RECORD_DIR");
     const char *out = secure_getenv("ACTRACE_RECORD_OUTPUT");
     if (dir && *dir) {

@@ -1,0 +1,112 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The library's layers (docs/building.md, "Source layout"): arrows point
+# down, never up.
+#
+#   3  session/ ondemand/   drive sessions: lifecycle, autostart, on demand,
+#                           the spool rebuild's write-out
+#   2  plugin/  writer/     the plugin loader; the trace writers
+#   1  engine/              recording core and spool storage
+#   0  util/ config/ activity_type/
+#
+# A component may use its own layer and those below it, except that
+# writer/ does not know plugin/ (what a writer reports of the plugins
+# reaches it through the session: engine.h, report_plugins); plugin/ uses
+# the writer's UTF-8 check (writer/json_out.h).
+#
+#   check_layering.sh includes SRC_DIR
+#       every #include "dir/..." in SRC_DIR/<component>/*.[ch] names a
+#       component of the same layer or a lower one;
+#   check_layering.sh symbols NM OBJ...
+#       every symbol an object of the library (OBJ: .../<component>/x.c.o)
+#       leaves undefined is defined by an object of the same layer or a
+#       lower one (or outside the library): a call up through a public
+#       header (act_session_start from engine/) is caught too.
+# Exit 0 when the layering holds, 1 with one line per violation.
+set -u
+
+rank() {
+    case "$1" in
+    util | config | activity_type) echo 0 ;;
+    engine) echo 1 ;;
+    plugin | writer) echo 2 ;;
+    session | ondemand) echo 3 ;;
+    *) echo "" ;;
+    esac
+}
+
+# 1 if component $1 may use component $2 (both ranked).
+allowed() {
+    [ "$1" = writer ] && [ "$2" = plugin ] && return 1
+    [ "$(rank "$2")" -le "$(rank "$1")" ]
+}
+
+mode=${1:-}
+[ $# -ge 1 ] && shift
+bad=0
+case "$mode" in
+includes)
+    src=${1:?SRC_DIR}
+    nfiles=0
+    for f in "$src"/*/*.c "$src"/*/*.h; do
+        [ -f "$f" ] || continue
+        comp=$(basename "$(dirname "$f")")
+        r=$(rank "$comp")
+        [ -n "$r" ] || continue # reader/: not part of libactrace
+        nfiles=$((nfiles + 1))
+        # Lines like: #include "plugin/loader.h"
+        out=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z_]*\)\/[^"]*".*/\1/p' "$f" |
+            sort -u)
+        for inc in $out; do
+            ri=$(rank "$inc")
+            [ -n "$ri" ] || continue
+            if ! allowed "$comp" "$inc"; then
+                echo "layering: ${f#"$src"/} (layer $r, $comp) includes $inc/ (layer $ri)" \
+                     "$(grep -n "#[[:space:]]*include[[:space:]]*\"$inc/" "$f" | head -1 | cut -d: -f1 | sed 's/^/at line /')"
+                bad=1
+            fi
+        done
+    done
+    if [ "$nfiles" -eq 0 ]; then
+        echo "layering: no source files under $src" >&2
+        exit 2
+    fi
+    ;;
+symbols)
+    nm=${1:?NM}
+    shift
+    [ $# -gt 0 ] || { echo "layering: no objects" >&2; exit 2; }
+    tmp=${TMPDIR:-/tmp}/act_layering.$$
+    trap 'rm -f "$tmp".def "$tmp".und "$tmp".one' EXIT
+    : >"$tmp".def
+    : >"$tmp".und
+    for o in "$@"; do
+        comp=$(basename "$(dirname "$o")")
+        r=$(rank "$comp")
+        [ -n "$r" ] || continue
+        "$nm" -P "$o" >"$tmp".one || { echo "layering: $nm cannot read $o" >&2; exit 2; }
+        awk -v r="$r" -v c="$comp" '$2 ~ /^[A-TV-Z]$/ { print $1, r, c }' "$tmp".one >>"$tmp".def
+        awk -v r="$r" -v c="$comp" -v o="$(basename "$o" .o)" \
+            '$2 == "U" { print $1, r, c, o }' "$tmp".one >>"$tmp".und
+    done
+    if [ ! -s "$tmp".def ]; then
+        echo "layering: no symbols read from the objects" >&2
+        exit 2
+    fi
+    # A symbol is defined once in the library: its component decides.
+    out=$(awk 'NR == FNR { d[$1] = $2; dc[$1] = $3; next }
+               ($1 in d) && (d[$1] > $2 || ($3 == "writer" && dc[$1] == "plugin")) {
+                   printf "layering: %s/%s (layer %s) uses %s, defined in %s/ (layer %s)\n",
+                          $3, $4, $2, $1, dc[$1], d[$1] }' "$tmp".def "$tmp".und | sort -u)
+    if [ -n "$out" ]; then
+        echo "$out"
+        bad=1
+    fi
+    ;;
+*)
+    echo "usage: check_layering.sh includes SRC_DIR | symbols NM OBJ..." >&2
+    exit 2
+    ;;
+esac
+[ "$bad" -eq 0 ] && echo "layering: ok ($mode)"
+exit "$bad"
