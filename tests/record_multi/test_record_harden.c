@@ -73,10 +73,14 @@ static void takeover(void)
     remove(out);
     snprintf(cmd, sizeof cmd,
              "TMPDIR=%s ACTRACE_RECORD_GRACE_MS=200 %s record --no-default-plugins -o %s -- "
-             "sh -c '%s victim %s >/dev/null 2>%s &' 2>%s",
-             tmpdir, ACTRACE, out, PROG, tmpdir, tmp("victim_err.txt"), tmp("record_err.txt"));
+             "sh -c '%s victim %s >/dev/null 2>%s & "
+             "i=0; while [ ! -e %s ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done' 2>%s",
+             tmpdir, ACTRACE, out, PROG, tmpdir, tmp("victim_err.txt"), tmp("state"),
+             tmp("record_err.txt"));
     alarm(120);
     CHECK_EQ_INT(ru_run(cmd), 0);
+    /* The shell waited for it (so "victim before" was recorded before
+     * record's end, however slowly the victim started). */
     CHECK_FATAL(wait_file(tmp("state"), 20000));
     char *dir = tu_slurp(tmp("state"), NULL);
     CHECK_FATAL(dir != NULL);
