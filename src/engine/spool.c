@@ -836,6 +836,119 @@ static void light_life(act_session *s, int32_t pid, const int64_t *start, const 
         }
 }
 
+int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t errlen)
+{
+    memset(l, 0, sizeof *l);
+    l->rss0_kib = l->user0_us = l->sys0_us = -1;
+    char *mpath = cat(base, ".meta"), *spath = cat(base, ".spool");
+    struct stat st;
+    int rc = -1;
+    if (!mpath || !spath) {
+        bad(err, errlen, "out of memory");
+        goto out;
+    }
+    if (lstat(spath, &st) == 0 || errno != ENOENT) {
+        rc = 1; /* a full spool, or one we cannot tell: the rebuild's */
+        goto out;
+    }
+    size_t mlen = 0;
+    char *meta = read_all(mpath, &mlen);
+    if (!meta) {
+        bad(err, errlen, "%s: %s", mpath, strerror(errno));
+        goto out;
+    }
+    int have_start = 0, have_stop = 0, have_dist = 0;
+    int64_t anchor = 0;
+    size_t pos = 0;
+    sp_rec r;
+    while (next_rec(meta, mlen, &pos, &r)) {
+        size_t l0;
+        const char *s0 = sval(&r, 0, &l0);
+        switch (r.type) {
+        case ACT__SP_START:
+            l->pid = ival(&r, 0);
+            l->start_mono = ival(&r, 1);
+            l->mono_to_unix = ival(&r, 2);
+            anchor = ival(&r, 3);
+            l->proc_start = ival(&r, 5) > 0 ? ival(&r, 5) : 0;
+            l->parent = r.nints >= 10 ? ival(&r, 6) : -1;
+            l->rss0_kib = r.nints >= 10 ? ival(&r, 7) : -1;
+            l->user0_us = r.nints >= 10 ? ival(&r, 8) : -1;
+            l->sys0_us = r.nints >= 10 ? ival(&r, 9) : -1;
+            have_start = 1;
+            break;
+        case ACT__SP_PNAME:
+            l->name_len = l0 < sizeof l->name ? l0 : sizeof l->name - 1;
+            memcpy(l->name, s0, l->name_len);
+            l->name[l->name_len] = '\0';
+            l->name_len = strlen(l->name); /* a NUL inside ends it */
+            break;
+        case ACT__SP_STOP:
+            l->stop_mono = ival(&r, 0);
+            have_stop = 1;
+            break;
+        case ACT__SP_EXIT:
+            if (r.nints >= 4) {
+                l->have_exit = 1;
+                l->status = ival(&r, 0);
+                l->rss1_kib = ival(&r, 1);
+                l->user1_us = ival(&r, 2);
+                l->sys1_us = ival(&r, 3);
+            }
+            break;
+        case ACT__SP_DIST:
+            if (r.nints >= 6 && ival(&r, 1) >= 0 && ival(&r, 3) >= 0 && ival(&r, 5) >= 0) {
+                have_dist = 1;
+                l->has_rank = ival(&r, 0) != 0;
+                l->rank = ival(&r, 1);
+                l->has_world = ival(&r, 2) != 0;
+                l->world = ival(&r, 3);
+                l->has_local = ival(&r, 4) != 0;
+                l->local = ival(&r, 5);
+                size_t bl = l0 < sizeof l->backend ? l0 : sizeof l->backend - 1;
+                memcpy(l->backend, s0, bl);
+                l->backend[bl] = '\0';
+            }
+            break;
+        default:
+            break; /* not a light log's, or a newer writer's */
+        }
+    }
+    free(meta);
+    if (!have_start) {
+        bad(err, errlen, "%s: the process ended before its session started", mpath);
+        goto out;
+    }
+    if (l->start_mono < 0 || l->start_mono > ACT__TIME_MAX || !act__time_near(anchor, l->start_mono) ||
+        l->mono_to_unix < -ACT__TIME_MAX || l->mono_to_unix > ACT__TIME_MAX ||
+        l->start_mono + l->mono_to_unix < 0 || l->pid <= 0 || l->pid > INT32_MAX) {
+        bad(err, errlen, "%s: the session's clocks are out of range", mpath);
+        goto out;
+    }
+    if (!have_stop || !act__time_near(l->stop_mono, anchor) || l->stop_mono < l->start_mono) {
+        l->stop_mono = l->start_mono;
+        l->have_exit = 0; /* as the rebuild: no span without a sane end */
+    }
+    if (!have_dist) {
+        act__dist d;
+        act__dist_env(&d);
+        l->has_rank = d.has_rank;
+        l->has_world = d.has_world;
+        l->has_local = d.has_local;
+        l->rank = d.rank;
+        l->world = d.world;
+        l->local = d.local;
+        size_t bl = strnlen(d.backend, sizeof l->backend - 1);
+        memcpy(l->backend, d.backend, bl);
+        l->backend[bl] = '\0';
+    }
+    rc = 0;
+out:
+    free(mpath);
+    free(spath);
+    return rc;
+}
+
 int act__spool_read(const char *base, const char *out, unsigned flags, act__trace_writer write,
                     char *err, size_t errlen)
 {

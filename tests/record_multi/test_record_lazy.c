@@ -4,7 +4,9 @@
  *  - idle: a descendant that records nothing has one thread and no spool
  *    (seen from inside it: /proc/self/task and the record directory), yet
  *    is in the merged trace with its name, its parent, its exit status and
- *    memory samples, not marked rebuilt;
+ *    memory samples, not marked rebuilt; record's merge read its light
+ *    log itself (no rebuild ran: ACTRACE_TEST_REBUILD_COUNTS prints
+ *    nothing), and its entry counts what it shows (5 recorded);
  *  - late: a first recording call late in the process's life is recorded
  *    (and only then does the spool appear);
  *  - forkrec: a first recording call only in a forked child is recorded,
@@ -86,12 +88,15 @@ static int file_is(const char *path, const char *want)
     return ok;
 }
 
+static json_t *proc_entry(json_t *root, long long pid);
+
 static void idle(void)
 {
     char cmd[8192];
     const char *out = tmp("idle.json");
     snprintf(cmd, sizeof cmd,
-             "TMPDIR=%s %s record -o %s -- sh -c '%s idle %s; echo $? > %s' 2>%s", tmpdir, ACTRACE,
+             "TMPDIR=%s ACTRACE_TEST_REBUILD_COUNTS=1 %s record -o %s -- sh -c '%s idle %s; "
+             "echo $? > %s' 2>%s", tmpdir, ACTRACE,
              out, PROG, tmp("idle.txt"), tmp("idle.rc"), tmp("idle.err"));
     CHECK_EQ_INT(ru_run(cmd), 0);
     CHECK(file_is(tmp("idle.txt"), "threads 1 spool 0 meta 1\n"));
@@ -117,6 +122,13 @@ static void idle(void)
     CHECK_EQ_INT(tu_int(a, "exit_status"), 7);
     CHECK_EQ_INT(tu_int(a, "parent_pid"), sh);
     CHECK(count_pid(root, "C", "memory", pid) == 2);
+    CHECK(count_pid(root, "C", "cpu", pid) <= 1);
+    json_t *st = json_object_get(proc_entry(root, pid), "actraceStats");
+    CHECK_EQ_INT(tu_int(st, "recorded"),
+                 1 + 2 + 2 * (long long)count_pid(root, "C", "cpu", pid));
+    char *err = tu_slurp(tmp("idle.err"), NULL);
+    CHECK(err && !strstr(err, "actrace rebuild: 0 threads")); /* sh: its spool, 1 thread */
+    free(err);
     json_decref(root);
 }
 

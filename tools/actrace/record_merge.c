@@ -30,13 +30,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/spool.h"
 #include "reader/reader.h"
+#include "actrace/version.h"
 #include "writer/json_out.h"
 #include "merge_meta.h"
 #include "record_merge.h"
@@ -183,6 +187,7 @@ typedef struct mfile {
     int64_t ndev;     /* devices of this file (max id + 1) */
     int64_t dev_off;  /* added to its device numbers */
     act__jv *stats;   /* its actraceStats (a copy), or NULL */
+    act__spool_life *life; /* a light log (path: its BASE), or NULL: a trace */
     int recovered;    /* "actraceRecovered": rebuilt from the spool */
     int64_t proc_start; /* "actraceProcessStart" (0: absent) */
     act__jv *devs;    /* its deviceProperties (a copy), or NULL */
@@ -286,11 +291,137 @@ int act__merge_open(const char *path, int *fd, act__rd **r, char *err, size_t er
 }
 
 /* The head of @p f: its deviceProperties and baseTimeNanoseconds. */
+static void json_str(FILE *m, const char *s, size_t n)
+{
+    fputc('"', m);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(m, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(m, "\\u%04x", c);
+        else
+            fputc(c, m);
+    }
+    fputc('"', m);
+}
+
+/* ---- light logs ------------------------------------------------------------- */
+
+/* A process that recorded nothing left only a light log (BASE.meta, no
+ * BASE.spool): its trace, as the rebuild's session and writer would have
+ * written it (session/rebuild.c, spool.c light_life: its name, one span
+ * for its life with parent and exit status, memory at start and exit, CPU
+ * over its life, actraceStats), is formatted here from the log's fields
+ * into a memory file that the merge then reads like any trace: no child,
+ * no session and no writer per process. */
+static void life_json(FILE *m, const act__spool_life *l, const char *host)
+{
+    int64_t pid = l->pid, t0 = l->start_mono, t1 = l->stop_mono;
+    int64_t base = ((t0 + l->mono_to_unix) / 1000000000 - 1) * 1000000000;
+    int64_t rel0 = t0 + l->mono_to_unix - base, rel1 = t1 + l->mono_to_unix - base;
+    int known = l->parent >= 0; /* a log with the start's samples */
+    int span = known && l->have_exit;
+    int mem0 = known && l->rss0_kib >= 0, mem1 = span && l->rss1_kib >= 0;
+    double secs = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+    int cpu = span && secs > 0 && l->user1_us >= l->user0_us && l->user0_us >= 0 &&
+              l->sys1_us >= l->sys0_us && l->sys0_us >= 0;
+    fputs("{\"schemaVersion\":1,\"deviceProperties\":[\n],\n\"host_name\":", m);
+    json_str(m, host, strlen(host));
+    fprintf(m, ",\n\"baseTimeNanoseconds\":%" PRId64, base);
+    if (l->proc_start > 0)
+        fprintf(m, ",\n\"actraceProcessStart\":%" PRId64, l->proc_start);
+    fprintf(m, ",\n\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRId64
+            ",\"tid\":0,\"args\":{\"name\":", pid);
+    if (l->name_len)
+        json_str(m, l->name, l->name_len);
+    else
+        fprintf(m, "\"pid %" PRId64 "\"", pid);
+    fprintf(m, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%" PRId64
+            ",\"tid\":0,\"args\":{\"sort_index\":0}},\n", pid);
+    if (span)
+        fprintf(m, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"process\",\"pid\":%" PRId64
+                ",\"tid\":%" PRId64 ",\"ts\":%" PRId64 ".%03d,\"dur\":%" PRId64 ".%03d,\"args\":"
+                "{\"parent_pid\":%" PRId64 ",\"exit_status\":%" PRId64 "}},\n", pid, pid,
+                rel0 / 1000, (int)(rel0 % 1000), (t1 - t0) / 1000, (int)((t1 - t0) % 1000),
+                l->parent, l->status);
+    if (mem0)
+        fprintf(m, "{\"ph\":\"C\",\"cat\":\"host_counter\",\"name\":\"memory\",\"pid\":%" PRId64
+                ",\"tid\":0,\"ts\":%" PRId64 ".%03d,\"args\":{\"rss_bytes\":%" PRId64 "}},\n", pid,
+                rel0 / 1000, (int)(rel0 % 1000), l->rss0_kib * 1024);
+    if (mem1)
+        fprintf(m, "{\"ph\":\"C\",\"cat\":\"host_counter\",\"name\":\"memory\",\"pid\":%" PRId64
+                ",\"tid\":0,\"ts\":%" PRId64 ".%03d,\"args\":{\"rss_bytes\":%" PRId64 "}},\n", pid,
+                rel1 / 1000, (int)(rel1 % 1000), l->rss1_kib * 1024);
+    if (cpu)
+        fprintf(m, "{\"ph\":\"C\",\"cat\":\"host_counter\",\"name\":\"cpu\",\"pid\":%" PRId64
+                ",\"tid\":0,\"ts\":%" PRId64 ".%03d,\"args\":{\"user\":%.17g,\"system\":%.17g}},\n",
+                pid, rel1 / 1000, (int)(rel1 % 1000),
+                (double)(l->user1_us - l->user0_us) / 1e6 / secs * 100.0,
+                (double)(l->sys1_us - l->sys0_us) / 1e6 / secs * 100.0);
+    fprintf(m, "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%" PRId64 ",\"tid\":0,\"args\":"
+            "{\"labels\":\"actrace " ACT_VERSION_STRING "\"}}\n],\n\"distributedInfo\": "
+            "{\"backend\": ", pid);
+    json_str(m, l->backend[0] ? l->backend : "unknown", strlen(l->backend[0] ? l->backend : "unknown"));
+    fprintf(m, ", \"rank\": %" PRId64 ", \"world_size\": %" PRId64 ", \"local_rank\": %" PRId64 "}",
+            l->has_rank ? l->rank : 0, l->has_world ? l->world : 1, l->has_local ? l->local : 0);
+    if (!l->has_rank)
+        fputs(",\n\"actraceRankDefault\":true", m);
+    if (!l->have_exit)
+        fputs(",\n\"actraceRecovered\":true", m);
+    int samples = mem0 + mem1 + 2 * cpu, cevents = mem0 + mem1 + cpu;
+    fprintf(m, ",\n\"actraceStats\":{\"recorded\":%d,\"dropped\":0,\"args_recorded\":%d,"
+            "\"args_dropped\":0,\"args_dropped_by_reason\":{\"orphan_arg\":0,\"event_dropped\":0,"
+            "\"reentrant\":0},\"dropped_by_reason\":{\"buffer_full\":0,\"type_not_selected\":0,"
+            "\"bad_type\":0,\"unbalanced\":0,\"non_finite\":0,\"bad_times\":0,\"reentrant\":0},"
+            "\"dropped_by_type\":{},\"buffer_bytes\":0,\"buffer_limit_bytes\":0,\"plugins\":[]",
+            span + samples, 2 * span);
+    if (known)
+        fprintf(m, ",\"counter_samples\":%d,\"counter_events\":%d,\"counters\":["
+                "{\"track\":\"memory\",\"series\":\"rss_bytes\",\"unit\":\"bytes\"},"
+                "{\"track\":\"cpu\",\"series\":\"user\",\"unit\":\"%%\"},"
+                "{\"track\":\"cpu\",\"series\":\"system\",\"unit\":\"%%\"}]", samples, cevents);
+    fputs("},\n\"traceName\":\"light\"}\n", m);
+}
+
+/* A reader of file @p f: its trace, or its light log's as life_json
+ * writes it (in a memory file). 0, or -1 with a message. */
+static int mfile_open(const mfile *f, int *fd, act__rd **r, char *err, size_t errcap)
+{
+    if (!f->life)
+        return act__merge_open(f->path, fd, r, err, errcap);
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "unknown");
+    host[sizeof host - 1] = '\0';
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) {
+        snprintf(err, errcap, "%s.meta: out of memory", f->path);
+        return -1;
+    }
+    life_json(m, f->life, host);
+    int bad = ferror(m);
+    fclose(m);
+    *fd = bad ? -1 : memfd_create("actrace-light", MFD_CLOEXEC);
+    if (*fd < 0 || write(*fd, buf, len) != (ssize_t)len || lseek(*fd, 0, SEEK_SET) != 0 ||
+        act__rd_create(*fd, NULL, r) != 0) {
+        snprintf(err, errcap, "%s.meta: %s", f->path, strerror(errno ? errno : ENOMEM));
+        if (*fd >= 0)
+            close(*fd);
+        free(buf);
+        return -1;
+    }
+    free(buf);
+    return 0;
+}
+
 static int read_head(mfile *f, char *err, size_t errcap)
 {
     int fd;
     act__rd *r;
-    if (act__merge_open(f->path, &fd, &r, err, errcap) != 0)
+    if (mfile_open(f, &fd, &r, err, errcap) != 0)
         return -1;
     act__rd_item it;
     int k, rc = 0;
@@ -398,22 +529,53 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0 || de->d_name[0] == '.')
+        if (len < 6 || de->d_name[0] == '.')
             continue;
+        int light = strcmp(de->d_name + len - 5, ".meta") == 0;
+        if (!light && strcmp(de->d_name + len - 5, ".json") != 0)
+            continue;
+        act__spool_life *life = NULL;
+        if (light) {
+            /* A log with no trace beside it and no BASE.spool: a process
+             * that recorded nothing (record removed those of images that
+             * exec'd, and rebuilt the full spools). */
+            char p[PATH_MAX + 8];
+            struct stat st;
+            int pl0 = snprintf(p, sizeof p, "%s/%.*s.json", dir, (int)(len - 5), de->d_name);
+            if (pl0 < 0 || (size_t)pl0 >= sizeof p || stat(p, &st) == 0)
+                continue;
+            p[pl0 - 5] = '\0';
+            life = malloc(sizeof *life);
+            char e[PATH_MAX + 256];
+            int lr = life ? act__spool_life_read(p, life, e, sizeof e) : -1;
+            if (lr != 0) {
+                if (lr < 0)
+                    fprintf(stderr, "actrace record: skipping %s\n", life ? e : "a log: out of memory");
+                free(life);
+                continue;
+            }
+        }
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
             mfile *nf = realloc(files, cap * sizeof *nf);
-            if (!nf)
+            if (!nf) {
+                free(life);
                 break;
+            }
             files = nf;
         }
         memset(&files[n], 0, sizeof files[n]);
         size_t pl = strlen(dir) + len + 2;
         files[n].path = malloc(pl);
-        if (!files[n].path)
+        if (!files[n].path) {
+            free(life);
             break;
-        snprintf(files[n].path, pl, "%s/%s", dir, de->d_name);
+        }
+        snprintf(files[n].path, pl, "%s/%.*s", dir, (int)(light ? len - 5 : len), de->d_name);
         files[n].pid = strtoll(de->d_name, NULL, 10);
+        files[n].life = life;
+        if (life && !life->have_exit)
+            res->light_recovered++;
         n++;
     }
     closedir(d);
@@ -494,12 +656,11 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
         f->id_mul = good;
         f->id_add = nth++;
         int64_t delta = f->has_base ? f->base_ns - base : 0;
-        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        int fd = -1;
         act__rd *r = NULL;
-        if (fd < 0 || act__rd_create(fd, NULL, &r) != 0) {
-            fprintf(stderr, "actrace record: skipping %s: %s\n", f->path, strerror(errno));
-            if (fd >= 0)
-                close(fd);
+        char e[512];
+        if (mfile_open(f, &fd, &r, e, sizeof e) != 0) {
+            fprintf(stderr, "actrace record: skipping %s\n", e);
             continue;
         }
         act__rd_item it;
@@ -594,6 +755,7 @@ done:
     for (size_t i = 0; i < n; i++) {
         free(files[i].path);
         free(files[i].stats);
+        free(files[i].life);
         free(files[i].devs);
         free(files[i].flows.k);
         free(files[i].flows.v);
