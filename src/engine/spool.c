@@ -836,6 +836,29 @@ static void light_life(act_session *s, int32_t pid, const int64_t *start, const 
         }
 }
 
+/* A DIST record's values into @p d: 1, or 0 when it holds none (too few
+ * values, or a rank, size or local rank below 0: only a whole number >= 0
+ * comes from a launcher's variable, so a log scribbled over gives the
+ * environment's instead). The backend is cut to fit. */
+static int dist_of(const sp_rec *r, act__dist *d)
+{
+    if (r->nints < 6)
+        return 0;
+    size_t l0;
+    const char *s0 = sval(r, 0, &l0);
+    d->has_rank = ival(r, 0) != 0;
+    d->rank = ival(r, 1);
+    d->has_world = ival(r, 2) != 0;
+    d->world = ival(r, 3);
+    d->has_local = ival(r, 4) != 0;
+    d->local = ival(r, 5);
+    size_t bl = l0 < sizeof d->backend ? l0 : sizeof d->backend - 1;
+    if (bl)
+        memcpy(d->backend, s0, bl);
+    d->backend[bl] = '\0';
+    return d->rank >= 0 && d->world >= 0 && d->local >= 0;
+}
+
 int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t errlen)
 {
     memset(l, 0, sizeof *l);
@@ -858,6 +881,8 @@ int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t
         goto out;
     }
     int have_start = 0, have_stop = 0, have_dist = 0;
+    act__dist dist;
+    memset(&dist, 0, sizeof dist);
     int64_t anchor = 0;
     size_t pos = 0;
     sp_rec r;
@@ -897,18 +922,7 @@ int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t
             }
             break;
         case ACT__SP_DIST:
-            if (r.nints >= 6 && ival(&r, 1) >= 0 && ival(&r, 3) >= 0 && ival(&r, 5) >= 0) {
-                have_dist = 1;
-                l->has_rank = ival(&r, 0) != 0;
-                l->rank = ival(&r, 1);
-                l->has_world = ival(&r, 2) != 0;
-                l->world = ival(&r, 3);
-                l->has_local = ival(&r, 4) != 0;
-                l->local = ival(&r, 5);
-                size_t bl = l0 < sizeof l->backend ? l0 : sizeof l->backend - 1;
-                memcpy(l->backend, s0, bl);
-                l->backend[bl] = '\0';
-            }
+            have_dist = dist_of(&r, &dist); /* the last one counts, as in the rebuild */
             break;
         default:
             break; /* not a light log's, or a newer writer's */
@@ -929,19 +943,17 @@ int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t
         l->stop_mono = l->start_mono;
         l->have_exit = 0; /* as the rebuild: no span without a sane end */
     }
-    if (!have_dist) {
-        act__dist d;
-        act__dist_env(&d);
-        l->has_rank = d.has_rank;
-        l->has_world = d.has_world;
-        l->has_local = d.has_local;
-        l->rank = d.rank;
-        l->world = d.world;
-        l->local = d.local;
-        size_t bl = strnlen(d.backend, sizeof l->backend - 1);
-        memcpy(l->backend, d.backend, bl);
-        l->backend[bl] = '\0';
-    }
+    if (!have_dist)
+        act__dist_env(&dist);
+    l->has_rank = dist.has_rank;
+    l->has_world = dist.has_world;
+    l->has_local = dist.has_local;
+    l->rank = dist.rank;
+    l->world = dist.world;
+    l->local = dist.local;
+    size_t bl = strnlen(dist.backend, sizeof l->backend - 1);
+    memcpy(l->backend, dist.backend, bl);
+    l->backend[bl] = '\0';
     rc = 0;
 out:
     free(mpath);
@@ -1252,23 +1264,7 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
             have_stop = 1;
             break;
         case ACT__SP_DIST:
-            if (r.nints >= 6) {
-                s->has_dist = 1;
-                s->dist.has_rank = ival(&r, 0) != 0;
-                s->dist.rank = ival(&r, 1);
-                s->dist.has_world = ival(&r, 2) != 0;
-                s->dist.world = ival(&r, 3);
-                s->dist.has_local = ival(&r, 4) != 0;
-                s->dist.local = ival(&r, 5);
-                size_t bl = s0 ? (l0 < sizeof s->dist.backend ? l0 : sizeof s->dist.backend - 1) : 0;
-                if (bl)
-                    memcpy(s->dist.backend, s0, bl);
-                s->dist.backend[bl] = '\0';
-                /* Only a whole number >= 0 comes from a launcher's variable:
-                 * a log scribbled over gives the environment's instead. */
-                if (s->dist.rank < 0 || s->dist.world < 0 || s->dist.local < 0)
-                    s->has_dist = 0;
-            }
+            s->has_dist = dist_of(&r, &s->dist); /* the last one counts */
             break;
         case ACT__SP_EXIT:
             have_exit = r.nints >= 4; /* ended normally: nothing was lost */

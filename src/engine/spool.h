@@ -187,7 +187,7 @@ typedef struct act__spool_life {
     size_t name_len;                   /* 0: none logged ("pid N" is shown) */
     int has_rank, has_world, has_local; /* distributedInfo, as the writer has it */
     int64_t rank, world, local;
-    char backend[64];                  /* "": unknown */
+    char backend[256];                 /* "": unknown (cut to 255 bytes, as the writer) */
 } act__spool_life;
 
 /* Reads BASE.meta of a light log into @p l, every record bounds-checked:

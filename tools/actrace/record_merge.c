@@ -64,25 +64,35 @@ static void put_i64(mout *o, int64_t v)
     put(o, b, (size_t)(act__fmt_i64(b, v) - b)); /* no snprintf: several per event */
 }
 
-static void put_jstr(mout *o, const char *s, size_t n)
+/* @p s as a JSON string, handed to @p emit in pieces (the merge's output
+ * and the light logs' buffer share it). */
+static void jstr_to(void (*emit)(void *, const char *, size_t), void *ctx, const char *s,
+                    size_t n)
 {
-    put(o, "\"", 1);
+    emit(ctx, "\"", 1);
     size_t start = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        put(o, s + start, i - start);
+        emit(ctx, s + start, i - start);
         char e[8];
         if (c == '"' || c == '\\')
             snprintf(e, sizeof e, "\\%c", c);
         else
             snprintf(e, sizeof e, "\\u%04x", c);
-        puts0(o, e);
+        emit(ctx, e, strlen(e));
         start = i + 1;
     }
-    put(o, s + start, n - start);
-    put(o, "\"", 1);
+    emit(ctx, s + start, n - start);
+    emit(ctx, "\"", 1);
+}
+
+static void put_emit(void *o, const char *s, size_t n) { put(o, s, n); }
+
+static void put_jstr(mout *o, const char *s, size_t n)
+{
+    jstr_to(put_emit, o, s, n);
 }
 
 static void put_value(mout *o, const act__jv *v)
@@ -291,129 +301,239 @@ int act__merge_open(const char *path, int *fd, act__rd **r, char *err, size_t er
 }
 
 /* The head of @p f: its deviceProperties and baseTimeNanoseconds. */
-static void json_str(FILE *m, const char *s, size_t n)
+/* A light log's trace text (life_json), built in a buffer of the merge's:
+ * no stdio, a few hundred bytes per process. */
+typedef struct lbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} lbuf;
+
+static void lb_put(lbuf *b, const char *s, size_t n)
 {
-    fputc('"', m);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            fprintf(m, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(m, "\\u%04x", c);
-        else
-            fputc(c, m);
+    if (b->n + n > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 4096;
+        while (nc < b->n + n)
+            nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
     }
-    fputc('"', m);
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+static void lb_lit(lbuf *b, const char *s) { lb_put(b, s, strlen(s)); }
+
+static void lb_i64(lbuf *b, int64_t v)
+{
+    char t[ACT__FMT_I64_MAX];
+    lb_put(b, t, (size_t)(act__fmt_i64(t, v) - t));
+}
+
+static void lb_dbl(lbuf *b, double v)
+{
+    char t[ACT__FMT_DOUBLE_MAX];
+    lb_put(b, t, (size_t)(act__fmt_double(t, v) - t));
+}
+
+/* Nanoseconds >= 0 as microseconds with three decimals. */
+static void lb_us(lbuf *b, int64_t ns)
+{
+    char t[ACT__FMT_I64_MAX + 4];
+    char *e = act__fmt_i64(t, ns / 1000);
+    int f = (int)(ns % 1000);
+    *e++ = '.';
+    *e++ = (char)('0' + f / 100);
+    *e++ = (char)('0' + f / 10 % 10);
+    *e++ = (char)('0' + f % 10);
+    lb_put(b, t, (size_t)(e - t));
+}
+
+static void lb_emit(void *b, const char *s, size_t n) { lb_put(b, s, n); }
+
+static void lb_str(lbuf *b, const char *s, size_t n)
+{
+    jstr_to(lb_emit, b, s, n);
 }
 
 /* ---- light logs ------------------------------------------------------------- */
 
-/* A process that recorded nothing left only a light log (BASE.meta, no
- * BASE.spool): its trace, as the rebuild's session and writer would have
- * written it (session/rebuild.c, spool.c light_life: its name, one span
- * for its life with parent and exit status, memory at start and exit, CPU
- * over its life, actraceStats), is formatted here from the log's fields
- * into a memory file that the merge then reads like any trace: no child,
- * no session and no writer per process. */
-static void life_json(FILE *m, const act__spool_life *l, const char *host)
+/* The base of a light log's trace: as the writer's (src/writer/visit.c), a
+ * whole second at least one before its first event. */
+static int64_t life_base(const act__spool_life *l)
 {
-    int64_t pid = l->pid, t0 = l->start_mono, t1 = l->stop_mono;
-    int64_t base = ((t0 + l->mono_to_unix) / 1000000000 - 1) * 1000000000;
-    int64_t rel0 = t0 + l->mono_to_unix - base, rel1 = t1 + l->mono_to_unix - base;
-    int known = l->parent >= 0; /* a log with the start's samples */
-    int span = known && l->have_exit;
-    int mem0 = known && l->rss0_kib >= 0, mem1 = span && l->rss1_kib >= 0;
-    double secs = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
-    int cpu = span && secs > 0 && l->user1_us >= l->user0_us && l->user0_us >= 0 &&
-              l->sys1_us >= l->sys0_us && l->sys0_us >= 0;
-    fputs("{\"schemaVersion\":1,\"deviceProperties\":[\n],\n\"host_name\":", m);
-    json_str(m, host, strlen(host));
-    fprintf(m, ",\n\"baseTimeNanoseconds\":%" PRId64, base);
-    if (l->proc_start > 0)
-        fprintf(m, ",\n\"actraceProcessStart\":%" PRId64, l->proc_start);
-    fprintf(m, ",\n\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRId64
-            ",\"tid\":0,\"args\":{\"name\":", pid);
-    if (l->name_len)
-        json_str(m, l->name, l->name_len);
-    else
-        fprintf(m, "\"pid %" PRId64 "\"", pid);
-    fprintf(m, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%" PRId64
-            ",\"tid\":0,\"args\":{\"sort_index\":0}},\n", pid);
-    if (span)
-        fprintf(m, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"process\",\"pid\":%" PRId64
-                ",\"tid\":%" PRId64 ",\"ts\":%" PRId64 ".%03d,\"dur\":%" PRId64 ".%03d,\"args\":"
-                "{\"parent_pid\":%" PRId64 ",\"exit_status\":%" PRId64 "}},\n", pid, pid,
-                rel0 / 1000, (int)(rel0 % 1000), (t1 - t0) / 1000, (int)((t1 - t0) % 1000),
-                l->parent, l->status);
-    if (mem0)
-        fprintf(m, "{\"ph\":\"C\",\"cat\":\"host_counter\",\"name\":\"memory\",\"pid\":%" PRId64
-                ",\"tid\":0,\"ts\":%" PRId64 ".%03d,\"args\":{\"rss_bytes\":%" PRId64 "}},\n", pid,
-                rel0 / 1000, (int)(rel0 % 1000), l->rss0_kib * 1024);
-    if (mem1)
-        fprintf(m, "{\"ph\":\"C\",\"cat\":\"host_counter\",\"name\":\"memory\",\"pid\":%" PRId64
-                ",\"tid\":0,\"ts\":%" PRId64 ".%03d,\"args\":{\"rss_bytes\":%" PRId64 "}},\n", pid,
-                rel1 / 1000, (int)(rel1 % 1000), l->rss1_kib * 1024);
-    if (cpu)
-        fprintf(m, "{\"ph\":\"C\",\"cat\":\"host_counter\",\"name\":\"cpu\",\"pid\":%" PRId64
-                ",\"tid\":0,\"ts\":%" PRId64 ".%03d,\"args\":{\"user\":%.17g,\"system\":%.17g}},\n",
-                pid, rel1 / 1000, (int)(rel1 % 1000),
-                (double)(l->user1_us - l->user0_us) / 1e6 / secs * 100.0,
-                (double)(l->sys1_us - l->sys0_us) / 1e6 / secs * 100.0);
-    fprintf(m, "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%" PRId64 ",\"tid\":0,\"args\":"
-            "{\"labels\":\"actrace " ACT_VERSION_STRING "\"}}\n],\n\"distributedInfo\": "
-            "{\"backend\": ", pid);
-    json_str(m, l->backend[0] ? l->backend : "unknown", strlen(l->backend[0] ? l->backend : "unknown"));
-    fprintf(m, ", \"rank\": %" PRId64 ", \"world_size\": %" PRId64 ", \"local_rank\": %" PRId64 "}",
-            l->has_rank ? l->rank : 0, l->has_world ? l->world : 1, l->has_local ? l->local : 0);
-    if (!l->has_rank)
-        fputs(",\n\"actraceRankDefault\":true", m);
-    if (!l->have_exit)
-        fputs(",\n\"actraceRecovered\":true", m);
-    int samples = mem0 + mem1 + 2 * cpu, cevents = mem0 + mem1 + cpu;
-    fprintf(m, ",\n\"actraceStats\":{\"recorded\":%d,\"dropped\":0,\"args_recorded\":%d,"
-            "\"args_dropped\":0,\"args_dropped_by_reason\":{\"orphan_arg\":0,\"event_dropped\":0,"
-            "\"reentrant\":0},\"dropped_by_reason\":{\"buffer_full\":0,\"type_not_selected\":0,"
-            "\"bad_type\":0,\"unbalanced\":0,\"non_finite\":0,\"bad_times\":0,\"reentrant\":0},"
-            "\"dropped_by_type\":{},\"buffer_bytes\":0,\"buffer_limit_bytes\":0,\"plugins\":[]",
-            span + samples, 2 * span);
-    if (known)
-        fprintf(m, ",\"counter_samples\":%d,\"counter_events\":%d,\"counters\":["
-                "{\"track\":\"memory\",\"series\":\"rss_bytes\",\"unit\":\"bytes\"},"
-                "{\"track\":\"cpu\",\"series\":\"user\",\"unit\":\"%%\"},"
-                "{\"track\":\"cpu\",\"series\":\"system\",\"unit\":\"%%\"}]", samples, cevents);
-    fputs("},\n\"traceName\":\"light\"}\n", m);
+    return ((l->start_mono + l->mono_to_unix) / 1000000000 - 1) * 1000000000;
 }
 
-/* A reader of file @p f: its trace, or its light log's as life_json
- * writes it (in a memory file). 0, or -1 with a message. */
-static int mfile_open(const mfile *f, int *fd, act__rd **r, char *err, size_t errcap)
+/* What a light log shows, as the rebuild's session and writer would have
+ * written it (session/rebuild.c, spool.c light_life). */
+typedef struct life_shape {
+    int known, span, mem0, mem1, cpu;
+    double secs;
+} life_shape;
+
+static life_shape life_shape_of(const act__spool_life *l)
+{
+    life_shape h;
+    int64_t t0 = l->start_mono, t1 = l->stop_mono;
+    h.known = l->parent >= 0; /* a log with the start's samples */
+    h.span = h.known && l->have_exit;
+    h.mem0 = h.known && l->rss0_kib >= 0;
+    h.mem1 = h.span && l->rss1_kib >= 0;
+    h.secs = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+    h.cpu = h.span && h.secs > 0 && l->user1_us >= l->user0_us && l->user0_us >= 0 &&
+            l->sys1_us >= l->sys0_us && l->sys0_us >= 0;
+    return h;
+}
+
+/* The events of a process that recorded nothing (its name, one span for
+ * its life with parent and exit status, memory at start and exit, CPU
+ * over its life), as pid @p pid with times relative to @p base (unix
+ * ns), each after ",\n" unless *@p first: straight into the merged
+ * trace, no reader and no writer. Returns how many. */
+static uint64_t life_events(lbuf *b, const act__spool_life *l, int64_t pid, int64_t base,
+                            int *first)
+{
+    life_shape h = life_shape_of(l);
+    int64_t t0 = l->start_mono, t1 = l->stop_mono;
+    int64_t rel0 = t0 + l->mono_to_unix - base, rel1 = t1 + l->mono_to_unix - base;
+    lb_lit(b, *first ? "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":"
+                     : ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+    *first = 0;
+    lb_i64(b, pid);
+    lb_lit(b, ",\"tid\":0,\"args\":{\"name\":");
+    if (l->name_len) {
+        lb_str(b, l->name, l->name_len);
+    } else {
+        lb_lit(b, "\"pid ");
+        lb_i64(b, l->pid);
+        lb_lit(b, "\"");
+    }
+    lb_lit(b, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+    lb_i64(b, pid);
+    lb_lit(b, ",\"tid\":0,\"args\":{\"sort_index\":0}}");
+    uint64_t n = 3;
+    if (h.span) {
+        lb_lit(b, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"process\",\"pid\":");
+        lb_i64(b, pid);
+        lb_lit(b, ",\"tid\":");
+        lb_i64(b, l->pid); /* a thread id: not moved with a reused pid */
+        lb_lit(b, ",\"ts\":");
+        lb_us(b, rel0);
+        lb_lit(b, ",\"dur\":");
+        lb_us(b, t1 - t0);
+        lb_lit(b, ",\"args\":{\"parent_pid\":");
+        lb_i64(b, l->parent);
+        lb_lit(b, ",\"exit_status\":");
+        lb_i64(b, l->status);
+        lb_lit(b, "}}");
+        n++;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (!(k ? h.mem1 : h.mem0))
+            continue;
+        lb_lit(b, ",\n{\"ph\":\"C\",\"cat\":\"host_counter\",\"name\":\"memory\",\"pid\":");
+        lb_i64(b, pid);
+        lb_lit(b, ",\"tid\":0,\"ts\":");
+        lb_us(b, k ? rel1 : rel0);
+        lb_lit(b, ",\"args\":{\"rss_bytes\":");
+        lb_i64(b, (k ? l->rss1_kib : l->rss0_kib) * 1024);
+        lb_lit(b, "}}");
+        n++;
+    }
+    if (h.cpu) {
+        lb_lit(b, ",\n{\"ph\":\"C\",\"cat\":\"host_counter\",\"name\":\"cpu\",\"pid\":");
+        lb_i64(b, pid);
+        lb_lit(b, ",\"tid\":0,\"ts\":");
+        lb_us(b, rel1);
+        lb_lit(b, ",\"args\":{\"user\":");
+        lb_dbl(b, (double)(l->user1_us - l->user0_us) / 1e6 / h.secs * 100.0);
+        lb_lit(b, ",\"system\":");
+        lb_dbl(b, (double)(l->sys1_us - l->sys0_us) / 1e6 / h.secs * 100.0);
+        lb_lit(b, "}}");
+        n++;
+    }
+    lb_lit(b, ",\n{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":");
+    lb_i64(b, pid);
+    lb_lit(b, ",\"tid\":0,\"args\":{\"labels\":\"actrace " ACT_VERSION_STRING "\"}}");
+    return n;
+}
+
+/* The members of a light log's trace after its events, as a document the
+ * merge reads like a trace's (its entry's distributedInfo, host_name,
+ * actraceStats; "actraceRecovered" when it did not exit normally). */
+static void life_json(lbuf *b, const act__spool_life *l, const char *host)
+{
+    life_shape h = life_shape_of(l);
+    lb_lit(b, "{\"host_name\":");
+    lb_str(b, host, strlen(host));
+    lb_lit(b, ",\n\"distributedInfo\": {\"backend\": ");
+    const char *be = l->backend[0] ? l->backend : "unknown";
+    lb_str(b, be, strlen(be));
+    lb_lit(b, ", \"rank\": ");
+    lb_i64(b, l->has_rank ? l->rank : 0);
+    lb_lit(b, ", \"world_size\": ");
+    lb_i64(b, l->has_world ? l->world : 1);
+    lb_lit(b, ", \"local_rank\": ");
+    lb_i64(b, l->has_local ? l->local : 0);
+    lb_lit(b, "}");
+    if (!l->has_rank)
+        lb_lit(b, ",\n\"actraceRankDefault\":true");
+    if (!l->have_exit)
+        lb_lit(b, ",\n\"actraceRecovered\":true");
+    int samples = h.mem0 + h.mem1 + 2 * h.cpu, cevents = h.mem0 + h.mem1 + h.cpu;
+    lb_lit(b, ",\n\"actraceStats\":{\"recorded\":");
+    lb_i64(b, h.span + samples);
+    lb_lit(b, ",\"dropped\":0,\"args_recorded\":");
+    lb_i64(b, 2 * h.span);
+    lb_lit(b, ",\"args_dropped\":0,\"args_dropped_by_reason\":{\"orphan_arg\":0,"
+              "\"event_dropped\":0,\"reentrant\":0},\"dropped_by_reason\":{\"buffer_full\":0,"
+              "\"type_not_selected\":0,\"bad_type\":0,\"unbalanced\":0,\"non_finite\":0,"
+              "\"bad_times\":0,\"reentrant\":0},\"dropped_by_type\":{},\"buffer_bytes\":0,"
+              "\"buffer_limit_bytes\":0,\"plugins\":[]");
+    if (h.known) {
+        lb_lit(b, ",\"counter_samples\":");
+        lb_i64(b, samples);
+        lb_lit(b, ",\"counter_events\":");
+        lb_i64(b, cevents);
+        lb_lit(b, ",\"counters\":[{\"track\":\"memory\",\"series\":\"rss_bytes\",\"unit\":\"bytes\"},"
+                  "{\"track\":\"cpu\",\"series\":\"user\",\"unit\":\"%\"},"
+                  "{\"track\":\"cpu\",\"series\":\"system\",\"unit\":\"%\"}]");
+    }
+    lb_lit(b, "}}\n");
+}
+
+/* A reader of file @p f: its trace, or (no events) its light log's other
+ * members as life_json writes them, in @p mem (a memory file the merge reuses; -1: none yet).
+ * 0, or -1 with a message. */
+static int mfile_open(const mfile *f, int *mem, lbuf *b, int *fd, act__rd **r, char *err,
+                      size_t errcap)
 {
     if (!f->life)
         return act__merge_open(f->path, fd, r, err, errcap);
-    char host[256];
-    if (gethostname(host, sizeof host) != 0)
+    static char host[256];
+    if (!host[0] && gethostname(host, sizeof host) != 0)
         strcpy(host, "unknown");
     host[sizeof host - 1] = '\0';
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (!m) {
-        snprintf(err, errcap, "%s.meta: out of memory", f->path);
+    b->n = 0;
+    life_json(b, f->life, host);
+    if (*mem < 0)
+        *mem = memfd_create("actrace-light", MFD_CLOEXEC);
+    errno = ENOMEM;
+    act__rd_opts small = {0};
+    small.buffer_bytes = 4096; /* a few hundred bytes each */
+    if (b->oom || *mem < 0 || ftruncate(*mem, 0) != 0 ||
+        pwrite(*mem, b->p, b->n, 0) != (ssize_t)b->n || lseek(*mem, 0, SEEK_SET) != 0 ||
+        act__rd_create(*mem, &small, r) != 0) {
+        snprintf(err, errcap, "%s.meta: %s", f->path, strerror(errno));
         return -1;
     }
-    life_json(m, f->life, host);
-    int bad = ferror(m);
-    fclose(m);
-    *fd = bad ? -1 : memfd_create("actrace-light", MFD_CLOEXEC);
-    if (*fd < 0 || write(*fd, buf, len) != (ssize_t)len || lseek(*fd, 0, SEEK_SET) != 0 ||
-        act__rd_create(*fd, NULL, r) != 0) {
-        snprintf(err, errcap, "%s.meta: %s", f->path, strerror(errno ? errno : ENOMEM));
-        if (*fd >= 0)
-            close(*fd);
-        free(buf);
-        return -1;
-    }
-    free(buf);
+    *fd = -1; /* the memory file stays the merge's */
     return 0;
 }
 
@@ -421,7 +541,13 @@ static int read_head(mfile *f, char *err, size_t errcap)
 {
     int fd;
     act__rd *r;
-    if (mfile_open(f, &fd, &r, err, errcap) != 0)
+    if (f->life) {
+        f->base_ns = life_base(f->life);
+        f->has_base = 1;
+        f->proc_start = f->life->proc_start;
+        return 0; /* no devices */
+    }
+    if (act__merge_open(f->path, &fd, &r, err, errcap) != 0)
         return -1;
     act__rd_item it;
     int k, rc = 0;
@@ -646,6 +772,8 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
     puts0(&o, ",\n\"traceEvents\":[\n");
     int first_ev = 1;
     uint64_t next_flow = 0;
+    int mem = -1; /* the light logs' memory file (mfile_open) */
+    lbuf lb = {0};
     /* Correlation and stream ids of file k (of the good ones) become
      * x * good + k: unique across processes, the same when there is one. */
     size_t nth = 0;
@@ -659,9 +787,17 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
         int fd = -1;
         act__rd *r = NULL;
         char e[512];
-        if (mfile_open(f, &fd, &r, e, sizeof e) != 0) {
+        if (mfile_open(f, &mem, &lb, &fd, &r, e, sizeof e) != 0) {
             fprintf(stderr, "actrace record: skipping %s\n", e);
             continue;
+        }
+        if (f->life) {
+            lb.n = 0;
+            uint64_t ne = life_events(&lb, f->life, f->new_pid, base, &first_ev);
+            if (!lb.oom) {
+                put(&o, lb.p, lb.n);
+                res->events += ne;
+            }
         }
         act__rd_item it;
         int k;
@@ -687,8 +823,12 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
             fprintf(stderr, "actrace record: %s: %s (kept the events before it)\n", f->path,
                     act__rd_errmsg(r));
         act__rd_destroy(r);
-        close(fd);
+        if (fd >= 0)
+            close(fd);
     }
+    if (mem >= 0)
+        close(mem);
+    free(lb.p);
     puts0(&o, "\n],\n");
     {
         const act__merge_meta **metas = calloc(n ? n : 1, sizeof *metas);
