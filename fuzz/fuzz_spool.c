@@ -6,7 +6,10 @@
  * as BASE.spool (chunk memory). Both are written to files and rebuilt into
  * a trace; a program may have scribbled over its spool, so the rebuild
  * must never crash, hang or leak, and whatever it writes must be valid
- * JSON holding no negative timestamp (json_check.h).
+ * JSON holding no negative timestamp (json_check.h). The log alone is
+ * then read as a light log (no BASE.spool) by act__spool_life_read, the
+ * reader record's merge uses: what it accepts is bounded (a NUL-ended
+ * name and backend, a positive pid, an end not before the start).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/spool.h"
 #include "session/rebuild.h"
 
 #include "json_check.h"
@@ -60,8 +64,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err[0]) {
         abort(); /* and says why */
     }
-    unlink(meta);
     unlink(spool);
+    act__spool_life l;
+    err[0] = '\0';
+    if (act__spool_life_read(base, &l, err, sizeof err) == 0) {
+        if (l.name_len >= sizeof l.name || strlen(l.name) != l.name_len ||
+            strnlen(l.backend, sizeof l.backend) == sizeof l.backend ||
+            l.stop_mono < l.start_mono || l.pid <= 0)
+            abort();
+    } else if (!err[0]) {
+        abort();
+    }
+    unlink(meta);
     unlink(base);
     return 0;
 }

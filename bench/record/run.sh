@@ -87,6 +87,22 @@ run_icount() {
         ACTRACE_RECORD_PARENT=1 ir /bin/true)
     awk -v u="$u" -v p="$p" -v l="$l" 'BEGIN {
         printf "record/icount true untraced=%d preload=%d under_record=%d instructions (record adds %d to the preload)\n", u, p, l, l - p }'
+    # Record's end per process that recorded nothing: the instructions of
+    # record's merge (act__record_merge, where it reads the light logs) for
+    # 40 /bin/true less those for 20, over 20. The shell and /bin/true run
+    # natively (--trace-children-skip).
+    e20=$(ir_end 20)
+    e40=$(ir_end 40)
+    awk -v a="$e20" -v b="$e40" 'BEGIN {
+        printf "record/icount end_per_process=%d instructions (record merge, 40 vs 20 /bin/true)\n", (b - a) / 20 }'
+}
+ir_end() {
+    valgrind --tool=callgrind --trace-children=yes --trace-children-skip='*/sh,*/true,*/dash' \
+        --toggle-collect=act__record_merge --callgrind-out-file="$tmp/cg.%p" \
+        "$act" record --force -o "$tmp/e.json" -- \
+        sh -c "i=0; while [ \$i -lt $1 ]; do /bin/true; i=\$((i+1)); done" >/dev/null 2>&1
+    cat "$tmp"/cg.* | awk '/^totals:/ {s += $2} END {print s + 0}'
+    rm -f "$tmp"/cg.*
 }
 
 # One line per length and arg count: the median (by wall) of $rounds

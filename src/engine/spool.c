@@ -836,6 +836,131 @@ static void light_life(act_session *s, int32_t pid, const int64_t *start, const 
         }
 }
 
+/* A DIST record's values into @p d: 1, or 0 when it holds none (too few
+ * values, or a rank, size or local rank below 0: only a whole number >= 0
+ * comes from a launcher's variable, so a log scribbled over gives the
+ * environment's instead). The backend is cut to fit. */
+static int dist_of(const sp_rec *r, act__dist *d)
+{
+    if (r->nints < 6)
+        return 0;
+    size_t l0;
+    const char *s0 = sval(r, 0, &l0);
+    d->has_rank = ival(r, 0) != 0;
+    d->rank = ival(r, 1);
+    d->has_world = ival(r, 2) != 0;
+    d->world = ival(r, 3);
+    d->has_local = ival(r, 4) != 0;
+    d->local = ival(r, 5);
+    size_t bl = l0 < sizeof d->backend ? l0 : sizeof d->backend - 1;
+    if (bl)
+        memcpy(d->backend, s0, bl);
+    d->backend[bl] = '\0';
+    return d->rank >= 0 && d->world >= 0 && d->local >= 0;
+}
+
+int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t errlen)
+{
+    memset(l, 0, sizeof *l);
+    l->rss0_kib = l->user0_us = l->sys0_us = -1;
+    char *mpath = cat(base, ".meta"), *spath = cat(base, ".spool");
+    struct stat st;
+    int rc = -1;
+    if (!mpath || !spath) {
+        bad(err, errlen, "out of memory");
+        goto out;
+    }
+    if (lstat(spath, &st) == 0 || errno != ENOENT) {
+        rc = 1; /* a full spool, or one we cannot tell: the rebuild's */
+        goto out;
+    }
+    size_t mlen = 0;
+    char *meta = read_all(mpath, &mlen);
+    if (!meta) {
+        bad(err, errlen, "%s: %s", mpath, strerror(errno));
+        goto out;
+    }
+    int have_start = 0, have_stop = 0, have_dist = 0;
+    act__dist dist;
+    memset(&dist, 0, sizeof dist);
+    int64_t anchor = 0;
+    size_t pos = 0;
+    sp_rec r;
+    while (next_rec(meta, mlen, &pos, &r)) {
+        size_t l0;
+        const char *s0 = sval(&r, 0, &l0);
+        switch (r.type) {
+        case ACT__SP_START:
+            l->pid = ival(&r, 0);
+            l->start_mono = ival(&r, 1);
+            l->mono_to_unix = ival(&r, 2);
+            anchor = ival(&r, 3);
+            l->proc_start = ival(&r, 5) > 0 ? ival(&r, 5) : 0;
+            l->parent = r.nints >= 10 ? ival(&r, 6) : -1;
+            l->rss0_kib = r.nints >= 10 ? ival(&r, 7) : -1;
+            l->user0_us = r.nints >= 10 ? ival(&r, 8) : -1;
+            l->sys0_us = r.nints >= 10 ? ival(&r, 9) : -1;
+            have_start = 1;
+            break;
+        case ACT__SP_PNAME:
+            l->name_len = l0 < sizeof l->name ? l0 : sizeof l->name - 1;
+            memcpy(l->name, s0, l->name_len);
+            l->name[l->name_len] = '\0';
+            l->name_len = strlen(l->name); /* a NUL inside ends it */
+            break;
+        case ACT__SP_STOP:
+            l->stop_mono = ival(&r, 0);
+            have_stop = 1;
+            break;
+        case ACT__SP_EXIT:
+            if (r.nints >= 4) {
+                l->have_exit = 1;
+                l->status = ival(&r, 0);
+                l->rss1_kib = ival(&r, 1);
+                l->user1_us = ival(&r, 2);
+                l->sys1_us = ival(&r, 3);
+            }
+            break;
+        case ACT__SP_DIST:
+            have_dist = dist_of(&r, &dist); /* the last one counts, as in the rebuild */
+            break;
+        default:
+            break; /* not a light log's, or a newer writer's */
+        }
+    }
+    free(meta);
+    if (!have_start) {
+        bad(err, errlen, "%s: the process ended before its session started", mpath);
+        goto out;
+    }
+    if (l->start_mono < 0 || l->start_mono > ACT__TIME_MAX || !act__time_near(anchor, l->start_mono) ||
+        l->mono_to_unix < -ACT__TIME_MAX || l->mono_to_unix > ACT__TIME_MAX ||
+        l->start_mono + l->mono_to_unix < 0 || l->pid <= 0 || l->pid > INT32_MAX) {
+        bad(err, errlen, "%s: the session's clocks are out of range", mpath);
+        goto out;
+    }
+    if (!have_stop || !act__time_near(l->stop_mono, anchor) || l->stop_mono < l->start_mono) {
+        l->stop_mono = l->start_mono;
+        l->have_exit = 0; /* as the rebuild: no span without a sane end */
+    }
+    if (!have_dist)
+        act__dist_env(&dist);
+    l->has_rank = dist.has_rank;
+    l->has_world = dist.has_world;
+    l->has_local = dist.has_local;
+    l->rank = dist.rank;
+    l->world = dist.world;
+    l->local = dist.local;
+    size_t bl = strnlen(dist.backend, sizeof l->backend - 1);
+    memcpy(l->backend, dist.backend, bl);
+    l->backend[bl] = '\0';
+    rc = 0;
+out:
+    free(mpath);
+    free(spath);
+    return rc;
+}
+
 int act__spool_read(const char *base, const char *out, unsigned flags, act__trace_writer write,
                     char *err, size_t errlen)
 {
@@ -1139,23 +1264,7 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
             have_stop = 1;
             break;
         case ACT__SP_DIST:
-            if (r.nints >= 6) {
-                s->has_dist = 1;
-                s->dist.has_rank = ival(&r, 0) != 0;
-                s->dist.rank = ival(&r, 1);
-                s->dist.has_world = ival(&r, 2) != 0;
-                s->dist.world = ival(&r, 3);
-                s->dist.has_local = ival(&r, 4) != 0;
-                s->dist.local = ival(&r, 5);
-                size_t bl = s0 ? (l0 < sizeof s->dist.backend ? l0 : sizeof s->dist.backend - 1) : 0;
-                if (bl)
-                    memcpy(s->dist.backend, s0, bl);
-                s->dist.backend[bl] = '\0';
-                /* Only a whole number >= 0 comes from a launcher's variable:
-                 * a log scribbled over gives the environment's instead. */
-                if (s->dist.rank < 0 || s->dist.world < 0 || s->dist.local < 0)
-                    s->has_dist = 0;
-            }
+            s->has_dist = dist_of(&r, &s->dist); /* the last one counts */
             break;
         case ACT__SP_EXIT:
             have_exit = r.nints >= 4; /* ended normally: nothing was lost */

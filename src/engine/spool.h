@@ -174,4 +174,29 @@ typedef int (*act__trace_writer)(struct act_session *s, const char *path, char *
 int act__spool_read(const char *base, const char *out, unsigned flags, act__trace_writer write,
                     char *err, size_t errlen);
 
+/* What record's merge needs of the light log of a process that recorded
+ * nothing (BASE.meta and no BASE.spool; act__spool_light_open): read with
+ * act__spool_life_read, with no session and no writer. */
+typedef struct act__spool_life {
+    int64_t pid, parent, proc_start;   /* proc_start: ticks after boot, 0 unknown */
+    int64_t start_mono, stop_mono, mono_to_unix;
+    int64_t rss0_kib, user0_us, sys0_us; /* at the library's load; -1 unknown */
+    int have_exit;                     /* ended normally: STOP and EXIT logged */
+    int64_t status, rss1_kib, user1_us, sys1_us; /* at exit (have_exit) */
+    char name[512];                    /* the process's name, NUL-terminated */
+    size_t name_len;                   /* 0: none logged ("pid N" is shown) */
+    int has_rank, has_world, has_local; /* distributedInfo, as the writer has it */
+    int64_t rank, world, local;
+    char backend[256];                 /* "": unknown (cut to 255 bytes, as the writer) */
+} act__spool_life;
+
+/* Reads BASE.meta of a light log into @p l, every record bounds-checked:
+ * 0; 1 when BASE.spool exists (not a light log: rebuild it); -1 with a
+ * message naming the file in @p err (unreadable, no start record, clocks
+ * out of range). Exported for the CLI. */
+#if defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
+int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t errlen);
+
 #endif

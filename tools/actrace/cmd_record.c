@@ -340,6 +340,33 @@ static size_t count_json(const char *dir)
     return n;
 }
 
+static int is_light(const char *base);
+
+/* The per-process traces in @p dir and the light logs the merge reads
+ * (no trace and no BASE.spool beside them). */
+static size_t count_traces(const char *dir)
+{
+    size_t n = count_json(dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return n;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        char p[PATH_MAX + 8];
+        struct stat st;
+        if (l <= 5 || strcmp(de->d_name + l - 5, ".meta") != 0 ||
+            (size_t)snprintf(p, sizeof p, "%s/%.*s.json", dir, (int)(l - 5), de->d_name) >= sizeof p ||
+            stat(p, &st) == 0)
+            continue;
+        p[strlen(p) - 5] = '\0';
+        if (is_light(p))
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
 /* The processes' files in record's directory, as (pid, ns) of each
  * "<pid>-<ns>.json" or ".meta", sorted: read once, so that finding
  * whether an image exec'd costs a binary search, not a directory scan per
@@ -427,14 +454,24 @@ static int exec_d(const img *v, size_t n, const char *name)
  * names never mix with another's. Returns how many were rebuilt. */
 static size_t rebuild_pass(const char *dir, int light, const img *v, size_t nv);
 
-static size_t rebuild_spools(const char *dir)
+static void drop_exec_d_light(const char *dir, const img *v, size_t nv);
+
+/* @p light_direct: the merge reads the light logs itself (record_merge.c),
+ * so only those of images that exec'd (nothing to show) are removed here;
+ * otherwise (--per-process, which moves traces) they are rebuilt too. */
+static size_t rebuild_spools(const char *dir, int light_direct)
 {
     /* Light logs (no BASE.spool: processes that recorded nothing, lazy
      * start) are ours alone to read, so one child turns them all into
      * traces; each full spool gets a child of its own. */
     size_t nv;
     img *v = images_read(dir, &nv);
-    size_t n = rebuild_pass(dir, 1, v, nv) + rebuild_pass(dir, 0, v, nv);
+    size_t n = 0;
+    if (light_direct)
+        drop_exec_d_light(dir, v, nv);
+    else
+        n = rebuild_pass(dir, 1, v, nv);
+    n += rebuild_pass(dir, 0, v, nv);
     free(v);
     return n;
 }
@@ -446,6 +483,33 @@ static int is_light(const char *base)
     snprintf(p, sizeof p, "%s.spool", base);
     struct stat st;
     return lstat(p, &st) != 0 && errno == ENOENT;
+}
+
+/* The light logs (no trace, no BASE.spool) of images that exec'd: a later
+ * image of the process shows it, this one recorded nothing. Removed, so
+ * that the merge does not list the process twice. */
+static void drop_exec_d_light(const char *dir, const img *v, size_t nv)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        char base[PATH_MAX], p[PATH_MAX + 8];
+        if (len <= 5 || strcmp(de->d_name + len - 5, ".meta") != 0 ||
+            !exec_d(v, nv, de->d_name) ||
+            (size_t)snprintf(base, sizeof base, "%s/%.*s", dir, (int)(len - 5), de->d_name) >=
+                sizeof base)
+            continue;
+        struct stat st;
+        snprintf(p, sizeof p, "%s.json", base);
+        if (stat(p, &st) == 0 || !is_light(base))
+            continue;
+        snprintf(p, sizeof p, "%s.meta", base);
+        unlink(p);
+    }
+    closedir(d);
 }
 
 static size_t rebuild_pass(const char *dir, int light, const img *v, size_t nv)
@@ -661,12 +725,12 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     if (main_done)
         report_running();
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    size_t rebuilt = rebuild_spools(spool);
-    if (main_done && WIFEXITED(status) && WEXITSTATUS(status) == 127 && !count_json(spool)) {
+    size_t rebuilt = rebuild_spools(spool, !rec_per_dir);
+    if (main_done && WIFEXITED(status) && WEXITSTATUS(status) == 127 && !count_traces(spool)) {
         remove_dir(spool);
         return 127;
     }
-    if (!count_json(spool)) {
+    if (!count_traces(spool)) {
         remove_dir(spool);
         if (main_done && WIFSIGNALED(status))
             fprintf(stderr, "actrace record: no trace written: '%s' was killed by signal %d\n",
@@ -716,6 +780,7 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     fmt_count(ev, sizeof ev, res.events);
     fmt_count(dr, sizeof dr, res.dropped);
     char rb[96] = "";
+    rebuilt += res.light_recovered;
     if (rebuilt)
         snprintf(rb, sizeof rb, ", %zu rebuilt after an abnormal end", rebuilt);
     fprintf(stderr,

@@ -30,13 +30,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/spool.h"
 #include "reader/reader.h"
+#include "actrace/version.h"
 #include "writer/json_out.h"
 #include "merge_meta.h"
 #include "record_merge.h"
@@ -60,25 +64,35 @@ static void put_i64(mout *o, int64_t v)
     put(o, b, (size_t)(act__fmt_i64(b, v) - b)); /* no snprintf: several per event */
 }
 
-static void put_jstr(mout *o, const char *s, size_t n)
+/* @p s as a JSON string, handed to @p emit in pieces (the merge's output
+ * and the light logs' buffer share it). */
+static void jstr_to(void (*emit)(void *, const char *, size_t), void *ctx, const char *s,
+                    size_t n)
 {
-    put(o, "\"", 1);
+    emit(ctx, "\"", 1);
     size_t start = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        put(o, s + start, i - start);
+        emit(ctx, s + start, i - start);
         char e[8];
         if (c == '"' || c == '\\')
             snprintf(e, sizeof e, "\\%c", c);
         else
             snprintf(e, sizeof e, "\\u%04x", c);
-        puts0(o, e);
+        emit(ctx, e, strlen(e));
         start = i + 1;
     }
-    put(o, s + start, n - start);
-    put(o, "\"", 1);
+    emit(ctx, s + start, n - start);
+    emit(ctx, "\"", 1);
+}
+
+static void put_emit(void *o, const char *s, size_t n) { put(o, s, n); }
+
+static void put_jstr(mout *o, const char *s, size_t n)
+{
+    jstr_to(put_emit, o, s, n);
 }
 
 static void put_value(mout *o, const act__jv *v)
@@ -183,6 +197,7 @@ typedef struct mfile {
     int64_t ndev;     /* devices of this file (max id + 1) */
     int64_t dev_off;  /* added to its device numbers */
     act__jv *stats;   /* its actraceStats (a copy), or NULL */
+    act__spool_life *life; /* a light log (path: its BASE), or NULL: a trace */
     int recovered;    /* "actraceRecovered": rebuilt from the spool */
     int64_t proc_start; /* "actraceProcessStart" (0: absent) */
     act__jv *devs;    /* its deviceProperties (a copy), or NULL */
@@ -286,10 +301,252 @@ int act__merge_open(const char *path, int *fd, act__rd **r, char *err, size_t er
 }
 
 /* The head of @p f: its deviceProperties and baseTimeNanoseconds. */
+/* A light log's trace text (life_json), built in a buffer of the merge's:
+ * no stdio, a few hundred bytes per process. */
+typedef struct lbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} lbuf;
+
+static void lb_put(lbuf *b, const char *s, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 4096;
+        while (nc < b->n + n)
+            nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+static void lb_lit(lbuf *b, const char *s) { lb_put(b, s, strlen(s)); }
+
+static void lb_i64(lbuf *b, int64_t v)
+{
+    char t[ACT__FMT_I64_MAX];
+    lb_put(b, t, (size_t)(act__fmt_i64(t, v) - t));
+}
+
+static void lb_dbl(lbuf *b, double v)
+{
+    char t[ACT__FMT_DOUBLE_MAX];
+    lb_put(b, t, (size_t)(act__fmt_double(t, v) - t));
+}
+
+/* Nanoseconds >= 0 as microseconds with three decimals. */
+static void lb_us(lbuf *b, int64_t ns)
+{
+    char t[ACT__FMT_I64_MAX + 4];
+    char *e = act__fmt_i64(t, ns / 1000);
+    int f = (int)(ns % 1000);
+    *e++ = '.';
+    *e++ = (char)('0' + f / 100);
+    *e++ = (char)('0' + f / 10 % 10);
+    *e++ = (char)('0' + f % 10);
+    lb_put(b, t, (size_t)(e - t));
+}
+
+static void lb_emit(void *b, const char *s, size_t n) { lb_put(b, s, n); }
+
+static void lb_str(lbuf *b, const char *s, size_t n)
+{
+    jstr_to(lb_emit, b, s, n);
+}
+
+/* ---- light logs ------------------------------------------------------------- */
+
+/* The base of a light log's trace: as the writer's (src/writer/visit.c), a
+ * whole second at least one before its first event. */
+static int64_t life_base(const act__spool_life *l)
+{
+    return ((l->start_mono + l->mono_to_unix) / 1000000000 - 1) * 1000000000;
+}
+
+/* What a light log shows, as the rebuild's session and writer would have
+ * written it (session/rebuild.c, spool.c light_life). */
+typedef struct life_shape {
+    int known, span, mem0, mem1, cpu;
+    double secs;
+} life_shape;
+
+static life_shape life_shape_of(const act__spool_life *l)
+{
+    life_shape h;
+    int64_t t0 = l->start_mono, t1 = l->stop_mono;
+    h.known = l->parent >= 0; /* a log with the start's samples */
+    h.span = h.known && l->have_exit;
+    h.mem0 = h.known && l->rss0_kib >= 0;
+    h.mem1 = h.span && l->rss1_kib >= 0;
+    h.secs = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+    h.cpu = h.span && h.secs > 0 && l->user1_us >= l->user0_us && l->user0_us >= 0 &&
+            l->sys1_us >= l->sys0_us && l->sys0_us >= 0;
+    return h;
+}
+
+/* The events of a process that recorded nothing (its name, one span for
+ * its life with parent and exit status, memory at start and exit, CPU
+ * over its life), as pid @p pid with times relative to @p base (unix
+ * ns), each after ",\n" unless *@p first: straight into the merged
+ * trace, no reader and no writer. Returns how many. */
+static uint64_t life_events(lbuf *b, const act__spool_life *l, int64_t pid, int64_t base,
+                            int *first)
+{
+    life_shape h = life_shape_of(l);
+    int64_t t0 = l->start_mono, t1 = l->stop_mono;
+    int64_t rel0 = t0 + l->mono_to_unix - base, rel1 = t1 + l->mono_to_unix - base;
+    lb_lit(b, *first ? "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":"
+                     : ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+    *first = 0;
+    lb_i64(b, pid);
+    lb_lit(b, ",\"tid\":0,\"args\":{\"name\":");
+    if (l->name_len) {
+        lb_str(b, l->name, l->name_len);
+    } else {
+        lb_lit(b, "\"pid ");
+        lb_i64(b, l->pid);
+        lb_lit(b, "\"");
+    }
+    lb_lit(b, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+    lb_i64(b, pid);
+    lb_lit(b, ",\"tid\":0,\"args\":{\"sort_index\":0}}");
+    uint64_t n = 3;
+    if (h.span) {
+        lb_lit(b, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"process\",\"pid\":");
+        lb_i64(b, pid);
+        lb_lit(b, ",\"tid\":");
+        lb_i64(b, l->pid); /* a thread id: not moved with a reused pid */
+        lb_lit(b, ",\"ts\":");
+        lb_us(b, rel0);
+        lb_lit(b, ",\"dur\":");
+        lb_us(b, t1 - t0);
+        lb_lit(b, ",\"args\":{\"parent_pid\":");
+        lb_i64(b, l->parent);
+        lb_lit(b, ",\"exit_status\":");
+        lb_i64(b, l->status);
+        lb_lit(b, "}}");
+        n++;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (!(k ? h.mem1 : h.mem0))
+            continue;
+        lb_lit(b, ",\n{\"ph\":\"C\",\"cat\":\"host_counter\",\"name\":\"memory\",\"pid\":");
+        lb_i64(b, pid);
+        lb_lit(b, ",\"tid\":0,\"ts\":");
+        lb_us(b, k ? rel1 : rel0);
+        lb_lit(b, ",\"args\":{\"rss_bytes\":");
+        lb_i64(b, (k ? l->rss1_kib : l->rss0_kib) * 1024);
+        lb_lit(b, "}}");
+        n++;
+    }
+    if (h.cpu) {
+        lb_lit(b, ",\n{\"ph\":\"C\",\"cat\":\"host_counter\",\"name\":\"cpu\",\"pid\":");
+        lb_i64(b, pid);
+        lb_lit(b, ",\"tid\":0,\"ts\":");
+        lb_us(b, rel1);
+        lb_lit(b, ",\"args\":{\"user\":");
+        lb_dbl(b, (double)(l->user1_us - l->user0_us) / 1e6 / h.secs * 100.0);
+        lb_lit(b, ",\"system\":");
+        lb_dbl(b, (double)(l->sys1_us - l->sys0_us) / 1e6 / h.secs * 100.0);
+        lb_lit(b, "}}");
+        n++;
+    }
+    lb_lit(b, ",\n{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":");
+    lb_i64(b, pid);
+    lb_lit(b, ",\"tid\":0,\"args\":{\"labels\":\"actrace " ACT_VERSION_STRING "\"}}");
+    return n;
+}
+
+/* The members of a light log's trace after its events, as a document the
+ * merge reads like a trace's (its entry's distributedInfo, host_name,
+ * actraceStats; "actraceRecovered" when it did not exit normally). */
+static void life_json(lbuf *b, const act__spool_life *l, const char *host)
+{
+    life_shape h = life_shape_of(l);
+    lb_lit(b, "{\"host_name\":");
+    lb_str(b, host, strlen(host));
+    lb_lit(b, ",\n\"distributedInfo\": {\"backend\": ");
+    const char *be = l->backend[0] ? l->backend : "unknown";
+    lb_str(b, be, strlen(be));
+    lb_lit(b, ", \"rank\": ");
+    lb_i64(b, l->has_rank ? l->rank : 0);
+    lb_lit(b, ", \"world_size\": ");
+    lb_i64(b, l->has_world ? l->world : 1);
+    lb_lit(b, ", \"local_rank\": ");
+    lb_i64(b, l->has_local ? l->local : 0);
+    lb_lit(b, "}");
+    if (!l->has_rank)
+        lb_lit(b, ",\n\"actraceRankDefault\":true");
+    if (!l->have_exit)
+        lb_lit(b, ",\n\"actraceRecovered\":true");
+    int samples = h.mem0 + h.mem1 + 2 * h.cpu, cevents = h.mem0 + h.mem1 + h.cpu;
+    lb_lit(b, ",\n\"actraceStats\":{\"recorded\":");
+    lb_i64(b, h.span + samples);
+    lb_lit(b, ",\"dropped\":0,\"args_recorded\":");
+    lb_i64(b, 2 * h.span);
+    lb_lit(b, ",\"args_dropped\":0,\"args_dropped_by_reason\":{\"orphan_arg\":0,"
+              "\"event_dropped\":0,\"reentrant\":0},\"dropped_by_reason\":{\"buffer_full\":0,"
+              "\"type_not_selected\":0,\"bad_type\":0,\"unbalanced\":0,\"non_finite\":0,"
+              "\"bad_times\":0,\"reentrant\":0},\"dropped_by_type\":{},\"buffer_bytes\":0,"
+              "\"buffer_limit_bytes\":0,\"plugins\":[]");
+    if (h.known) {
+        lb_lit(b, ",\"counter_samples\":");
+        lb_i64(b, samples);
+        lb_lit(b, ",\"counter_events\":");
+        lb_i64(b, cevents);
+        lb_lit(b, ",\"counters\":[{\"track\":\"memory\",\"series\":\"rss_bytes\",\"unit\":\"bytes\"},"
+                  "{\"track\":\"cpu\",\"series\":\"user\",\"unit\":\"%\"},"
+                  "{\"track\":\"cpu\",\"series\":\"system\",\"unit\":\"%\"}]");
+    }
+    lb_lit(b, "}}\n");
+}
+
+/* A reader of file @p f: its trace, or (no events) its light log's other
+ * members as life_json writes them, in @p mem (a memory file the merge reuses; -1: none yet).
+ * 0, or -1 with a message. */
+static int mfile_open(const mfile *f, int *mem, lbuf *b, int *fd, act__rd **r, char *err,
+                      size_t errcap)
+{
+    if (!f->life)
+        return act__merge_open(f->path, fd, r, err, errcap);
+    static char host[256];
+    if (!host[0] && gethostname(host, sizeof host) != 0)
+        strcpy(host, "unknown");
+    host[sizeof host - 1] = '\0';
+    b->n = 0;
+    life_json(b, f->life, host);
+    if (*mem < 0)
+        *mem = memfd_create("actrace-light", MFD_CLOEXEC);
+    errno = ENOMEM;
+    act__rd_opts small = {0};
+    small.buffer_bytes = 4096; /* a few hundred bytes each */
+    if (b->oom || *mem < 0 || ftruncate(*mem, 0) != 0 ||
+        pwrite(*mem, b->p, b->n, 0) != (ssize_t)b->n || lseek(*mem, 0, SEEK_SET) != 0 ||
+        act__rd_create(*mem, &small, r) != 0) {
+        snprintf(err, errcap, "%s.meta: %s", f->path, strerror(errno));
+        return -1;
+    }
+    *fd = -1; /* the memory file stays the merge's */
+    return 0;
+}
+
 static int read_head(mfile *f, char *err, size_t errcap)
 {
     int fd;
     act__rd *r;
+    if (f->life) {
+        f->base_ns = life_base(f->life);
+        f->has_base = 1;
+        f->proc_start = f->life->proc_start;
+        return 0; /* no devices */
+    }
     if (act__merge_open(f->path, &fd, &r, err, errcap) != 0)
         return -1;
     act__rd_item it;
@@ -398,22 +655,53 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0 || de->d_name[0] == '.')
+        if (len < 6 || de->d_name[0] == '.')
             continue;
+        int light = strcmp(de->d_name + len - 5, ".meta") == 0;
+        if (!light && strcmp(de->d_name + len - 5, ".json") != 0)
+            continue;
+        act__spool_life *life = NULL;
+        if (light) {
+            /* A log with no trace beside it and no BASE.spool: a process
+             * that recorded nothing (record removed those of images that
+             * exec'd, and rebuilt the full spools). */
+            char p[PATH_MAX + 8];
+            struct stat st;
+            int pl0 = snprintf(p, sizeof p, "%s/%.*s.json", dir, (int)(len - 5), de->d_name);
+            if (pl0 < 0 || (size_t)pl0 >= sizeof p || stat(p, &st) == 0)
+                continue;
+            p[pl0 - 5] = '\0';
+            life = malloc(sizeof *life);
+            char e[PATH_MAX + 256];
+            int lr = life ? act__spool_life_read(p, life, e, sizeof e) : -1;
+            if (lr != 0) {
+                if (lr < 0)
+                    fprintf(stderr, "actrace record: skipping %s\n", life ? e : "a log: out of memory");
+                free(life);
+                continue;
+            }
+        }
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
             mfile *nf = realloc(files, cap * sizeof *nf);
-            if (!nf)
+            if (!nf) {
+                free(life);
                 break;
+            }
             files = nf;
         }
         memset(&files[n], 0, sizeof files[n]);
         size_t pl = strlen(dir) + len + 2;
         files[n].path = malloc(pl);
-        if (!files[n].path)
+        if (!files[n].path) {
+            free(life);
             break;
-        snprintf(files[n].path, pl, "%s/%s", dir, de->d_name);
+        }
+        snprintf(files[n].path, pl, "%s/%.*s", dir, (int)(light ? len - 5 : len), de->d_name);
         files[n].pid = strtoll(de->d_name, NULL, 10);
+        files[n].life = life;
+        if (life && !life->have_exit)
+            res->light_recovered++;
         n++;
     }
     closedir(d);
@@ -484,6 +772,8 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
     puts0(&o, ",\n\"traceEvents\":[\n");
     int first_ev = 1;
     uint64_t next_flow = 0;
+    int mem = -1; /* the light logs' memory file (mfile_open) */
+    lbuf lb = {0};
     /* Correlation and stream ids of file k (of the good ones) become
      * x * good + k: unique across processes, the same when there is one. */
     size_t nth = 0;
@@ -494,13 +784,20 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
         f->id_mul = good;
         f->id_add = nth++;
         int64_t delta = f->has_base ? f->base_ns - base : 0;
-        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        int fd = -1;
         act__rd *r = NULL;
-        if (fd < 0 || act__rd_create(fd, NULL, &r) != 0) {
-            fprintf(stderr, "actrace record: skipping %s: %s\n", f->path, strerror(errno));
-            if (fd >= 0)
-                close(fd);
+        char e[512];
+        if (mfile_open(f, &mem, &lb, &fd, &r, e, sizeof e) != 0) {
+            fprintf(stderr, "actrace record: skipping %s\n", e);
             continue;
+        }
+        if (f->life) {
+            lb.n = 0;
+            uint64_t ne = life_events(&lb, f->life, f->new_pid, base, &first_ev);
+            if (!lb.oom) {
+                put(&o, lb.p, lb.n);
+                res->events += ne;
+            }
         }
         act__rd_item it;
         int k;
@@ -526,8 +823,12 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
             fprintf(stderr, "actrace record: %s: %s (kept the events before it)\n", f->path,
                     act__rd_errmsg(r));
         act__rd_destroy(r);
-        close(fd);
+        if (fd >= 0)
+            close(fd);
     }
+    if (mem >= 0)
+        close(mem);
+    free(lb.p);
     puts0(&o, "\n],\n");
     {
         const act__merge_meta **metas = calloc(n ? n : 1, sizeof *metas);
@@ -594,6 +895,7 @@ done:
     for (size_t i = 0; i < n; i++) {
         free(files[i].path);
         free(files[i].stats);
+        free(files[i].life);
         free(files[i].devs);
         free(files[i].flows.k);
         free(files[i].flows.v);

@@ -13,6 +13,8 @@ typedef struct act__merge_result {
     size_t files;      /**< per-process traces merged */
     uint64_t events;   /**< events written */
     uint64_t dropped;  /**< sum of the files' actraceStats.dropped */
+    size_t light_recovered; /**< light logs of processes that did not exit
+                                 normally (their entries say "recovered") */
 } act__merge_result;
 
 /** Merges every DIR/<pid>-<ns>.json into @p out_path, written as the
