@@ -929,6 +929,11 @@ int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t
         }
     }
     free(meta);
+    /* Samples a scribbled log made too large to scale to bytes: unknown. */
+    if (l->rss0_kib > INT64_MAX / 1024)
+        l->rss0_kib = -1;
+    if (l->rss1_kib > INT64_MAX / 1024)
+        l->rss1_kib = -1;
     if (!have_start) {
         bad(err, errlen, "%s: the process ended before its session started", mpath);
         goto out;
