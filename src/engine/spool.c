@@ -859,6 +859,15 @@ static int dist_of(const sp_rec *r, act__dist *d)
     return d->rank >= 0 && d->world >= 0 && d->local >= 0;
 }
 
+/* A log's clocks as a live session has them (a spool may be scribbled
+ * over): its start within range and near its anchor, its offset to Unix
+ * time within range, so that the writer's arithmetic cannot overflow. */
+static int clocks_ok(int64_t start_mono, int64_t anchor, int64_t mono_to_unix)
+{
+    return start_mono >= 0 && start_mono <= ACT__TIME_MAX && act__time_near(anchor, start_mono) &&
+           mono_to_unix >= -ACT__TIME_MAX && mono_to_unix <= ACT__TIME_MAX;
+}
+
 int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t errlen)
 {
     memset(l, 0, sizeof *l);
@@ -938,9 +947,8 @@ int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t
         bad(err, errlen, "%s: the process ended before its session started", mpath);
         goto out;
     }
-    if (l->start_mono < 0 || l->start_mono > ACT__TIME_MAX || !act__time_near(anchor, l->start_mono) ||
-        l->mono_to_unix < -ACT__TIME_MAX || l->mono_to_unix > ACT__TIME_MAX ||
-        l->start_mono + l->mono_to_unix < 0 || l->pid <= 0 || l->pid > INT32_MAX) {
+    if (!clocks_ok(l->start_mono, anchor, l->mono_to_unix) || l->start_mono + l->mono_to_unix < 0 ||
+        l->pid <= 0 || l->pid > INT32_MAX) {
         bad(err, errlen, "%s: the session's clocks are out of range", mpath);
         goto out;
     }
@@ -1300,11 +1308,7 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
         bad(err, errlen, "%s: the process ended before its session started", mpath);
         goto out;
     }
-    /* The clocks as a live session has them (a spool may be scribbled
-     * over): the writer's arithmetic then cannot overflow. */
-    if (s->start_mono_ns < 0 || s->start_mono_ns > ACT__TIME_MAX ||
-        !act__time_near(s->time_anchor_ns, s->start_mono_ns) ||
-        s->mono_to_unix_ns < -ACT__TIME_MAX || s->mono_to_unix_ns > ACT__TIME_MAX) {
+    if (!clocks_ok(s->start_mono_ns, s->time_anchor_ns, s->mono_to_unix_ns)) {
         bad(err, errlen, "%s: the session's clocks are out of range", mpath);
         goto out;
     }
