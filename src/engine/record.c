@@ -919,7 +919,7 @@ static ACT_INLINE void arg_first(act__thread *t, act__vkind kind, uint32_t kref,
 {
     act__chunk *c = t->tail;
     act__rec *r = t->rec;
-    uint32_t u = atomic_load_explicit(&c->used, memory_order_relaxed);
+    uint32_t u = act__thread_used(t);
     t->grp_chunk = c;
     t->grp_start = u - 1;
     t->args_ok = ACT__ARGS_OK;
