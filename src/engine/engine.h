@@ -724,6 +724,20 @@ void act__pool_forget(act_session *s);
  * recording call attaches a new one (after its exit hook ran). */
 void act__thread_forget(void);
 void act__slabs_free(act_session *s);
+/* A writer of a spooled session reads spilled slabs back (faulting them
+ * in) and drops them again as it goes, so that the process's resident
+ * memory stays within the budget however long the trace: the spilled
+ * slabs' ranges, sorted (made under s->lock; -1 when out of memory, and
+ * nothing is dropped; n = 0 when nothing was spilled), and the drop of one
+ * chunk a reader is done with (a no-op unless it lies in a spilled slab).
+ * Only shared file memory is ever dropped: nothing is lost. */
+typedef struct act__spill_map {
+    uintptr_t *lo; /* n pairs (start, end) */
+    size_t n;
+} act__spill_map;
+int act__spill_map_make(act_session *s, act__spill_map *m);
+void act__spill_map_drop(const act__spill_map *m, const act__chunk *c);
+void act__spill_map_free(act__spill_map *m);
 /* The pre-fault thread: started by act_session_start (a failure to start
  * only logs), stopped and joined by stop/destroy (idempotent; a no-op in a
  * forked child, which never had it). */

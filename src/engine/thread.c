@@ -188,6 +188,79 @@ static int spill_wanted(const act_session *s)
     return s->spooled && atomic_load_explicit(&s->bytes, memory_order_relaxed) > s->max_bytes - keep;
 }
 
+/* ---- reading spilled slabs back (a writer) ----------------------------------- */
+
+static int cmp_uptr(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int act__spill_map_make(act_session *s, act__spill_map *m)
+{
+    m->lo = NULL;
+    m->n = 0;
+    if (!s->spooled || !atomic_load_explicit(&s->spilled, memory_order_relaxed))
+        return 0;
+    size_t n = 0;
+    for (const struct act__slab *sl = s->slabs; sl; sl = sl->next)
+        n += sl->spilled != 0;
+    if (!n)
+        return 0;
+    /* Pairs (start, end), sorted by start: slabs never overlap. */
+    uintptr_t *v = malloc(n * 2 * sizeof *v);
+    if (!v)
+        return -1;
+    size_t k = 0;
+    for (const struct act__slab *sl = s->slabs; sl && k < n; sl = sl->next)
+        if (sl->spilled) {
+            v[2 * k] = (uintptr_t)sl;
+            v[2 * k + 1] = (uintptr_t)sl + sl->size;
+            k++;
+        }
+    qsort(v, k, 2 * sizeof *v, cmp_uptr);
+    m->lo = v;
+    m->n = k;
+    return 0;
+}
+
+void act__spill_map_drop(const act__spill_map *m, const act__chunk *c)
+{
+    uintptr_t a = (uintptr_t)c;
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) { /* the last slab that starts at or before a */
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->lo[2 * mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || a >= m->lo[2 * (lo - 1) + 1])
+        return; /* not in a spilled slab: in RAM, within the budget */
+    uintptr_t start = m->lo[2 * (lo - 1)], end = m->lo[2 * (lo - 1) + 1];
+    /* Out to the 64 KiB windows around the chunk: a read fault maps the
+     * pages of its window that are in the page cache too (the kernel's
+     * fault-around), so a neighbour already read (or the slab's header)
+     * would stay mapped otherwise, some 70 KB per slab (1.7% of a long
+     * trace). Shared file memory: dropping the mapping loses nothing (the
+     * pages stay in the file and the page cache; a later read maps them
+     * again). */
+    uintptr_t from = a & ~(uintptr_t)0xffff, to = (a + c->size + 0xffff) & ~(uintptr_t)0xffff;
+    if (from < start)
+        from = start;
+    if (to > end)
+        to = end;
+    if (to > from)
+        madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
+void act__spill_map_free(act__spill_map *m)
+{
+    free(m->lo);
+    m->lo = NULL;
+    m->n = 0;
+}
+
 /* ---- the chunk pool ---------------------------------------------------------- */
 
 /*

@@ -60,8 +60,24 @@ typedef struct vstate {
     const char *host_cat[ACT__NTYPE_SLOTS + 1]; /* category by type slot */
     act__vkeys keys_store, *keys; /* the key cache handed out with args */
     uint64_t counter_samples, counter_events;
+    act__spill_map spill; /* spilled slabs, dropped again once read */
     int oom;
 } vstate;
+
+/* A pass is done with chunk @p c: if it was spilled, out of memory again. */
+static inline void chunk_done(const vstate *w, const act__chunk *c)
+{
+    if (w->spill.n)
+        act__spill_map_drop(&w->spill, c);
+}
+
+/* The chunk after @p c in its thread's list; @p c is done. */
+static inline const act__chunk *chunk_next(const vstate *w, const act__chunk *c)
+{
+    const act__chunk *n = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire);
+    chunk_done(w, c);
+    return n;
+}
 
 static inline int key_is(const char *k, uint32_t n, const char *lit0)
 {
@@ -556,7 +572,7 @@ static void scan_thread(vstate *w, const act__thread *t, tscan *sc)
     sc->sorted = 1;
     sc->min_t0 = INT64_MAX;
     int64_t prev_t0 = INT64_MIN, prev_t1 = INT64_MAX;
-    for (const act__chunk *c = t->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+    for (const act__chunk *c = t->head; c; c = chunk_next(w, c)) {
         uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
         for (uint32_t i = 0; i < n; i++) {
             const act__rec *r = &c->recs[i];
@@ -629,7 +645,7 @@ static void plan_streams(vstate *w, act__thread **threads, size_t nthreads)
     if (!any)
         return;
     for (size_t k = 0; k < nthreads; k++) {
-        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+        for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
             uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i < n; i++) {
                 const act__rec *r = &c->recs[i];
@@ -745,7 +761,7 @@ static void plan_overlaps(vstate *w, act__thread **threads, size_t nthreads)
     hspan *v = NULL;
     size_t n = 0, cap = 0, *stack = NULL;
     for (size_t k = 0; k < nthreads; k++) {
-        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+        for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
             uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i + 1 < used; i++) {
                 const act__rec *r = &c->recs[i], *aux = r + 1;
@@ -763,7 +779,7 @@ static void plan_overlaps(vstate *w, act__thread **threads, size_t nthreads)
         uint32_t tid = (uint32_t)threads[k]->tid & 0x7fffffffu;
         if (!keyset_has(&tids, (uint64_t)tid + 1))
             continue;
-        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+        for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
             uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i < used; i++) {
                 const act__rec *r = &c->recs[i];
@@ -1158,11 +1174,13 @@ static void visit_thread(vstate *w, const act__thread *t, const tscan *sc)
             for (size_t i = 0; i < k; i++)
                 visit_at(w, idx[i], idx[i].i + 1, &he);
             free(idx);
+            for (const act__chunk *c = t->head; c && w->spill.n; c = chunk_next(w, c))
+                ;
             return;
         }
         w->oom = 1; /* fall through: unsorted but complete */
     }
-    for (const act__chunk *c = t->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+    for (const act__chunk *c = t->head; c; c = chunk_next(w, c)) {
         uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
         for (uint32_t i = 0; i < n; i++)
             visit_at(w, (rpos){c, i, 0, 0}, n, &he);
@@ -1195,7 +1213,7 @@ static void visit_counters(vstate *w, act__thread **threads, size_t nthreads)
         !chv || assign_tracks(s, ns, track_of, next_of, clash) != 0)
         goto oom;
     for (size_t k = 0; k < nthreads; k++) {
-        for (const act__chunk *c = threads[k]->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+        for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
             uint32_t cnt = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i < cnt; i++) {
                 const act__rec *r = &c->recs[i];
@@ -1444,6 +1462,10 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
      * blocked but for a thread that needs a new chunk. Lock order: the
      * session lock before the names locks (act__thread_name_lookup). */
     pthread_mutex_lock(&s->lock);
+    /* A spooled session past its RAM budget: the spilled slabs come back
+     * as each pass reads them and are dropped again once read (out of
+     * memory for the map: they stay, as before). */
+    (void)act__spill_map_make(s, &w.spill);
     /* Snapshot the thread list in attach order. */
     size_t nthreads = 0;
     for (act__thread *t = s->threads; t; t = t->next)
@@ -1457,6 +1479,7 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
     }
     if (!threads || !scans) {
         pthread_mutex_unlock(&s->lock);
+        act__spill_map_free(&w.spill);
         free(threads);
         free(scans);
         snprintf(err, errcap, "out of memory");
@@ -1537,6 +1560,7 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
     visit_end(&w, recorded);
     pthread_mutex_unlock(&s->lock);
 
+    act__spill_map_free(&w.spill);
     free(w.dev_dense);
     free(w.smap);
     free(w.moved.slot);

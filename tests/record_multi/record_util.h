@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,44 @@ static inline int ru_run(const char *cmd)
 {
     int st = system(cmd);
     if (st == -1 || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+/* ru_run, in a child of its own that reports, through a pipe, the
+ * largest peak resident memory (kB) of every process the command ran:
+ * the shell, actrace, the program over its whole life (its exit's trace
+ * write included) and record's own children. -1 in *@p kb if unknown. */
+static inline int ru_run_maxrss(const char *cmd, long *kb)
+{
+    int fd[2];
+    *kb = -1;
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        int rc = ru_run(cmd);
+        struct rusage ru;
+        long v = getrusage(RUSAGE_CHILDREN, &ru) == 0 ? ru.ru_maxrss : -1;
+        ssize_t w = write(fd[1], &v, sizeof v);
+        (void)w;
+        _exit(rc < 0 ? 255 : rc);
+    }
+    close(fd[1]);
+    long v = -1;
+    if (read(fd[0], &v, sizeof v) == (ssize_t)sizeof v)
+        *kb = v;
+    close(fd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        ;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) == 255)
         return -1;
     return WEXITSTATUS(st);
 }
