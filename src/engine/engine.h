@@ -433,6 +433,11 @@ struct act_session {
      * written under (0: getpid()), and "actraceRecovered" in the trace. */
     int32_t pid;
     int recovered;
+    /* A rebuilt session's chunks: the spool file's private mapping (the
+     * rebuild fixed up only their headers there), for the writer to drop
+     * the rest again once read (act__spill_map_make). */
+    const void *rebuilt_map;
+    size_t rebuilt_len;
     /* The dead process's launcher variables (ACT__SP_DIST; has_dist 0:
      * this process's environment at write time). */
     int has_dist;
@@ -726,7 +731,9 @@ void act__thread_forget(void);
 void act__slabs_free(act_session *s);
 /* A writer of a spooled session reads spilled slabs back (faulting them
  * in) and drops them again as it goes, so that the process's resident
- * memory stays within the budget however long the trace: the spilled
+ * memory stays within the budget however long the trace (a rebuilt
+ * session: its whole mapping of the spool, but for the chunks' header
+ * pages, which the rebuild wrote): the spilled
  * slabs' ranges, sorted (made under s->lock; -1 when out of memory, and
  * nothing is dropped; n = 0 when nothing was spilled), and the drop of one
  * chunk a reader is done with (a no-op unless it lies in a spilled slab).
@@ -734,10 +741,15 @@ void act__slabs_free(act_session *s);
 typedef struct act__spill_map {
     uintptr_t *lo; /* n pairs (start, end) */
     size_t n;
+    int priv; /* a rebuild's private mapping: each chunk's header page stays */
 } act__spill_map;
 int act__spill_map_make(act_session *s, act__spill_map *m);
 void act__spill_map_drop(const act__spill_map *m, const act__chunk *c);
 void act__spill_map_free(act__spill_map *m);
+/* A chunk of the rebuild's private mapping of a spool (ending at @p end),
+ * read: its pages past the header page leave memory (they were only read;
+ * the header page, which the rebuild writes, stays). */
+void act__chunk_drop_read(const act__chunk *c, uintptr_t end);
 /* The pre-fault thread: started by act_session_start (a failure to start
  * only logs), stopped and joined by stop/destroy (idempotent; a no-op in a
  * forked child, which never had it). */

@@ -1303,6 +1303,9 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
                 t->head = c;
             t->tail = c;
             nchunks++;
+            /* Reading the header mapped its neighbours too (the kernel's
+             * fault-around): out of memory again until they are read. */
+            act__chunk_drop_read(c, (uintptr_t)map + maplen);
         }
     if (!have_start) {
         bad(err, errlen, "%s: the process ended before its session started", mpath);
@@ -1317,7 +1320,11 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
         have_stop = 0;
     for (act__thread *t = s->threads; t; t = t->next)
         for (act__chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_relaxed))
+        {
             latest = chunk_check(c, s->time_anchor_ns, latest, &events, &samples);
+            /* Checked: out of memory again until the writer reads it. */
+            act__chunk_drop_read(c, (uintptr_t)map + maplen);
+        }
     if (((flags & ACT__SPOOL_SKIP_EMPTY) && events == 0) ||
         ((flags & ACT__SPOOL_SKIP_IDLE) && events == 0 && samples == 0)) {
         rc = 1;
@@ -1354,6 +1361,8 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
         light_life(s, pid, life_start, have_exit && have_stop ? life_end : NULL);
     s->recovered = !(light && have_exit && have_stop);
     atomic_store(&s->state, ACT__S_STOPPED);
+    s->rebuilt_map = map;
+    s->rebuilt_len = maplen;
     char werr[1024];
     rc = write(s, out, werr, sizeof werr);
     act__names_override(NULL, NULL, 0);

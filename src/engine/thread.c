@@ -196,10 +196,36 @@ static int cmp_uptr(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+void act__chunk_drop_read(const act__chunk *c, uintptr_t end)
+{
+    /* Private: dropping a page the rebuild wrote would undo its fix (the
+     * header's links and counts); the pages wholly past the header were
+     * only read. */
+    uintptr_t a = (uintptr_t)c;
+    uintptr_t from = (a + sizeof(act__chunk) + 4095) & ~(uintptr_t)4095;
+    uintptr_t to = (a + c->size) & ~(uintptr_t)4095;
+    if (to > end)
+        to = end;
+    if (to > from)
+        madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
 int act__spill_map_make(act_session *s, act__spill_map *m)
 {
     m->lo = NULL;
     m->n = 0;
+    m->priv = 0;
+    if (s->rebuilt_map && s->rebuilt_len) {
+        uintptr_t *v = malloc(2 * sizeof *v);
+        if (!v)
+            return -1;
+        v[0] = (uintptr_t)s->rebuilt_map;
+        v[1] = v[0] + s->rebuilt_len;
+        m->lo = v;
+        m->n = 1;
+        m->priv = 1;
+        return 0;
+    }
     if (!s->spooled || !atomic_load_explicit(&s->spilled, memory_order_relaxed))
         return 0;
     size_t n = 0;
@@ -238,6 +264,10 @@ void act__spill_map_drop(const act__spill_map *m, const act__chunk *c)
     if (!lo || a >= m->lo[2 * (lo - 1) + 1])
         return; /* not in a spilled slab: in RAM, within the budget */
     uintptr_t start = m->lo[2 * (lo - 1)], end = m->lo[2 * (lo - 1) + 1];
+    if (m->priv) {
+        act__chunk_drop_read(c, end);
+        return;
+    }
     /* Out to the 64 KiB windows around the chunk: a read fault maps the
      * pages of its window that are in the page cache too (the kernel's
      * fault-around), so a neighbour already read (or the slab's header)
