@@ -341,6 +341,9 @@ int act__session_create(const act_session_opts *opts, act_session **out)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->timer_cond, &ca);
+    pthread_cond_init(&s->tick_done, &ca);
+    pthread_mutex_init(&s->tick_lock, NULL);
+    atomic_init(&s->tick_first, INT64_MAX);
     pthread_condattr_destroy(&ca);
     atomic_init(&s->state, ACT__S_CREATED);
     act__sample_clock_offset(s); /* again at start; this serves a never-started write */
@@ -436,6 +439,8 @@ void act__session_free(act_session *s)
         return;
     act__prefault_stop(s);
     act__pool_forget(s); /* no thread-exit hook touches it from now on */
+    if (s->helper_stuck)
+        return; /* the helper may still return from a plugin's tick into it */
     for (act__thread *t = s->threads, *nt; t; t = nt) {
         nt = t->next;
         for (act__chunk *c = t->head, *nc; c; c = nc) {
@@ -481,6 +486,8 @@ void act__session_free(act_session *s)
     act_config_destroy(s->config);
     free(s->trace_name);
     pthread_cond_destroy(&s->timer_cond);
+    pthread_cond_destroy(&s->tick_done);
+    pthread_mutex_destroy(&s->tick_lock);
     pthread_mutex_destroy(&s->window_lock);
     pthread_mutex_destroy(&s->ready_lock);
     pthread_mutex_destroy(&s->lock);
