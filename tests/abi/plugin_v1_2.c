@@ -85,6 +85,13 @@ static int32_t v12_init(const act_plugin_host *h, void **state, char *reason,
         return ACT_PLUGIN_DECLINE;
     }
     host = h;
+    /* Each session starts afresh (the test runs several in turn). */
+    atomic_store(&ticks, 0);
+    atomic_store(&self_calls, 0);
+    atomic_store(&late, 0);
+    atomic_store(&stopped, 0);
+    atomic_store(&other_thread, 0);
+    atomic_store(&tick_tid, 0);
     act_plugin_counter c;
     memset(&c, 0, sizeof c);
     c.struct_size = sizeof c;

@@ -64,28 +64,34 @@ int main(void)
     memcpy(&tid_fn, &b, sizeof b);
 
     const char *list[] = {real};
-    CHECK_FATAL(run_session(list, 1, NULL, trace, body) == 0);
-    CHECK(ticks_fn() >= 5);
-    if (!CHECK_EQ_INT(log_count("abi v1.2 init -7 bad -1 -1 -1 -1 self 1 late 0 other 0 ticked 1",
-                                NULL, NULL), 1))
-        fprintf(stderr, "log:\n%s", log_buf);
-    /* One thread of the library's: the helper, where the ticks ran. */
-    CHECK_EQ_INT(tasks_while_ticking, 2);
-    long tid = tid_fn();
-    CHECK(tid > 0 && tid != (long)syscall(SYS_gettid));
+    /* With the chunk pool (the helper is its drain) and without it (the
+     * helper is the pre-fault thread, which otherwise sleeps until woken). */
+    const char *configs[] = {NULL, "BUFFER_POOL_MB = 0\n"};
+    for (int k = 0; k < 2; k++) {
+        log_reset();
+        CHECK_FATAL(run_session(list, 1, configs[k], trace, body) == 0);
+        CHECK(ticks_fn() >= 5);
+        if (!CHECK_EQ_INT(log_count("abi v1.2 init -7 bad -1 -1 -1 -1 self 1 late 0 other 0 ticked 1",
+                                    NULL, NULL), 1))
+            fprintf(stderr, "log:\n%s", log_buf);
+        /* One thread of the library's: the helper, where the ticks ran. */
+        CHECK_EQ_INT(tasks_while_ticking, 2);
+        long tid = tid_fn();
+        CHECK(tid > 0 && tid != (long)syscall(SYS_gettid));
 
-    json_t *root = trace_load(trace);
-    CHECK_FATAL(root != NULL);
-    /* Every tick emitted one sample while collecting, and none came after
-     * stop: the trace has them all. */
-    CHECK_EQ_INT(trace_count(root, "C", "abi_v1_2_ticks"), ticks_fn());
-    json_t *c = trace_find(root, "C", "abi_v1_2_ticks");
-    CHECK_FATAL(c != NULL);
-    CHECK_EQ_INT(ev_int(c, "pid"), getpid());
-    CHECK(!trace_has_flow(root, c, c));
-    CHECK(trace_process(root, "no such process") < 0);
-    (void)trace_thread; /* counter samples name no thread */
-    json_decref(root);
+        json_t *root = trace_load(trace);
+        CHECK_FATAL(root != NULL);
+        /* Every tick emitted one sample while collecting, and none came
+         * after stop: the trace has them all. */
+        CHECK_EQ_INT(trace_count(root, "C", "abi_v1_2_ticks"), ticks_fn());
+        json_t *c = trace_find(root, "C", "abi_v1_2_ticks");
+        CHECK_FATAL(c != NULL);
+        CHECK_EQ_INT(ev_int(c, "pid"), getpid());
+        CHECK(!trace_has_flow(root, c, c));
+        CHECK(trace_process(root, "no such process") < 0);
+        (void)trace_thread; /* counter samples name no thread */
+        json_decref(root);
+    }
     dlclose(so);
     CHECK_MAIN_END;
 }
