@@ -678,6 +678,10 @@ int64_t act__proc_start_ticks(void);
  * first set to a whole number >= 0), ACTRACE_DIST_BACKEND. */
 typedef struct act__dist act__dist;
 void act__dist_env(act__dist *d);
+/* secure_getenv of @p n names in one pass over the environment: out[i] is
+ * the value of names[i] (the first one, as getenv finds it) or NULL; all
+ * NULL in a secure-execution (set-id) process, as secure_getenv. */
+void act__env_scan(const char *const *names, size_t n, const char **out);
 /* Log this process's act__dist_env to the spool (ACT__SP_DIST), or encode
  * it into @p buf (@p cap bytes) when @p buf is not NULL: its size, 0 if it
  * does not fit. */
@@ -718,6 +722,9 @@ void act__strtab_spool_begin(void);
  * ids are the dead process's. NULL: back to the table. */
 void act__names_override(const char *const *names, const uint32_t *lens, uint32_t n);
 const char *act__process_name(char *buf, size_t cap);
+/* The name the program gave itself (act_process_name), copied into @p buf,
+ * or NULL: unlike act__process_name, no fall back to /proc/self/comm. */
+const char *act__process_name_given(char *buf, size_t cap);
 
 /* act__emit and act__counter_sample for a caller that holds the
  * signal-safety guard (act__rec_enter) already. */
