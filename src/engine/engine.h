@@ -408,6 +408,7 @@ struct act_session {
     const void *tick_busy_owner;
     _Atomic int64_t tick_first;
     int helper_stuck;
+    struct act_session *stuck_next; /* sessions left to a stuck helper (session.c) */
 
     act__series **series; /* each allocated once: pointers stay valid */
     size_t nseries, capseries;

@@ -500,8 +500,17 @@ void act__session_free(act_session *s)
         return;
     act__prefault_stop(s);
     act__pool_forget(s); /* no thread-exit hook touches it from now on */
-    if (s->helper_stuck)
-        return; /* the helper may still return from a plugin's tick into it */
+    if (s->helper_stuck) {
+        /* The helper may still return from a plugin's tick into it: kept,
+         * and reachable (a leak checker does not report it). */
+        static act_session *stuck;
+        static pthread_mutex_t stuck_lock = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_lock(&stuck_lock);
+        s->stuck_next = stuck;
+        stuck = s;
+        pthread_mutex_unlock(&stuck_lock);
+        return;
+    }
     for (act__thread *t = s->threads, *nt; t; t = nt) {
         nt = t->next;
         for (act__chunk *c = t->head, *nc; c; c = nc) {

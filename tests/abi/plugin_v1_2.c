@@ -9,7 +9,9 @@
  *    itself from inside its first call;
  *  - it checks that the host refuses a period of 0 and of more than an
  *    hour, a NULL function, and the cancel of an id it never had;
- *  - stop notes that it ran; a tick after it counts as late.
+ *  - stop notes that it ran; a tick after it counts as late;
+ *  - with ABI_V1_2_TICK_BLOCK_MSECS set, its first tick sleeps that long
+ *    (a tick that blocks, which the host must survive).
  * Finalize logs what it saw; test_abi_v1_2.c checks it. The test reads the
  * tick count through abi_v1_2_ticks() (dlsym) to wait for ticks without a
  * timed assertion.
@@ -18,7 +20,9 @@
  */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,6 +34,15 @@ static uint32_t counter;
 static atomic_int ticks, self_calls, late, stopped, other_thread;
 static atomic_long tick_tid;
 static uint32_t self_id;
+static long block_ms; /* config ABI_V1_2_TICK_BLOCK_MSECS: the first tick sleeps */
+static atomic_int blocking;
+
+/* 1 once a tick is inside its long sleep (ABI_V1_2_TICK_BLOCK_MSECS). */
+ACT_PLUGIN_EXPORT int abi_v1_2_blocking(void);
+ACT_PLUGIN_EXPORT int abi_v1_2_blocking(void)
+{
+    return atomic_load(&blocking);
+}
 
 ACT_PLUGIN_EXPORT int abi_v1_2_ticks(void);
 ACT_PLUGIN_EXPORT int abi_v1_2_ticks(void)
@@ -49,6 +62,13 @@ static void tick(void *arg, int64_t now_ns)
     (void)arg;
     if (atomic_load(&stopped))
         atomic_fetch_add(&late, 1);
+    if (block_ms > 0 && !atomic_exchange(&blocking, 1)) {
+        /* A tick that blocks (what a tick must never do): the host gives
+         * up on it at stop after PLUGIN_TIMEOUT_MSECS. */
+        struct timespec ts = {block_ms / 1000, (block_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        return;
+    }
     long tid = (long)syscall(SYS_gettid);
     long was = 0;
     if (!atomic_compare_exchange_strong(&tick_tid, &was, tid) && was != tid)
@@ -92,6 +112,9 @@ static int32_t v12_init(const act_plugin_host *h, void **state, char *reason,
     atomic_store(&stopped, 0);
     atomic_store(&other_thread, 0);
     atomic_store(&tick_tid, 0);
+    atomic_store(&blocking, 0);
+    const char *b = h->config_get(h->ctx, "ABI_V1_2_TICK_BLOCK_MSECS");
+    block_ms = b ? strtol(b, NULL, 10) : 0;
     act_plugin_counter c;
     memset(&c, 0, sizeof c);
     c.struct_size = sizeof c;

@@ -8,7 +8,9 @@
  *  - the host refuses every before start (no helper: ESTATE), periods of 0
  *    and over an hour, a NULL function, and an unknown id to cancel;
  *  - no tick runs after the plugin's stop, and each tick's sample is in
- *    the trace (as many as the ticks that ran).
+ *    the trace (as many as the ticks that ran);
+ *  - a tick that blocks past PLUGIN_TIMEOUT_MSECS does not hang stop: the
+ *    plugin is reported stuck and skipped, the trace is written.
  * If this test has to change, the ABI was broken (docs/ABI.md).
  */
 #include <dirent.h>
@@ -68,6 +70,14 @@ static void thread_comm(long tid, char *comm, size_t cap)
 }
 
 static char tick_comm[64];
+static int (*blocking_fn)(void);
+
+/* Waits (up to 60 s) until a tick is inside its long sleep. */
+static void wait_blocking(void)
+{
+    for (int i = 0; i < 60000 && !blocking_fn(); i++)
+        sleep_ms(1);
+}
 
 /* Waits (up to 60 s, never asserting on time) for 5 ticks. */
 static void body(void)
@@ -123,6 +133,22 @@ int main(void)
         (void)trace_thread; /* counter samples name no thread */
         json_decref(root);
     }
+    /* A tick that blocks past PLUGIN_TIMEOUT_MSECS: stop gives up on it
+     * (the plugin is stuck and skipped, its stop and finalize are not
+     * called), returns, and the trace is written without waiting. */
+    void *c = dlsym(so, "abi_v1_2_blocking");
+    CHECK_FATAL(c != NULL);
+    memcpy(&blocking_fn, &c, sizeof c);
+    log_reset();
+    CHECK_FATAL(run_session(list, 1,
+                            "PLUGIN_TIMEOUT_MSECS = 100\nABI_V1_2_TICK_BLOCK_MSECS = 3000\n",
+                            trace, wait_blocking) == 0);
+    CHECK_EQ_INT(blocking_fn(), 1);
+    CHECK(log_count("a tick did not return within 100 ms", NULL, NULL) >= 1);
+    CHECK_EQ_INT(log_count("abi v1.2 init", NULL, NULL), 0); /* no finalize */
+    json_t *root = trace_load(trace);
+    CHECK(root != NULL);
+    json_decref(root);
     dlclose(so);
     CHECK_MAIN_END;
 }
