@@ -139,6 +139,25 @@ int act__emit(act_session *s, const act__emit_record *r);
 
 /* ---- counters -------------------------------------------------------- */
 
+/* Ticks on the helper thread (the plugin ABI's every/every_cancel).
+ * act__tick_add: call @p fn(@p arg, now) every @p period_ns (the first
+ * time one period from now) for @p owner; *@p id receives its handle (>
+ * 0). ACT_ESTATE when no helper runs in this process (not started, stopped,
+ * a forked child, or its creation failed: the caller uses a thread of its
+ * own), ACT_ELIMIT when ACT__TICKS_MAX are registered.
+ * act__tick_cancel: removes @p owner's tick @p id (0: all of @p owner's),
+ * then, unless called on the helper thread itself (from a tick), waits
+ * for one of them that is running to return, at most @p wait_ms (<= 0:
+ * for ever). 0, ACT_ENOENT when @p id is not a live tick of @p owner, or
+ * ACT_EBUSY when the wait gave up (the helper is then abandoned:
+ * helper_stuck). A no-op (0) in a process where no helper runs. */
+int act__tick_add(act_session *s, const void *owner, int64_t period_ns,
+                  void (*fn)(void *arg, int64_t now_ns), void *arg, uint32_t *id);
+int act__tick_cancel(act_session *s, const void *owner, uint32_t id, int64_t wait_ms);
+/* Shortest and longest period of a plugin's tick (act_plugin_host.every). */
+#define ACT__PLUGIN_TICK_MIN_NS INT64_C(1000000)
+#define ACT__PLUGIN_TICK_MAX_NS (INT64_C(3600) * 1000000000)
+
 /* Declare a counter series: on @p device (or ACT__HOST_DEVICE), track name,
  * series name, unit (may be NULL). The same triple returns the same id. */
 int act__counter_series(act_session *s, uint16_t source, uint32_t device,

@@ -38,7 +38,7 @@ extern "C" {
 
 /** ABI version this header describes. */
 #define ACT_PLUGIN_ABI_MAJOR 1
-#define ACT_PLUGIN_ABI_MINOR 1
+#define ACT_PLUGIN_ABI_MINOR 2
 
 /** Name of the one symbol a plugin exports. */
 #define ACT_PLUGIN_ENTRY_SYMBOL "act_plugin_entry"
@@ -261,6 +261,32 @@ typedef struct act_plugin_host {
     int32_t (*name_thread)(act_plugin_ctx *ctx, uint64_t tid,
                            const char *name, uint32_t name_len);
     /* end of ABI 1.1 */
+
+    /** Call @p fn(@p arg, now_ns) every @p period_ns (1 ms .. 1 h), the
+     *  first time one period from now, on the host's one helper thread,
+     *  so that a plugin that samples needs no thread of its own; now_ns
+     *  is the host clock. A late tick runs once and missed ones are
+     *  skipped. *@p id receives the tick's handle for every_cancel.
+     *  Register from start (the helper runs from the session's start to
+     *  its stop): ACT_PLUGIN_ESTATE when no helper runs (before start,
+     *  after stop, in a forked child, or it could not be created): use a
+     *  thread of your own then. ACT_PLUGIN_ELIMIT: too many ticks.
+     *  A tick must be short and must never block (it delays the host's
+     *  own work, and every other plugin's ticks): sample, emit, return.
+     *  It may call every host function, every_cancel included. The host
+     *  cancels all of a plugin's ticks, waiting for one that runs, before
+     *  it calls the plugin's stop (and finalize): no tick runs after them.
+     *  Since 1.2. */
+    int32_t (*every)(act_plugin_ctx *ctx, int64_t period_ns,
+                     void (*fn)(void *arg, int64_t now_ns), void *arg,
+                     uint32_t *id);
+    /** Cancel tick @p id (0: all of this plugin's). When it returns, the
+     *  tick is not running (unless called from that tick itself) and never
+     *  runs again. 0, or ACT_PLUGIN_EINVAL for an id that is not one of
+     *  this plugin's live ticks (one already cancelled included). Since
+     *  1.2. */
+    int32_t (*every_cancel)(act_plugin_ctx *ctx, uint32_t id);
+    /* end of ABI 1.2 */
 } act_plugin_host;
 
 /* ---- the plugin table --------------------------------------------------- */
@@ -330,6 +356,7 @@ act_plugin_entry(const act_plugin_host *host, uint32_t host_abi_major,
 #define ACT_PLUGIN_SAMPLE_SIZE_1_0 24u
 #define ACT_PLUGIN_HOST_SIZE_1_0 112u
 #define ACT_PLUGIN_HOST_SIZE_1_1 120u
+#define ACT_PLUGIN_HOST_SIZE_1_2 136u
 #define ACT_PLUGIN_SIZE_1_0 88u
 
 #if defined(__cplusplus)
@@ -410,7 +437,9 @@ ACT_PLUGIN_PIN(act_plugin_host, add_counter, 88);
 ACT_PLUGIN_PIN(act_plugin_host, emit_samples, 96);
 ACT_PLUGIN_PIN(act_plugin_host, correlation_current, 104);
 ACT_PLUGIN_PIN(act_plugin_host, name_thread, 112);
-ACT_PLUGIN_STATIC_ASSERT(sizeof(act_plugin_host) == ACT_PLUGIN_HOST_SIZE_1_1,
+ACT_PLUGIN_PIN(act_plugin_host, every, 120);
+ACT_PLUGIN_PIN(act_plugin_host, every_cancel, 128);
+ACT_PLUGIN_STATIC_ASSERT(sizeof(act_plugin_host) == ACT_PLUGIN_HOST_SIZE_1_2,
                          "act_plugin_host size");
 
 ACT_PLUGIN_PIN(act_plugin, struct_size, 0);

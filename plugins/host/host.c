@@ -22,9 +22,18 @@
  * so each value is drawn over the interval it describes). The resident
  * size is an instant value, stamped when it was read.
  *
- * Threads: the sampler owns the sampling state while it runs; the buffered
- * samples are shared with flush() under a mutex; start/stop/flush/finalize
- * may come in any order (each checks what is running).
+ * Where it samples: on the host's helper thread, through the host's tick
+ * service (act_plugin_host.every, ABI 1.2), so a recording process has no
+ * thread of this plugin's; with an older host, or when the host has no
+ * helper to offer (every returns an error), on a thread of its own
+ * ("actrace-host"), as before.
+ *
+ * Threads: the sampler (the tick, or the thread) owns the sampling state
+ * while it runs; start and stop own it before the first tick and after
+ * the last (the tick is cancelled, and cancel waits for one that runs,
+ * before stop takes the last sample). The buffered samples are shared
+ * with flush() under a mutex; start/stop/flush/finalize may come in any
+ * order (each checks what is running).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -34,6 +43,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +141,13 @@ typedef struct host_plugin {
     hc_perf perf[HC_NCOUNTERS];
     long page_size;
 
+    /* The sampling state, owned by the sampler (see Threads above). */
+    int statm_fd;
+    hc_snap snaps[2];
+    int cur;
+    uint32_t tick_id; /* from host->every; 0: no tick registered */
+    atomic_int tick_ready; /* the start sample is taken: ticks sample */
+
     pthread_mutex_t lock; /* guards everything below and series[].buf */
     pthread_cond_t wake;
     pthread_t thread;
@@ -216,16 +233,16 @@ static int perf_probe(host_plugin *hp, int c)
     return 0;
 }
 
-/* Opens one descriptor per thread of the process but the calling one (the
- * sampler). Threads created later by those threads are inherited. */
-static void perf_open_all(host_plugin *hp)
+/* Opens one descriptor per thread of the process but @p self (the sampler
+ * thread of our own; 0: none is left out). Threads created later by those
+ * threads are inherited. */
+static void perf_open_all(host_plugin *hp, pid_t self)
 {
     int any = 0;
     for (int c = 0; c < HC_NCOUNTERS; c++)
         any |= hp->enabled[c] && hc_defs[c].perf;
     if (!any)
         return;
-    pid_t self = (pid_t)syscall(SYS_gettid);
     for (int c = 0; c < HC_NCOUNTERS; c++) {
         if (!hp->enabled[c] || !hc_defs[c].perf)
             continue;
@@ -415,34 +432,64 @@ static void sample(host_plugin *hp, const hc_snap *prev, const hc_snap *cur,
     pthread_mutex_unlock(&hp->lock);
 }
 
+/* The start of sampling (on the sampler thread, or in start for ticks):
+ * opens what it reads, takes the first snapshot, and hands over the
+ * resident size at the start at once (not batched: a process that ends
+ * before the first tick, and by _exit with no stop sample, still has it).
+ * @p self: the tid perf counters leave out (0: none). */
+static void sampling_begin(host_plugin *hp, pid_t self)
+{
+    hp->statm_fd = hp->enabled[HC_MEMORY]
+                       ? open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+                       : -1;
+    if (hp->enabled[HC_MEMORY] && hp->statm_fd < 0)
+        hp_log(hp, ACT_PLUGIN_LOG_WARN,
+               "cannot open /proc/self/statm (%s): no memory samples",
+               strerror(errno));
+    perf_open_all(hp, self);
+    hp->cur = 0;
+    snap_take(hp, &hp->snaps[0]);
+    if (hp->enabled[HC_MEMORY]) {
+        double rss = rss_bytes(hp, hp->statm_fd);
+        pthread_mutex_lock(&hp->lock);
+        if (rss >= 0)
+            series_add(hp, HC_MEMORY, 0, hp->snaps[0].ts, rss);
+        series_emit(hp, &hp->series[HC_MEMORY][0]);
+        pthread_mutex_unlock(&hp->lock);
+    }
+}
+
+/* One sample over the interval since the last snapshot (a tick, or the
+ * last one at stop). */
+static void sampling_step(host_plugin *hp)
+{
+    snap_take(hp, &hp->snaps[hp->cur ^ 1]);
+    sample(hp, &hp->snaps[hp->cur], &hp->snaps[hp->cur ^ 1], hp->statm_fd);
+    hp->cur ^= 1;
+}
+
+static void sampling_end(host_plugin *hp)
+{
+    perf_close_all(hp);
+    if (hp->statm_fd >= 0)
+        close(hp->statm_fd);
+    hp->statm_fd = -1;
+}
+
+/* The tick on the host's helper thread (host->every). */
+static void sampler_tick(void *arg, int64_t now_ns)
+{
+    host_plugin *hp = arg;
+    (void)now_ns; /* snap_take reads the clock next to its readings */
+    if (atomic_load_explicit(&hp->tick_ready, memory_order_acquire))
+        sampling_step(hp);
+}
+
 static void *sampler_main(void *arg)
 {
     host_plugin *hp = arg;
     pthread_setname_np(pthread_self(), "actrace-host");
-    int statm_fd = hp->enabled[HC_MEMORY]
-                       ? open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
-                       : -1;
-    if (hp->enabled[HC_MEMORY] && statm_fd < 0)
-        hp_log(hp, ACT_PLUGIN_LOG_WARN,
-               "cannot open /proc/self/statm (%s): no memory samples",
-               strerror(errno));
-    perf_open_all(hp);
-
-    hc_snap snaps[2];
-    int cur = 0;
-    snap_take(hp, &snaps[cur]);
-    /* The resident size at the start, so the track begins with the
-     * window. */
-    if (hp->enabled[HC_MEMORY]) {
-        double rss = rss_bytes(hp, statm_fd);
-        pthread_mutex_lock(&hp->lock);
-        if (rss >= 0)
-            series_add(hp, HC_MEMORY, 0, snaps[cur].ts, rss);
-        /* At once, not batched: a process that ends before the first
-         * tick (and by _exit, with no stop sample) still has it. */
-        series_emit(hp, &hp->series[HC_MEMORY][0]);
-        pthread_mutex_unlock(&hp->lock);
-    }
+    sampling_begin(hp, (pid_t)syscall(SYS_gettid));
     pthread_mutex_lock(&hp->lock);
     hp->started = 1;
     pthread_cond_broadcast(&hp->wake);
@@ -462,9 +509,7 @@ static void *sampler_main(void *arg)
         if (discard)
             break;
         /* A tick, or the last sample at stop. */
-        snap_take(hp, &snaps[cur ^ 1]);
-        sample(hp, &snaps[cur], &snaps[cur ^ 1], statm_fd);
-        cur ^= 1;
+        sampling_step(hp);
         if (stopping)
             break;
         next += step;
@@ -472,10 +517,14 @@ static void *sampler_main(void *arg)
         if (next <= now) /* late (suspended, overloaded): skip ticks */
             next = now + step;
     }
-    perf_close_all(hp);
-    if (statm_fd >= 0)
-        close(statm_fd);
+    sampling_end(hp);
     return NULL;
+}
+
+/* 1 if the host offers ticks (ABI 1.2). */
+static int host_has_every(const act_plugin_host *h)
+{
+    return h->struct_size >= ACT_PLUGIN_HOST_SIZE_1_2 && h->every && h->every_cancel;
 }
 
 /* ---- config ---------------------------------------------------------------- */
@@ -570,6 +619,7 @@ static int32_t host_init(const act_plugin_host *host, void **state,
         return ACT_PLUGIN_ENOMEM;
     }
     hp->host = host;
+    hp->statm_fd = -1;
     pthread_condattr_t ca;
     if (pthread_mutex_init(&hp->lock, NULL) != 0) {
         free(hp);
@@ -668,6 +718,17 @@ static int32_t host_init(const act_plugin_host *host, void **state,
  * without a last sample. */
 static void sampler_stop(host_plugin *hp, int discard)
 {
+    if (hp->tick_id) {
+        /* When cancel returns, no tick runs (the host may have cancelled
+         * it already, before stop: then cancel only says so). */
+        hp->host->every_cancel(hp->host->ctx, hp->tick_id);
+        hp->tick_id = 0;
+        atomic_store_explicit(&hp->tick_ready, 0, memory_order_relaxed);
+        if (!discard)
+            sampling_step(hp);
+        sampling_end(hp);
+        return;
+    }
     pthread_mutex_lock(&hp->lock);
     int live = hp->thread_live;
     if (live) {
@@ -692,8 +753,26 @@ static void host_start(void *state)
     pthread_mutex_lock(&hp->lock);
     int live = hp->thread_live;
     pthread_mutex_unlock(&hp->lock);
-    if (live)
+    if (live || hp->tick_id)
         return; /* already sampling */
+    if (host_has_every(hp->host)) {
+        /* On the host's helper: the start sample now, on this thread (it
+         * is taken before start returns, as with a thread), then a tick
+         * every interval. The helper is one of actrace's threads: perf
+         * counters leave none out (the helper's own work is counted). */
+        uint32_t id = 0;
+        int32_t rc = hp->host->every(hp->host->ctx, (int64_t)hp->interval_ms * 1000000,
+                                     sampler_tick, hp, &id);
+        if (rc == 0 && id) {
+            /* A tick that comes before the start sample is taken (this
+             * thread preempted for a period) does nothing. */
+            hp->tick_id = id;
+            sampling_begin(hp, 0);
+            atomic_store_explicit(&hp->tick_ready, 1, memory_order_release);
+            return;
+        }
+        /* No helper to run it (none in this process): a thread of ours. */
+    }
     /* The sampler takes no signal meant for the application. */
     sigset_t all, old;
     sigfillset(&all);

@@ -196,6 +196,7 @@ static inline const char *act__chunk_str(const act__chunk *c, uint32_t ref,
 /* ---- per-thread state of one session ------------------------------------ */
 
 #define ACT__MAX_DEPTH 256   /* open spans per thread */
+#define ACT__TICKS_MAX 32    /* ticks registered at once, per session (act__tick_add) */
 #define ACT__NTYPE_SLOTS (ACT_ACTIVITY_TYPE_MAX_BUILTIN + 1 + ACT_ACTIVITY_TYPE_MAX_REGISTERED)
 
 /* Why an attempted event was not recorded. */
@@ -382,6 +383,32 @@ struct act_session {
     uint64_t prefault_after;
     int32_t prefault_pid;
     pthread_cond_t prefault_cond;
+    /* Ticks (act__tick_add): periodic calls that the helper thread (the
+     * pre-fault thread or the drain) makes for plugins, so that a plugin
+     * that samples (host) needs no thread of its own. The table is under
+     * tick_lock (a leaf: no other lock is taken under it, and no tick
+     * runs under it); tick_first is the earliest next_ns (INT64_MAX: none),
+     * read by the helper without the lock to skip it between ticks.
+     * tick_busy_* name the tick running now (0: none); tick_done is
+     * broadcast when it returns. helper_stuck: a cancel gave up waiting
+     * for a tick that did not return (PLUGIN_TIMEOUT_MSECS): the helper is
+     * not joined and the session is not freed (its memory is leaked, as a
+     * stuck plugin's context is). */
+    pthread_mutex_t tick_lock;
+    pthread_cond_t tick_done;
+    struct act__tick {
+        void (*fn)(void *arg, int64_t now_ns);
+        void *arg;
+        const void *owner;
+        int64_t period_ns, next_ns;
+        uint32_t id; /* 0: a free entry */
+    } ticks[ACT__TICKS_MAX];
+    uint32_t tick_next_id;
+    uint32_t tick_busy_id;
+    const void *tick_busy_owner;
+    _Atomic int64_t tick_first;
+    int helper_stuck;
+    struct act_session *stuck_next; /* sessions left to a stuck helper (session.c) */
 
     act__series **series; /* each allocated once: pointers stay valid */
     size_t nseries, capseries;
@@ -657,6 +684,10 @@ int64_t act__proc_start_ticks(void);
  * first set to a whole number >= 0), ACTRACE_DIST_BACKEND. */
 typedef struct act__dist act__dist;
 void act__dist_env(act__dist *d);
+/* secure_getenv of @p n names in one pass over the environment: out[i] is
+ * the value of names[i] (the first one, as getenv finds it) or NULL; all
+ * NULL in a secure-execution (set-id) process, as secure_getenv. */
+void act__env_scan(const char *const *names, size_t n, const char **out);
 /* Log this process's act__dist_env to the spool (ACT__SP_DIST), or encode
  * it into @p buf (@p cap bytes) when @p buf is not NULL: its size, 0 if it
  * does not fit. */
@@ -697,6 +728,9 @@ void act__strtab_spool_begin(void);
  * ids are the dead process's. NULL: back to the table. */
 void act__names_override(const char *const *names, const uint32_t *lens, uint32_t n);
 const char *act__process_name(char *buf, size_t cap);
+/* The name the program gave itself (act_process_name), copied into @p buf,
+ * or NULL: unlike act__process_name, no fall back to /proc/self/comm. */
+const char *act__process_name_given(char *buf, size_t cap);
 
 /* act__emit and act__counter_sample for a caller that holds the
  * signal-safety guard (act__rec_enter) already. */

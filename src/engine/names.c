@@ -10,6 +10,8 @@
  * thread comes first. Threads never named get the kernel's name for them
  * (/proc/self/task/TID/comm, as set by pthread_setname_np) at write time.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,11 +135,17 @@ void act_process_name(const char *name)
 
 static const char *read_comm(const char *path, char *buf, size_t cap)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    /* open and read, not stdio: every process under record reads its
+     * comm at exit, and fopen costs a buffer and a lock. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return NULL;
-    size_t n = fread(buf, 1, cap - 1, f);
-    fclose(f);
+    ssize_t r;
+    do
+        r = read(fd, buf, cap - 1);
+    while (r < 0 && errno == EINTR);
+    close(fd);
+    size_t n = r > 0 ? (size_t)r : 0;
     while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
         n--;
     buf[n] = '\0';
@@ -194,6 +202,22 @@ const char *act__process_name(char *buf, size_t cap)
     }
     pthread_mutex_unlock(&lock);
     return found ? found : read_comm("/proc/self/comm", buf, cap);
+}
+
+const char *act__process_name_given(char *buf, size_t cap)
+{
+    const char *found = NULL;
+    pthread_mutex_lock(&lock);
+    if (process_name) {
+        size_t n = strlen(process_name);
+        if (n >= cap)
+            n = cap - 1;
+        memcpy(buf, process_name, n);
+        buf[n] = '\0';
+        found = buf;
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 /* Fork handlers (installed by session.c at load): see atfork_prepare. */

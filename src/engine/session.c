@@ -232,10 +232,51 @@ static int apply_config(act_session *s)
     return 0;
 }
 
-static int env_int(const char *const *names, int64_t *out)
+void act__env_scan(const char *const *names, size_t n, const char **out)
 {
-    for (; *names; names++) {
-        const char *e = secure_getenv(*names);
+    /* A variable whose first byte starts none of the names is passed over
+     * at once (most of them). */
+    uint64_t first[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        out[i] = NULL;
+        unsigned char c = (unsigned char)names[i][0];
+        first[c >> 6] |= (uint64_t)1 << (c & 63);
+    }
+    size_t found = n;
+    for (char **e = environ; e && *e; e++) {
+        const char *v = *e;
+        unsigned char c = (unsigned char)v[0];
+        if (!(first[c >> 6] >> (c & 63) & 1))
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            const char *a = names[i], *b = v;
+            if (out[i] || *a != *b)
+                continue;
+            while (*a && *a == *b) {
+                a++;
+                b++;
+            }
+            if (!*a && *b == '=') {
+                out[i] = b + 1;
+                if (found == n)
+                    found = i;
+                break;
+            }
+        }
+    }
+    /* Secure execution (set-id): secure_getenv finds nothing, and neither
+     * does this (asked of a name found, not of the auxiliary vector: one
+     * function fewer to bind at load). */
+    if (found < n && !secure_getenv(names[found]))
+        for (size_t i = 0; i < n; i++)
+            out[i] = NULL;
+}
+
+/* The first of @p vals (n) that is a decimal integer >= 0. */
+static int env_int(const char *const *vals, size_t n, int64_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *e = vals[i];
         if (e && *e) {
             char *end;
             long long v = strtoll(e, &end, 10);
@@ -250,16 +291,27 @@ static int env_int(const char *const *names, int64_t *out)
 
 void act__dist_env(act__dist *d)
 {
-    static const char *const rank_env[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", NULL};
-    static const char *const world_env[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", NULL};
-    static const char *const local_env[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", NULL};
-    memset(d, 0, sizeof *d);
+    /* Three candidates each for the rank, the world size and the local
+     * rank, in order of preference, and the backend: one pass (every
+     * process under record reads them at its start). */
+    static const char *const names[] = {
+        "RANK",       "SLURM_PROCID",  "OMPI_COMM_WORLD_RANK",
+        "WORLD_SIZE", "SLURM_NTASKS",  "OMPI_COMM_WORLD_SIZE",
+        "LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
+        "ACTRACE_DIST_BACKEND"};
+    const char *v[10];
+    act__env_scan(names, 10, v);
+    d->rank = d->local = 0;
     d->world = 1;
-    d->has_rank = env_int(rank_env, &d->rank);
-    d->has_world = env_int(world_env, &d->world);
-    d->has_local = env_int(local_env, &d->local);
-    const char *b = secure_getenv("ACTRACE_DIST_BACKEND");
-    snprintf(d->backend, sizeof d->backend, "%s", b ? b : "");
+    d->has_rank = env_int(v, 3, &d->rank);
+    d->has_world = env_int(v + 3, 3, &d->world);
+    d->has_local = env_int(v + 6, 3, &d->local);
+    const char *b = v[9] ? v[9] : "";
+    size_t bl = 0;
+    while (bl < sizeof d->backend - 1 && b[bl])
+        bl++;
+    memcpy(d->backend, b, bl);
+    d->backend[bl] = '\0';
 }
 
 size_t act__dist_spool(char *buf, size_t cap)
@@ -288,7 +340,16 @@ static int64_t proc_start_read(void)
     if (n <= 0)
         return 0;
     buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the comm may hold anything */
+    /* The last ')': the comm may hold anything. By hand, not strrchr (one
+     * function fewer to bind in every process under record), and within
+     * the first 64 bytes: "PID (COMM)" is at most 10 + 2 + 15 + 1 bytes,
+     * and no field after it holds a ')'. */
+    const char *p = NULL;
+    for (ssize_t i = n < 64 ? n : 64; i-- > 0;)
+        if (buf[i] == ')') {
+            p = buf + i;
+            break;
+        }
     if (!p)
         return 0;
     p++;
@@ -341,6 +402,9 @@ int act__session_create(const act_session_opts *opts, act_session **out)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->timer_cond, &ca);
+    pthread_cond_init(&s->tick_done, &ca);
+    pthread_mutex_init(&s->tick_lock, NULL);
+    atomic_init(&s->tick_first, INT64_MAX);
     pthread_condattr_destroy(&ca);
     atomic_init(&s->state, ACT__S_CREATED);
     act__sample_clock_offset(s); /* again at start; this serves a never-started write */
@@ -436,6 +500,17 @@ void act__session_free(act_session *s)
         return;
     act__prefault_stop(s);
     act__pool_forget(s); /* no thread-exit hook touches it from now on */
+    if (s->helper_stuck) {
+        /* The helper may still return from a plugin's tick into it: kept,
+         * and reachable (a leak checker does not report it). */
+        static act_session *stuck;
+        static pthread_mutex_t stuck_lock = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_lock(&stuck_lock);
+        s->stuck_next = stuck;
+        stuck = s;
+        pthread_mutex_unlock(&stuck_lock);
+        return;
+    }
     for (act__thread *t = s->threads, *nt; t; t = nt) {
         nt = t->next;
         for (act__chunk *c = t->head, *nc; c; c = nc) {
@@ -481,6 +556,8 @@ void act__session_free(act_session *s)
     act_config_destroy(s->config);
     free(s->trace_name);
     pthread_cond_destroy(&s->timer_cond);
+    pthread_cond_destroy(&s->tick_done);
+    pthread_mutex_destroy(&s->tick_lock);
     pthread_mutex_destroy(&s->window_lock);
     pthread_mutex_destroy(&s->ready_lock);
     pthread_mutex_destroy(&s->lock);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -42,7 +43,12 @@ static _Atomic int sp_open;
 static uint64_t sp_size;     /* bytes of BASE.spool handed out (under sp_lock) */
 static int sp_full_logged;   /* under sp_lock */
 static _Atomic int sp_meta_broken; /* a short write: the log stops there */
-static char *sp_names[2];    /* BASE.spool, BASE.meta (in the directory) */
+/* BASE.spool, BASE.meta (in the directory), or NULL: in static buffers,
+ * as the directory's path, so that a process that records nothing never
+ * calls malloc (its first call sets up the heap). */
+#define SP_NAME_MAX 256
+static char *sp_names[2];
+static char sp_name_buf[2][SP_NAME_MAX];
 static int sp_removed;       /* the trace was written: files unlinked */
 static int sp_light;         /* only BASE.meta so far (act__spool_light_open) */
 static atomic_int sp_taken;  /* a session spools already */
@@ -56,6 +62,7 @@ static pthread_mutex_t sp_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static _Atomic int sp_dirfd = -1;
 static char *sp_dir;          /* its path, for messages and the re-open */
+static char sp_dir_buf[PATH_MAX];
 static dev_t sp_dir_dev;
 static ino_t sp_dir_ino;
 static atomic_int sp_dir_lost; /* gone: nothing is written there again */
@@ -124,12 +131,15 @@ int act__spool_dir_open(const char *dir)
         errno = e;
         return -1;
     }
-    free(sp_dir);
-    sp_dir = strdup(dir);
-    if (!sp_dir) {
+    size_t dl = strlen(dir);
+    if (dl >= sizeof sp_dir_buf) {
+        act_log(ACT_LOG_ERROR, "record directory %.64s...: path too long: not recording", dir);
         close(fd);
+        errno = ENAMETOOLONG;
         return -1;
     }
+    memcpy(sp_dir_buf, dir, dl + 1);
+    sp_dir = sp_dir_buf;
     sp_dir_dev = st.st_dev;
     sp_dir_ino = st.st_ino;
     atomic_store(&sp_dir_lost, 0);
@@ -330,28 +340,41 @@ void act__spool_log_prop(uint32_t device, const act__arg *a)
 
 static char *cat(const char *a, const char *b)
 {
-    size_t n = strlen(a) + strlen(b) + 1;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s%s", a, b);
+    size_t na = strlen(a), nb = strlen(b);
+    char *p = malloc(na + nb + 1);
+    if (p) {
+        memcpy(p, a, na);
+        memcpy(p + na, b, nb + 1);
+    }
     return p;
+}
+
+/* Names the spool's files: BASE.spool and BASE.meta (NULL both, with
+ * ENAMETOOLONG, when they do not fit). */
+static void names_set(const char *base)
+{
+    size_t n = strlen(base);
+    if (n + sizeof ".spool" > SP_NAME_MAX) {
+        sp_names[0] = sp_names[1] = NULL;
+        errno = ENAMETOOLONG;
+        return;
+    }
+    memcpy(sp_name_buf[0], base, n);
+    memcpy(sp_name_buf[0] + n, ".spool", sizeof ".spool");
+    memcpy(sp_name_buf[1], base, n);
+    memcpy(sp_name_buf[1] + n, ".meta", sizeof ".meta");
+    sp_names[0] = sp_name_buf[0];
+    sp_names[1] = sp_name_buf[1];
 }
 
 int act__spool_light_open(const char *base, const char *recs, size_t len)
 {
-    free(sp_names[0]);
-    free(sp_names[1]);
-    sp_names[0] = cat(base, ".spool");
-    sp_names[1] = cat(base, ".meta");
+    names_set(base);
     int fd = sp_names[0] && sp_names[1]
                  ? dir_open(sp_names[1], O_WRONLY | O_APPEND | O_CREAT | O_EXCL, 0600)
                  : -1;
     if (fd < 0) {
-        int e = errno;
-        free(sp_names[0]);
-        free(sp_names[1]);
         sp_names[0] = sp_names[1] = NULL;
-        errno = e;
         return -1;
     }
     act__xfsz_guard g;
@@ -374,10 +397,8 @@ int act__spool_open(const char *base)
 {
     int fd0 = -1, fd1 = -1;
     int light = sp_light; /* BASE.meta exists already: ours */
-    if (!light) {
-        sp_names[0] = cat(base, ".spool");
-        sp_names[1] = cat(base, ".meta");
-    }
+    if (!light)
+        names_set(base);
     if (!sp_names[0] || !sp_names[1])
         goto fail;
     fd0 = dir_open(sp_names[0], O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -416,11 +437,8 @@ fail:;
         if (dfd >= 0)
             unlinkat(dfd, sp_names[0], 0);
     }
-    if (!light) {
-        free(sp_names[0]);
-        free(sp_names[1]);
+    if (!light)
         sp_names[0] = sp_names[1] = NULL;
-    }
     errno = e;
     return -1;
 }
@@ -458,8 +476,6 @@ void act__spool_atfork_child(void)
     act__spooling = 0;
     atomic_store(&sp_taken, 0);
     atomic_store(&sp_open, 0);
-    free(sp_names[0]);
-    free(sp_names[1]);
     sp_names[0] = sp_names[1] = NULL;
     /* The record directory's descriptor stays: the child checked nothing
      * else, and uses the same directory. */

@@ -4,6 +4,7 @@
  * chunk when the tail is full (the once-per-chunk slow path, where the
  * buffer limit is enforced), and drop accounting.
  */
+#include <errno.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <stdlib.h>
@@ -848,6 +849,179 @@ static void cond_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms)
     pthread_cond_timedwait(c, m, &ts);
 }
 
+/* Wait on @p c (@p m held) for at most @p ns (> 0). */
+static void cond_wait_ns(pthread_cond_t *c, pthread_mutex_t *m, int64_t ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t t = (int64_t)ts.tv_nsec + ns;
+    ts.tv_sec += (time_t)(t / 1000000000);
+    ts.tv_nsec = (long)(t % 1000000000);
+    pthread_cond_timedwait(c, m, &ts);
+}
+
+/* ---- ticks ------------------------------------------------------------------ */
+
+/*
+ * Ticks are the helper thread's periodic calls for plugins (the ABI's
+ * every): the helper runs the ticks that are due between its own work and
+ * waits until the earliest of its own next pass and the next tick. A tick
+ * runs with no engine lock held (it records, as a plugin thread would);
+ * the helper marks itself (on_helper) so that its recording never waits
+ * for the pool it drains itself. Ticks must be short: while one runs, the
+ * helper neither drains nor warms (docs/plugins.md).
+ */
+static _Thread_local int on_helper;
+
+/* The earliest next_ns of the table, or INT64_MAX. Under tick_lock. */
+static int64_t ticks_first(const act_session *s)
+{
+    int64_t first = INT64_MAX;
+    for (uint32_t i = 0; i < ACT__TICKS_MAX; i++)
+        if (s->ticks[i].id && s->ticks[i].next_ns < first)
+            first = s->ticks[i].next_ns;
+    return first;
+}
+
+/* On the helper: runs each tick due now once (one that is late runs once,
+ * then a period later: missed ticks are skipped), and returns when the
+ * next one is due (INT64_MAX: none). */
+static int64_t ticks_run(act_session *s)
+{
+    int64_t first = atomic_load_explicit(&s->tick_first, memory_order_acquire);
+    if (first == INT64_MAX)
+        return first;
+    int64_t now = act__clock_ns();
+    if (now < first)
+        return first;
+    pthread_mutex_lock(&s->tick_lock);
+    for (uint32_t i = 0; i < ACT__TICKS_MAX; i++) {
+        struct act__tick *k = &s->ticks[i];
+        if (!k->id || k->next_ns > now)
+            continue;
+        k->next_ns += k->period_ns;
+        if (k->next_ns <= now)
+            k->next_ns = now + k->period_ns;
+        void (*fn)(void *, int64_t) = k->fn;
+        void *arg = k->arg;
+        s->tick_busy_id = k->id;
+        s->tick_busy_owner = k->owner;
+        pthread_mutex_unlock(&s->tick_lock);
+        fn(arg, act__clock_ns());
+        pthread_mutex_lock(&s->tick_lock);
+        s->tick_busy_id = 0;
+        s->tick_busy_owner = NULL;
+        pthread_cond_broadcast(&s->tick_done);
+    }
+    first = ticks_first(s);
+    atomic_store_explicit(&s->tick_first, first, memory_order_release);
+    pthread_mutex_unlock(&s->tick_lock);
+    return first;
+}
+
+/* How long the helper may sleep, in ns, at most @p cap_ns, before the tick
+ * due at @p next: 0 when it is due now. */
+static int64_t tick_sleep(int64_t next, int64_t cap_ns)
+{
+    if (next == INT64_MAX)
+        return cap_ns;
+    int64_t d = next - act__clock_ns();
+    return d <= 0 ? 0 : d < cap_ns ? d : cap_ns;
+}
+
+/* 1 if this process runs @p s's helper now. */
+static int helper_here(act_session *s)
+{
+    return s->prefault_pid && s->prefault_pid == (int32_t)getpid();
+}
+
+int act__tick_add(act_session *s, const void *owner, int64_t period_ns,
+                  void (*fn)(void *arg, int64_t now_ns), void *arg, uint32_t *id)
+{
+    if (!s || !fn || !id || period_ns <= 0)
+        return ACT_EINVAL;
+    /* A forked child has no helper (and its locks may have been held at
+     * the fork): nothing is taken there. */
+    if (!helper_here(s))
+        return ACT_ESTATE;
+    pthread_mutex_lock(&s->ready_lock);
+    int running = s->prefault_running && !s->prefault_stop;
+    pthread_mutex_unlock(&s->ready_lock);
+    if (!running)
+        return ACT_ESTATE;
+    pthread_mutex_lock(&s->tick_lock);
+    struct act__tick *k = NULL;
+    for (uint32_t i = 0; i < ACT__TICKS_MAX && !k; i++)
+        if (!s->ticks[i].id)
+            k = &s->ticks[i];
+    if (!k) {
+        pthread_mutex_unlock(&s->tick_lock);
+        return ACT_ELIMIT;
+    }
+    if (++s->tick_next_id == 0)
+        s->tick_next_id = 1;
+    k->fn = fn;
+    k->arg = arg;
+    k->owner = owner;
+    k->period_ns = period_ns;
+    int64_t now = act__clock_ns();
+    k->next_ns = period_ns > INT64_MAX - now ? INT64_MAX - 1 : now + period_ns;
+    k->id = s->tick_next_id;
+    *id = k->id;
+    int earlier = k->next_ns < atomic_load_explicit(&s->tick_first, memory_order_relaxed);
+    if (earlier)
+        atomic_store_explicit(&s->tick_first, k->next_ns, memory_order_release);
+    pthread_mutex_unlock(&s->tick_lock);
+    if (earlier) {
+        /* The helper may sleep until its own next pass (or for ever,
+         * without a pool): it recomputes its wait. */
+        pthread_mutex_lock(&s->ready_lock);
+        pthread_cond_signal(&s->prefault_cond);
+        pthread_mutex_unlock(&s->ready_lock);
+        if (s->pool) {
+            pthread_mutex_lock(&s->pool->lock);
+            pthread_cond_signal(&s->pool->work);
+            pthread_mutex_unlock(&s->pool->lock);
+        }
+    }
+    return 0;
+}
+
+int act__tick_cancel(act_session *s, const void *owner, uint32_t id, int64_t wait_ms)
+{
+    if (!s || !helper_here(s))
+        return 0;
+    pthread_mutex_lock(&s->tick_lock);
+    int found = 0;
+    for (uint32_t i = 0; i < ACT__TICKS_MAX; i++)
+        if (s->ticks[i].id && s->ticks[i].owner == owner && (!id || s->ticks[i].id == id)) {
+            s->ticks[i].id = 0;
+            found = 1;
+        }
+    atomic_store_explicit(&s->tick_first, ticks_first(s), memory_order_release);
+    int rc = found || !id ? 0 : ACT_ENOENT;
+    if (!on_helper) {
+        struct timespec dl;
+        clock_gettime(CLOCK_MONOTONIC, &dl);
+        int64_t t = (int64_t)dl.tv_nsec + (wait_ms > 0 ? wait_ms : 0) % 1000 * 1000000;
+        dl.tv_sec += (time_t)((wait_ms > 0 ? wait_ms : 0) / 1000 + t / 1000000000);
+        dl.tv_nsec = (long)(t % 1000000000);
+        while (s->tick_busy_id && s->tick_busy_owner == owner &&
+               (!id || s->tick_busy_id == id)) {
+            if (wait_ms <= 0) {
+                pthread_cond_wait(&s->tick_done, &s->tick_lock);
+            } else if (pthread_cond_timedwait(&s->tick_done, &s->tick_lock, &dl) == ETIMEDOUT &&
+                       s->tick_busy_id && s->tick_busy_owner == owner) {
+                s->helper_stuck = 1;
+                rc = ACT_EBUSY;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->tick_lock);
+    return rc;
+}
+
 /* Test hook: ACTRACE_TEST_DRAIN_DELAY_US before each chunk (a slow
  * disk), cut short by stop. */
 static int drain_delay(struct act__pool *p)
@@ -1026,6 +1200,7 @@ static void drain_main(act_session *s)
          * by the slabs there are; p->stop is read under the lock only). */
         while (spill_wanted(s) && spill_one(s, 0))
             done++;
+        int64_t next_tick = ticks_run(s);
         pthread_mutex_lock(&p->lock);
         /* Warm ahead, a huge page at a time, once the session records
          * (a lazy one: past prefault_after) and within the budget. */
@@ -1039,8 +1214,9 @@ static void drain_main(act_session *s)
         }
         p->passes++;
         pthread_cond_broadcast(&p->freed);
-        if (!done && !warmed && !p->stop)
-            cond_wait_ms(&p->work, &p->lock, 2);
+        int64_t sleep_ns = tick_sleep(next_tick, 2000000);
+        if (!done && !warmed && !p->stop && sleep_ns > 0)
+            cond_wait_ns(&p->work, &p->lock, sleep_ns);
     }
     pthread_mutex_unlock(&p->lock);
     free(cand);
@@ -1078,12 +1254,20 @@ static void wait_ms(act_session *s, long ms)
 static void *prefault_main(void *arg)
 {
     act_session *s = arg;
+    on_helper = 1;
+    /* Named for ps and the trace: it runs plugins' ticks, which record. */
+    prctl(PR_SET_NAME, "actrace-helper", 0, 0, 0);
     if (s->pool) {
         drain_main(s);
         return NULL;
     }
     pthread_mutex_lock(&s->ready_lock);
     while (!s->prefault_stop) {
+        pthread_mutex_unlock(&s->ready_lock);
+        int64_t next_tick = ticks_run(s);
+        pthread_mutex_lock(&s->ready_lock);
+        if (s->prefault_stop)
+            break;
         /* Spooled: keep room in the RAM budget (a quarter of it, at most
          * 32 MB: what the pre-fault thread keeps ready and some) by
          * spilling ahead of need, so recording threads rarely spill
@@ -1098,9 +1282,16 @@ static void *prefault_main(void *arg)
         if (!prefault_wanted(s)) {
             if (s->spooled || s->prefault_after) {
                 /* Woken by ready_take, or every 10 ms to spill or to see
-                 * whether a lazy session got going. */
-                wait_ms(s, 10);
+                 * whether a lazy session got going (sooner for a tick). */
+                int64_t ns = tick_sleep(next_tick, 10000000);
+                if (ns > 0)
+                    cond_wait_ns(&s->prefault_cond, &s->ready_lock, ns);
+            } else if (next_tick != INT64_MAX) {
+                int64_t ns = tick_sleep(next_tick, INT64_MAX);
+                if (ns > 0)
+                    cond_wait_ns(&s->prefault_cond, &s->ready_lock, ns);
             } else {
+                /* Woken by ready_take, stop, or a new tick. */
                 pthread_cond_wait(&s->prefault_cond, &s->ready_lock);
             }
             continue;
@@ -1182,9 +1373,21 @@ void act__prefault_stop(act_session *s)
         pthread_cond_broadcast(&p->freed); /* waiting recorders give up */
         pthread_mutex_unlock(&p->lock);
     }
+    if (mine && s->helper_stuck) {
+        /* Inside a plugin's tick that never returned: left to itself
+         * (the session is never freed, act__session_free). */
+        pthread_detach(s->prefault);
+        return;
+    }
     if (mine) {
         pthread_join(s->prefault, NULL);
         pthread_cond_destroy(&s->prefault_cond);
+        /* No tick runs from now on (a plugin's stop cancelled its own). */
+        pthread_mutex_lock(&s->tick_lock);
+        for (uint32_t i = 0; i < ACT__TICKS_MAX; i++)
+            s->ticks[i].id = 0;
+        atomic_store_explicit(&s->tick_first, INT64_MAX, memory_order_release);
+        pthread_mutex_unlock(&s->tick_lock);
     }
 }
 
@@ -1258,7 +1461,9 @@ static act__chunk *chunk_new(act_session *s, act__thread *t, size_t need, size_t
             break;
     }
     act__chunk *c = NULL;
-    if (s->pool && t && !heap && size == ACT__CHUNK_SIZE) {
+    /* The helper (a plugin's tick records there) carves: it never waits
+     * for the pool it drains itself. */
+    if (s->pool && t && !heap && size == ACT__CHUNK_SIZE && !on_helper) {
         int nodrain = 0;
         c = pool_take(s->pool, t, &nodrain, off);
         if (c)

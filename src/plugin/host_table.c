@@ -471,6 +471,34 @@ static int32_t h_name_thread(act_plugin_ctx *p, uint64_t tid,
     return act__thread_name_set((int32_t)tid, name, name_len, 1);
 }
 
+/* Ticks on the session's helper thread (engine/thread.c), owned by the
+ * plugin's context: act__plugins_stop and _destroy cancel them all before
+ * the plugin's stop and finalize. */
+static int32_t h_every(act_plugin_ctx *p, int64_t period_ns,
+                       void (*fn)(void *arg, int64_t now_ns), void *arg,
+                       uint32_t *id)
+{
+    struct act_plugin_ctx *c = ctx_of(p);
+    if (!c)
+        return ACT_EINVAL;
+    if (!fn || !id || period_ns < ACT__PLUGIN_TICK_MIN_NS || period_ns > ACT__PLUGIN_TICK_MAX_NS) {
+        act__phost_reject(c, ACT__PREJ_CALL, 1);
+        return ACT_EINVAL;
+    }
+    if (atomic_load(&c->stuck))
+        return ACT_ESTATE;
+    return act__tick_add(c->session, c, period_ns, fn, arg, id);
+}
+
+static int32_t h_every_cancel(act_plugin_ctx *p, uint32_t id)
+{
+    struct act_plugin_ctx *c = ctx_of(p);
+    if (!c)
+        return ACT_EINVAL;
+    int rc = act__tick_cancel(c->session, c, id, c->timeout_ms);
+    return rc == ACT_ENOENT ? ACT_EINVAL : rc == ACT_EBUSY ? ACT_ESTATE : rc;
+}
+
 void act__phost_init(struct act_plugin_ctx *c)
 {
     act_plugin_host *h = &c->host;
@@ -492,4 +520,6 @@ void act__phost_init(struct act_plugin_ctx *c)
     h->emit_samples = h_emit_samples;
     h->correlation_current = h_correlation_current;
     h->name_thread = h_name_thread;
+    h->every = h_every;
+    h->every_cancel = h_every_cancel;
 }

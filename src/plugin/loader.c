@@ -1098,11 +1098,29 @@ void act__plugins_start(act__plugins *p)
             p->v[i]->table.start(p->v[i]->state);
 }
 
+/* Cancels every tick (act_plugin_host.every) of every plugin of @p p,
+ * waiting for one that runs (PLUGIN_TIMEOUT_MSECS at most: a tick that
+ * does not return by then marks its plugin stuck), so that none runs
+ * after the plugin's stop or finalize. */
+static void ticks_cancel(act__plugins *p)
+{
+    for (size_t i = 0; p && i < p->n; i++) {
+        struct act_plugin_ctx *c = p->v[i];
+        if (act__tick_cancel(c->session, c, 0, c->timeout_ms) == ACT_EBUSY &&
+            !atomic_exchange(&c->stuck, 1))
+            act_log(ACT_LOG_ERROR, "plugin '%s' (%s): a tick did not return within %lld "
+                    "ms (PLUGIN_TIMEOUT_MSECS): the plugin is stuck and skipped from "
+                    "now on; the trace is written without it", c->name, c->path,
+                    (long long)c->timeout_ms);
+    }
+}
+
 void act__plugins_stop(act__plugins *p)
 {
     /* All stop first, then all flush: no plugin produces while another
-     * one drains. */
+     * one drains. No tick runs from here on. */
     static const call_kind k[] = {CALL_STOP, CALL_FLUSH};
+    ticks_cancel(p);
     call_all(p, k, 2);
 }
 
@@ -1110,6 +1128,7 @@ void act__plugins_destroy(act__plugins *p)
 {
     if (!p)
         return;
+    ticks_cancel(p); /* registered after a stop, or never stopped */
     static const call_kind k[] = {CALL_FINALIZE};
     call_all(p, k, 1);
     for (size_t i = 0; i < p->n; i++) {

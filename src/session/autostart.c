@@ -58,6 +58,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
@@ -73,9 +74,16 @@
 #include "plugin/loader.h"
 #include "session/session.h"
 
+/* The variables auto_start reads (act__env_scan). */
+enum { ENV_DIR, ENV_OUTPUT, ENV_EAGER, ENV_PARENT, ENV_NAME, ENV_COUNT };
+
 static act_session *auto_session;
 static char *auto_path;
 static char *auto_dir; /* ACTRACE_RECORD_DIR, or NULL in single-file mode */
+/* Directory mode's auto_path and auto_dir live here, not on the heap: a
+ * process that records nothing never calls malloc. */
+static char auto_path_buf[80];
+static char auto_dir_buf[PATH_MAX];
 static int auto_written;
 static pthread_mutex_t auto_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Lazy start: act__recording points at the stand-in while auto_pending;
@@ -194,15 +202,37 @@ static void auto_at_exit(int status, void *arg)
      * or threads may still call into the library. */
 }
 
-/* <pid>-<ns>.json, a name in the record directory. */
+/* @p v in decimal at @p p (at least @p width digits, zero-padded);
+ * returns the end. */
+static char *put_dec(char *p, uint64_t v, int width)
+{
+    char t[24];
+    int n = 0;
+    do
+        t[n++] = (char)('0' + v % 10);
+    while ((v /= 10) && n < 20);
+    while (n < width && n < 20)
+        t[n++] = '0';
+    while (n)
+        *p++ = t[--n];
+    return p;
+}
+
+/* <pid>-<ns>-<start ticks>.json, a name in the record directory (written
+ * by hand, not snprintf: every process under record makes one at load). */
 static char *auto_dir_path(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    char *p = malloc(64);
-    if (p)
-        snprintf(p, 64, "%d-%lld%09ld-%lld.json", (int)getpid(), (long long)ts.tv_sec, ts.tv_nsec,
-                 (long long)act__proc_start_ticks());
+    char *p = auto_path_buf; /* 11 + 1 + 29 + 1 + 20 + 6 bytes at most */
+    char *e = put_dec(p, (uint64_t)getpid(), 1);
+    *e++ = '-';
+    e = put_dec(e, (uint64_t)(ts.tv_sec < 0 ? 0 : ts.tv_sec), 1);
+    e = put_dec(e, (uint64_t)ts.tv_nsec, 9);
+    *e++ = '-';
+    int64_t st = act__proc_start_ticks();
+    e = put_dec(e, (uint64_t)(st < 0 ? 0 : st), 1);
+    memcpy(e, ".json", 6);
     return p;
 }
 
@@ -259,36 +289,48 @@ static int64_t rss_kib(void)
     if (n <= 0)
         return -1;
     b[n] = '\0';
-    long long size, res;
-    if (sscanf(b, "%lld %lld", &size, &res) != 2)
+    /* "size resident ...": the second field (no sscanf: every process
+     * under record reads it at its start and at its end). */
+    char *p = b, *end;
+    strtoll(p, &end, 10);
+    if (end == p || *end != ' ')
         return -1;
-    long pg = sysconf(_SC_PAGESIZE);
+    p = end;
+    long long res = strtoll(p, &end, 10);
+    if (end == p || res < 0)
+        return -1;
+    static long pg;
+    if (!pg)
+        pg = sysconf(_SC_PAGESIZE);
     return res * (pg > 0 ? pg : 4096) / 1024;
 }
 
 /* The light spool: BASE.meta with the session's start (as a live session
  * logs it, with the parent pid after it) and the command line, one write. */
-static void auto_lazy_open(void)
+static void auto_lazy_open(const char *const *env)
 {
     size_t n = strlen(auto_path);
     if (n <= 5)
         return;
     char base[80];
-    snprintf(base, sizeof base, "%.*s", (int)(n - 5), auto_path);
+    if (n - 5 >= sizeof base)
+        return;
+    memcpy(base, auto_path, n - 5);
+    base[n - 5] = '\0';
     struct timespec rt;
     int64_t m0 = act__clock_ns();
     clock_gettime(CLOCK_REALTIME, &rt);
     int64_t m1 = act__clock_ns();
     int64_t start = m0 + (m1 - m0) / 2;
     struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    getrusage(RUSAGE_SELF, &ru);
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        ru.ru_utime = ru.ru_stime = (struct timeval){0, 0};
     int64_t v[10] = {(int64_t)getpid(), start,
                      (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - start, start, 0,
                      act__proc_start_ticks(), (int64_t)getppid(), rss_kib(),
                      (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
                      (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec};
-    const char *name = secure_getenv("ACTRACE_RECORD_NAME");
+    const char *name = env ? env[ENV_NAME] : secure_getenv("ACTRACE_RECORD_NAME");
     const char *strs[1] = {name ? name : ""};
     size_t lens[1] = {strlen(strs[0])};
     char cmd[256];
@@ -309,9 +351,9 @@ static void auto_lazy_open(void)
 }
 
 /* Enter the lazy state: no session until the first use. */
-static void auto_lazy_begin(void)
+static void auto_lazy_begin(const char *const *env)
 {
-    auto_lazy_open();
+    auto_lazy_open(env);
     atomic_store(&auto_pending, 1);
     atomic_store_explicit(&act__recording, &lazy_standin, memory_order_release);
 }
@@ -347,26 +389,17 @@ static void auto_lazy_exit(int status)
 {
     if (!auto_lazy_logged)
         return;
-    /* A name the program gave itself replaces the command line. */
-    char cur[64], comm[64] = "";
-    const char *set = act__process_name(cur, sizeof cur);
-    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-    if (set && fd >= 0) {
-        ssize_t n = read(fd, comm, sizeof comm - 1);
-        comm[n > 0 ? n : 0] = '\0';
-        char *nl = strchr(comm, '\n');
-        if (nl)
-            *nl = '\0';
-    }
-    if (fd >= 0)
-        close(fd);
-    if (set && strcmp(set, comm) != 0) {
+    /* A name the program gave itself (act_process_name, no session
+     * needed) replaces the command line. */
+    char cur[64];
+    const char *set = act__process_name_given(cur, sizeof cur);
+    if (set) {
         size_t n = strlen(set);
         act__spool_log(ACT__SP_PNAME, NULL, 0, &set, &n, 1);
     }
     struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    getrusage(RUSAGE_SELF, &ru);
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        ru.ru_utime = ru.ru_stime = (struct timeval){0, 0};
     int64_t stop = act__clock_ns();
     act__spool_log(ACT__SP_STOP, &stop, 1, NULL, NULL, 0);
     int64_t e[4] = {status, rss_kib(),
@@ -378,13 +411,15 @@ static void auto_lazy_exit(int status)
 /* 1 if this process starts its session at load: record's own child,
  * ACTRACE_RECORD_EAGER=1 (a plugin that cannot start lazily was loaded
  * there, or the user asked), or ACTRACE_RECORD_LAZY=0. */
-static int auto_eager(void)
+static int auto_eager(const char *const *env)
 {
-    const char *e = secure_getenv("ACTRACE_RECORD_EAGER");
+    const char *e = env[ENV_EAGER];
     if (e && strcmp(e, "1") == 0)
         return 1;
-    const char *parent = secure_getenv("ACTRACE_RECORD_PARENT");
-    return parent && *parent && atol(parent) == (long)getppid();
+    const char *parent = env[ENV_PARENT];
+    /* strtoll as the rest of the start uses, not atol (strtol): one
+     * function fewer to bind at load. */
+    return parent && *parent && strtoll(parent, NULL, 10) == (long long)getppid();
 }
 
 /* Runs in the child after the engine's own fork handler (registered
@@ -396,7 +431,8 @@ static void auto_atfork_child(void)
      * never writes, and is released at exit). */
     act__spool_atfork_child();
     auto_session = NULL;
-    free(auto_path);
+    if (auto_path != auto_path_buf)
+        free(auto_path);
     auto_path = NULL;
     auto_written = 0;
     pthread_mutex_init(&auto_lock, NULL);
@@ -420,7 +456,7 @@ static void auto_atfork_child(void)
      * starts it. A forked child is never record's own child: only the
      * variable makes it eager (getppid() may be record's pid for an
      * orphan that record, a subreaper, adopted). */
-    auto_lazy_begin();
+    auto_lazy_begin(NULL); /* the environment as it is now */
     const char *e = secure_getenv("ACTRACE_RECORD_EAGER");
     if (e && strcmp(e, "1") == 0)
         atomic_store(&auto_child_eager, 1);
@@ -455,14 +491,24 @@ static void auto_start(void)
     /* The engine's lazy recording calls start the session through this
      * (engine.h); set before any stand-in is published. */
     act__wake_hook = act__auto_wake;
-    const char *dir = secure_getenv("ACTRACE_RECORD_DIR");
-    const char *out = secure_getenv("ACTRACE_RECORD_OUTPUT");
+    /* What the start reads of the environment, in one pass (every process
+     * under record pays for it at load). */
+    static const char *const names[ENV_COUNT] = {
+        [ENV_DIR] = "ACTRACE_RECORD_DIR",     [ENV_OUTPUT] = "ACTRACE_RECORD_OUTPUT",
+        [ENV_EAGER] = "ACTRACE_RECORD_EAGER", [ENV_PARENT] = "ACTRACE_RECORD_PARENT",
+        [ENV_NAME] = "ACTRACE_RECORD_NAME"};
+    const char *env[ENV_COUNT];
+    act__env_scan(names, ENV_COUNT, env);
+    const char *dir = env[ENV_DIR];
+    const char *out = env[ENV_OUTPUT];
     if (dir && *dir) {
         if (act__spool_dir_open(dir) != 0)
             return; /* said why: not recording */
-        auto_dir = strdup(dir);
-        if (!auto_dir)
-            return;
+        size_t dl = strlen(dir);
+        if (dl >= sizeof auto_dir_buf)
+            return; /* act__spool_dir_open refused it already */
+        memcpy(auto_dir_buf, dir, dl + 1);
+        auto_dir = auto_dir_buf;
         auto_path = auto_dir_path();
     } else if (out && *out) {
         /* Kineto's placeholder: ACTIVITIES_LOG_FILE = /tmp/trace_%pid%.json. */
@@ -487,8 +533,8 @@ static void auto_start(void)
      * after this one in a child (a plugin may wake the child's session). */
     act__atfork_install(); /* the engine's fork handler runs first */
     pthread_atfork(NULL, NULL, auto_atfork_child);
-    if (auto_dir && !auto_eager()) {
-        auto_lazy_begin();
+    if (auto_dir && !auto_eager(env)) {
+        auto_lazy_begin(env);
     } else {
         if (auto_session_start() != 0)
             return;

@@ -34,3 +34,20 @@ if(ACT_HAVE_JANSSON)
                LIBS PkgConfig::JANSSON Threads::Threads m LABELS plugin abi tsan)
   add_dependencies(test_AbiPluginV1_1 act_abi_v1_1)
 endif()
+
+# ABI 1.2 (every, every_cancel: ticks on the host's helper thread):
+# tests/abi/v1_2/actrace/plugin.h is frozen as 1.2 shipped; never edit it
+# or plugin_v1_2.c.
+add_library(act_abi_v1_2 MODULE ${PROJECT_SOURCE_DIR}/tests/abi/plugin_v1_2.c)
+set_target_properties(act_abi_v1_2 PROPERTIES PREFIX "" OUTPUT_NAME abi_v1_2
+  SUFFIX ".so" LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/abi
+  C_VISIBILITY_PRESET hidden)
+target_include_directories(act_abi_v1_2 BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/tests/abi/v1_2)
+target_include_directories(act_abi_v1_2 PRIVATE ${PROJECT_SOURCE_DIR}/include)
+target_compile_definitions(act_abi_v1_2 PRIVATE _GNU_SOURCE)
+act_warnings(act_abi_v1_2)
+if(ACT_HAVE_JANSSON)
+  act_add_test(AbiPluginV1_2 SOURCES ${PROJECT_SOURCE_DIR}/tests/abi/test_abi_v1_2.c
+               LIBS PkgConfig::JANSSON Threads::Threads m ${CMAKE_DL_LIBS} LABELS plugin abi tsan)
+  add_dependencies(test_AbiPluginV1_2 act_abi_v1_2)
+endif()

@@ -8,7 +8,10 @@
  * tracks, finite values, non-decreasing timestamps per track, nothing
  * after finalize. It also checks that the sampler thread is named
  * "actrace-host" and is gone after stop, and that stop is prompt even with
- * a long interval.
+ * a long interval. With a host that offers ticks (ABI 1.2, a fake helper
+ * thread here) the plugin has no thread: it samples in the ticks, which
+ * it cancels at stop and finalize; when the host's every fails it falls
+ * back to its own thread.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -107,11 +110,75 @@ static int32_t f_emit_samples(act_plugin_ctx *ctx, uint32_t counter,
     return (int32_t)count;
 }
 
+/* ---- a fake helper thread for the host's ticks (ABI 1.2) ------------- */
+
+static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t ticker;
+static int ticker_live, tick_cancelled, every_calls, cancel_calls;
+static int32_t every_rc; /* what f_every returns (0: it ticks) */
+static int64_t tick_period;
+static void (*tick_fn)(void *, int64_t);
+static void *tick_arg;
+
+static void *ticker_main(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "fake-helper");
+    for (;;) {
+        struct timespec ts = {(time_t)(tick_period / 1000000000), (long)(tick_period % 1000000000)};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&tlock);
+        int stop = tick_cancelled;
+        pthread_mutex_unlock(&tlock);
+        if (stop)
+            break;
+        tick_fn(tick_arg, f_now(NULL));
+    }
+    return NULL;
+}
+
+static int32_t f_every(act_plugin_ctx *ctx, int64_t period_ns,
+                       void (*fn)(void *, int64_t), void *arg, uint32_t *id)
+{
+    (void)ctx;
+    pthread_mutex_lock(&tlock);
+    every_calls++;
+    int32_t rc = every_rc;
+    if (rc == 0 && (ticker_live || !fn || !id || period_ns < 1000000))
+        rc = ACT_PLUGIN_EINVAL;
+    if (rc == 0) {
+        tick_fn = fn;
+        tick_arg = arg;
+        tick_period = period_ns;
+        tick_cancelled = 0;
+        ticker_live = pthread_create(&ticker, NULL, ticker_main, NULL) == 0;
+        *id = 7;
+    }
+    pthread_mutex_unlock(&tlock);
+    return rc;
+}
+
+/* As the real host: when it returns, the tick does not run any more. */
+static int32_t f_every_cancel(act_plugin_ctx *ctx, uint32_t id)
+{
+    (void)ctx;
+    pthread_mutex_lock(&tlock);
+    cancel_calls++;
+    int live = ticker_live && id == 7;
+    tick_cancelled = 1;
+    ticker_live = 0;
+    pthread_mutex_unlock(&tlock);
+    if (live)
+        pthread_join(ticker, NULL);
+    return live ? 0 : ACT_PLUGIN_EINVAL;
+}
+
+/* A host of ABI 1.1 (no ticks): the plugin samples on its own thread. */
 static act_plugin_host fake_host(void)
 {
     act_plugin_host h;
     memset(&h, 0, sizeof h);
-    h.struct_size = sizeof h;
+    h.struct_size = ACT_PLUGIN_HOST_SIZE_1_1;
     h.abi_major = ACT_PLUGIN_ABI_MAJOR;
     h.abi_minor = ACT_PLUGIN_ABI_MINOR;
     h.host_version = "test";
@@ -305,6 +372,68 @@ int main(void)
     sleep_ms(10);
     CHECK_EQ_INT(after_final, 0);
     CHECK_EQ_INT(bad_calls, 0);
+
+    /* A host with ticks (ABI 1.2): no thread of the plugin's; the start
+     * sample before start returns, ticks on the host's thread, cancelled
+     * at stop before the last sample, nothing after. */
+    act_plugin_host old_host = host;
+    host = fake_host();
+    host.struct_size = sizeof host;
+    host.every = f_every;
+    host.every_cancel = f_every_cancel;
+    reset("cpu,memory", "5");
+    every_rc = 0;
+    st = init_ok();
+    CHECK_FATAL(st != NULL);
+    plug->start(st);
+    CHECK_EQ_INT(every_calls, 1);
+    CHECK_EQ_INT(total_samples(), 1); /* the resident size at the start */
+    CHECK_EQ_INT(threads_named("actrace-host"), 0);
+    for (int i = 0; i < 10000 && total_samples() < 4; i++) {
+        plug->flush(st);
+        sleep_ms(1);
+    }
+    CHECK(total_samples() >= 4); /* ticks ran (and sampled) */
+    CHECK_EQ_INT(threads_named("fake-helper"), 1);
+    CHECK_EQ_INT(threads_named("actrace-host"), 0);
+    plug->stop(st);
+    CHECK_EQ_INT(cancel_calls, 1);
+    CHECK_EQ_INT(threads_gone("fake-helper"), 0);
+    plug->flush(st);
+    long at_stop = total_samples();
+    sleep_ms(20);
+    plug->flush(st);
+    CHECK_EQ_INT(total_samples(), at_stop);
+    /* A second window registers again. */
+    plug->start(st);
+    CHECK_EQ_INT(every_calls, 2);
+    CHECK_EQ_INT(threads_named("actrace-host"), 0);
+    /* finalize while ticking: cancelled, nothing emitted after. */
+    finalize(st);
+    CHECK_EQ_INT(cancel_calls, 2);
+    CHECK_EQ_INT(threads_gone("fake-helper"), 0);
+    sleep_ms(10);
+    CHECK_EQ_INT(after_final, 0);
+    CHECK_EQ_INT(bad_calls, 0);
+
+    /* A host whose every fails (no helper in this process): the plugin's
+     * own thread, as with an older host. */
+    reset("cpu", "5");
+    every_rc = ACT_PLUGIN_ESTATE;
+    st = init_ok();
+    CHECK_FATAL(st != NULL);
+    plug->start(st);
+    CHECK_EQ_INT(every_calls, 3);
+    CHECK_EQ_INT(threads_named("actrace-host"), 1);
+    CHECK_EQ_INT(threads_named("fake-helper"), 0);
+    sleep_ms(20);
+    plug->stop(st);
+    CHECK_EQ_INT(threads_gone("actrace-host"), 0);
+    CHECK_EQ_INT(cancel_calls, 2); /* nothing to cancel */
+    plug->flush(st);
+    CHECK(total_samples() > 0);
+    finalize(st);
+    host = old_host;
 
     /* Bad values: an unparsable interval falls back to the default. */
     reset("context_switches", "abc");
