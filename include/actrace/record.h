@@ -132,6 +132,27 @@ ACT_API void act_correlation_pop(void);
 /** The calling thread's innermost external correlation id, 0 if none. */
 ACT_API uint64_t act_correlation_current(void);
 
+/**
+ * An operator in two calls, for tracers that wrap every operator of a
+ * framework (actrace.torch.record_ops) and want the least cost per op.
+ *
+ * act_op_begin() pushes @p correlation (as act_correlation_push) and
+ * returns the time now (act_now_ns). act_op_end() records the span
+ * [@p start_ns, @p end_ns] of @p type and interned @p name as
+ * act_span_record_id() would (carrying the correlation id that
+ * act_op_begin pushed: "External id"), attaches one int arg @p key =
+ * @p value to it as act_arg_int_k() would (none when @p key is 0), then
+ * pops the correlation id as act_correlation_pop(). Further act_arg_*
+ * calls attach to the span, as after act_span_record_id.
+ *
+ * The push and the pop happen with or without a session, as
+ * act_correlation_push/pop do: pair every act_op_begin with one
+ * act_op_end on the same thread. Thread-safe (per thread), never blocks.
+ */
+ACT_API int64_t act_op_begin(uint64_t correlation);
+ACT_API void act_op_end(act_activity_type type, act_name_id name, int64_t start_ns,
+                        int64_t end_ns, act_key_id key, int64_t value);
+
 /** Name the calling thread / the process in the trace (copied). Works
  *  without an active session too: names persist for later sessions. */
 ACT_API void act_thread_name(const char *name);

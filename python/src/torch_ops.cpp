@@ -7,11 +7,12 @@
 // torch.py compiles it into a cache) and loaded with ctypes: the functions
 // at the end are plain C.
 //
-// Per op: start takes a correlation id (pushed with act_correlation_push,
-// so device work launched by the op links to it), with shapes the inputs'
-// dims and types, and the time; end records one cpu_op span
-// (user_annotation for record_function regions) with act_span_record_id
-// while the id is still pushed ("External id"), then its args, then pops.
+// Per op: start takes a correlation id and pushes it and takes the time
+// in one call (act_op_begin; device work launched by the op links to the
+// id), with shapes the inputs' dims and types first; end records one
+// cpu_op span (user_annotation for record_function regions) carrying the
+// id ("External id") with its "Sequence number" and pops the id, again in
+// one call (act_op_end), then the shape args.
 // While torch.profiler is active the callback does nothing (never recorded
 // twice) and counts what it skipped.
 //
@@ -105,7 +106,8 @@ struct NameSlot {
 // A name by its address: the bytes up to and including the NUL, zero
 // padded, and a mask of those bytes, so a hit is one masked compare of
 // the words at that address (which hold the same bytes, the NUL
-// included).
+// included). Longer names are not kept by address: those seen (backward
+// nodes' names, built per op) live at a new address each time.
 struct PtrSlot {
     const char *ptr;
     uint64_t w[kPtrBytes / 8];
@@ -302,9 +304,8 @@ __attribute__((noinline)) act_name_id intern_miss(NameSlot &sl, uint64_t h, cons
     return id;
 }
 
-inline act_name_id intern_bytes(Thr *t, const char *s)
+inline act_name_id intern_bytes(Thr *t, const char *s, size_t n)
 {
-    size_t n = std::strlen(s);
     uint64_t h;
     if (n >= 8) {
         h = mix(ld8(s) ^ mix(ld8(s + n - 8) + n) ^ (ld8(s + n / 2 - 4) << 1));
@@ -321,13 +322,13 @@ inline act_name_id intern_bytes(Thr *t, const char *s)
     return intern_miss(sl, h, s, n);
 }
 
-// Remembers @p s (its bytes, if they fit) in address slot @p p.
-__attribute__((noinline)) act_name_id intern_ptr_put(PtrSlot &p, const char *s,
+// Remembers @p s (@p n bytes with the NUL, at most kPtrBytes) in address
+// slot @p p.
+__attribute__((noinline)) act_name_id intern_ptr_put(PtrSlot &p, const char *s, size_t n,
                                                      act_name_id id)
 {
-    size_t n = std::strlen(s) + 1;
     p.ptr = nullptr;
-    if (!id || n > kPtrBytes)
+    if (!id)
         return id;
     unsigned char b[kPtrBytes] = {}, m[kPtrBytes] = {};
     std::memcpy(b, s, n);
@@ -348,7 +349,9 @@ inline size_t ptr_slot(const char *s)
 // A miss by address: by bytes, then remembered by address.
 __attribute__((noinline)) act_name_id intern_slow(Thr *t, PtrSlot &p, const char *s)
 {
-    return intern_ptr_put(p, s, intern_bytes(t, s));
+    size_t n = std::strlen(s);
+    act_name_id id = intern_bytes(t, s, n);
+    return n < kPtrBytes ? intern_ptr_put(p, s, n + 1, id) : id;
 }
 
 __attribute__((always_inline)) inline act_name_id intern(Thr *t, const char *s)
@@ -676,9 +679,7 @@ __attribute__((noinline)) std::unique_ptr<at::ObserverContext> start_ctx(const a
     // A TorchScript function's correlation id is not pushed: the
     // interpreter may finish it on another thread, which could not pop it.
     c->pushed = !fn.isAsync() && fn.scope() != at::RecordScope::TORCHSCRIPT_FUNCTION;
-    if (c->pushed)
-        act_correlation_push(next_corr(t));
-    c->t0 = act_now_ns();
+    c->t0 = c->pushed ? act_op_begin(next_corr(t)) : act_now_ns();
     return c;
 }
 
@@ -707,20 +708,43 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
     f.shape = nullptr;
     if (g_shapes)
         shapes_of(fn, t, &f.shape, &f.cached);
-    act_correlation_push(next_corr(t));
-    f.t0 = act_now_ns();
+    f.t0 = act_op_begin(next_corr(t));
     return nullptr;
 }
 
-// Its args, after the span (act_arg_* attach to the thread's last event).
-inline void args_of(int64_t seq, const Shape *s)
+inline void seq_arg(int64_t seq)
 {
-    if (seq >= 0) {
-        if (g_key_seq)
-            act_arg_int_k(g_key_seq, seq);
-        else
-            act_arg_int("Sequence number", seq);
+    if (seq < 0)
+        return;
+    if (g_key_seq)
+        act_arg_int_k(g_key_seq, seq);
+    else
+        act_arg_int("Sequence number", seq);
+}
+
+// The span of an op whose correlation id is pushed (act_op_begin), with
+// its sequence number, then the id popped: one call where the name and
+// the key are interned (they are, but for a full string table).
+inline void op_end(const at::RecordFunction &fn, int type, act_name_id id, int64_t t0,
+                   int64_t seq)
+{
+    int64_t t1 = act_now_ns();
+    if (id && g_key_seq) {
+        act_op_end((act_activity_type)type, id, t0, t1, seq >= 0 ? g_key_seq : 0, seq);
+        return;
     }
+    if (id)
+        act_span_record_id((act_activity_type)type, id, t0, t1);
+    else
+        act_span_record((act_activity_type)type, fn.name(), t0, t1);
+    seq_arg(seq);
+    act_correlation_pop();
+}
+
+// Its shape args, after the span (act_arg_* attach to the thread's last
+// event).
+inline void shape_args(const Shape *s)
+{
     if (!s)
         return;
     // JSON arrays, as Kineto writes them; a text cut short ("...]")
@@ -766,16 +790,19 @@ __attribute__((noinline)) void end_ctx(const at::RecordFunction &fn, Ctx *c)
         c->shape = nullptr;
         return;
     }
-    int64_t t1 = act_now_ns();
-    if (c->id)
-        act_span_record_id((act_activity_type)c->type, c->id, c->t0, t1);
-    else
-        act_span_record((act_activity_type)c->type, fn.name(), c->t0, t1);
-    args_of(c->seq, c->shape);
+    if (c->pushed) {
+        op_end(fn, c->type, c->id, c->t0, c->seq);
+    } else {
+        int64_t t1 = act_now_ns();
+        if (c->id)
+            act_span_record_id((act_activity_type)c->type, c->id, c->t0, t1);
+        else
+            act_span_record((act_activity_type)c->type, fn.name(), c->t0, t1);
+        seq_arg(c->seq);
+    }
+    shape_args(c->shape);
     shape_done(c->shape, c->cached, t, c->owner);
     c->shape = nullptr;
-    if (c->pushed)
-        act_correlation_pop();
     ops_count(t);
 }
 
@@ -791,14 +818,11 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *o)
     if (t->frames[t->depth - 1].fn != &fn && !frames_unwind(t, &fn))
         return;
     Frame &f = t->frames[--t->depth];
-    int64_t t1 = act_now_ns();
-    if (f.id)
-        act_span_record_id(ACT_CPU_OP, f.id, f.t0, t1);
-    else
-        act_span_record(ACT_CPU_OP, fn.name(), f.t0, t1);
-    args_of(f.seq, f.shape);
-    shape_done(f.shape, f.cached, t, t);
-    act_correlation_pop();
+    op_end(fn, ACT_CPU_OP, f.id, f.t0, f.seq);
+    if (f.shape) {
+        shape_args(f.shape);
+        shape_done(f.shape, f.cached, t, t);
+    }
     ops_count(t);
 }
 

@@ -1041,71 +1041,71 @@ static ACT_NOINLINE void arg_slow(act_session *s, const char *key, uint32_t kid,
  * known: entered with the guard taken and the arg's place checked
  * (arg_call). A verified hit calls nothing, so that it saves no register;
  * the copy and the full path are out of line. */
-static ACT_NOINLINE void arg_str_put(act__thread *t, uint32_t kref, const char *v,
-                                     uint32_t len);
-static ACT_NOINLINE void arg_str_learn(act__thread *t, uint32_t kref, const char *v,
-                                       uint32_t len, size_t e);
-static ACT_NOINLINE void arg_str_known(act__thread *t, uint32_t kref, const char *v,
-                                       uint32_t len)
+static ACT_NOINLINE void arg_str_put(act__thread *t, act__vkind kind, uint32_t kref,
+                                     const char *v, uint32_t len);
+static ACT_NOINLINE void arg_str_learn(act__thread *t, act__vkind kind, uint32_t kref,
+                                       const char *v, uint32_t len, size_t e);
+static ACT_NOINLINE void arg_str_known(act__thread *t, act__vkind kind, uint32_t kref,
+                                       const char *v, uint32_t len)
 {
     uint8_t st = t->args_ok;
     act__rec *half = st == ACT__ARGS_OK ? t->arg_half : NULL;
     size_t h = ((uintptr_t)v >> 3) & 6;
     if (!value_hit(t, h, v, len) && !value_hit(t, ++h, v, len)) {
-        arg_str_put(t, kref, v, len);
+        arg_str_put(t, kind, kref, v, len);
         return;
     }
     if (ACT_UNLIKELY(!t->vcache[h].ro)) {
-        arg_str_learn(t, kref, v, len, h);
+        arg_str_learn(t, kind, kref, v, len, h);
         return;
     }
-    arg_write(t, st, half, ACT__V_STR, kref, t->vcache[h].ref);
+    arg_write(t, st, half, kind, kref, t->vcache[h].ref);
     fast_leave();
 }
 
 /* arg_str_known's hit in entry @p e whose read-only state is not known. */
-static ACT_NOINLINE void arg_str_learn(act__thread *t, uint32_t kref, const char *v,
-                                       uint32_t len, size_t e)
+static ACT_NOINLINE void arg_str_learn(act__thread *t, act__vkind kind, uint32_t kref,
+                                       const char *v, uint32_t len, size_t e)
 {
     value_learn_ro(t, e, v, len);
     uint8_t st = t->args_ok;
-    arg_write(t, st, st == ACT__ARGS_OK ? t->arg_half : NULL, ACT__V_STR, kref,
-              t->vcache[e].ref);
+    arg_write(t, st, st == ACT__ARGS_OK ? t->arg_half : NULL, kind, kref, t->vcache[e].ref);
     fast_leave();
 }
 
 /* arg_str_known's miss: a copy if it fits, else the full path. */
-static ACT_NOINLINE void arg_str_put(act__thread *t, uint32_t kref, const char *v,
-                                     uint32_t len)
+static ACT_NOINLINE void arg_str_put(act__thread *t, act__vkind kind, uint32_t kref,
+                                     const char *v, uint32_t len)
 {
     uint8_t st = t->args_ok;
     act__rec *half = st == ACT__ARGS_OK ? t->arg_half : NULL;
     if ((size_t)(t->str - (char *)t->rec) >= (half ? 0 : sizeof(act__rec)) + act__str_space(len)) {
-        arg_write(t, st, half, ACT__V_STR, kref, value_put(t, v, len, ((uintptr_t)v >> 3) & 6));
+        arg_write(t, st, half, kind, kref, value_put(t, v, len, ((uintptr_t)v >> 3) & 6));
         fast_leave();
         return;
     }
     fast_leave();
     /* No room: the full path takes a chunk, or drops the group. */
-    arg_slow(t->session, NULL, kref, ACT__V_STR, (uintptr_t)v, len);
+    arg_slow(t->session, NULL, kref, kind, (uintptr_t)v, len);
 }
 
 /* The same, the length maybe not taken yet (LEN_UNKNOWN). */
-static ACT_NOINLINE void arg_str_miss(act__thread *t, uint32_t kref, const char *v,
-                                      uint32_t len)
+static ACT_NOINLINE void arg_str_miss(act__thread *t, act__vkind kind, uint32_t kref,
+                                      const char *v, uint32_t len)
 {
     if (!v) {
         v = "";
         len = 0;
     }
-    arg_str_known(t, kref, v, value_len(v, len));
+    arg_str_known(t, kind, kref, v, value_len(v, len));
 }
 
 /* An arg call. The fast path: a string key found read-only in the
  * thread's key cache, or interned key @p kid; an event to attach to and
- * room; a string value (@p sval, @p slen) found read-only in the value
- * cache, else arg_str_miss. Anything else takes the full path. Only tail
- * calls here, so that the fast path saves no register. */
+ * room; a text value (kinds ACT__V_STR and ACT__V_JSON: @p sval, @p slen)
+ * found read-only in the value cache, else arg_str_miss. Anything else
+ * takes the full path. Only tail calls here, so that the fast path saves
+ * no register. */
 static ACT_INLINE void arg_call(act_session *s, const char *key, uint32_t kid,
                                 act__vkind kind, uint64_t bits, const char *sval,
                                 uint32_t slen)
@@ -1120,8 +1120,8 @@ static ACT_INLINE void arg_call(act_session *s, const char *key, uint32_t kid,
             (st == ACT__ARGS_FRESH ||
              (st == ACT__ARGS_OK &&
               ((half = t->arg_half) != NULL || (char *)(t->rec + 1) <= t->str)))) {
-            if (kind == ACT__V_STR && ACT_UNLIKELY(!(bits = value_fast(t, sval, slen)))) {
-                arg_str_miss(t, kref, sval, slen);
+            if (act__vkind_text(kind) && ACT_UNLIKELY(!(bits = value_fast(t, sval, slen)))) {
+                arg_str_miss(t, kind, kref, sval, slen);
                 return;
             }
             arg_write(t, st, half, kind, kref, bits);
@@ -1130,7 +1130,7 @@ static ACT_INLINE void arg_call(act_session *s, const char *key, uint32_t kid,
         }
         fast_leave();
     }
-    arg_slow(s, key, kid, kind, kind == ACT__V_STR ? (uintptr_t)sval : bits, slen);
+    arg_slow(s, key, kid, kind, act__vkind_text(kind) ? (uintptr_t)sval : bits, slen);
 }
 
 static inline uint64_t double_bits(double value)
@@ -1251,6 +1251,79 @@ uint64_t act_correlation_current(void)
     return corr_current();
 }
 
+/* ---- operators: correlation, span and arg in two calls -------------------- */
+
+int64_t act_op_begin(uint64_t correlation)
+{
+    if (tl_corr_depth < CORR_DEPTH)
+        tl_corr[tl_corr_depth] = correlation;
+    tl_corr_depth++;
+    corr_update();
+    return act__clock_ns();
+}
+
+/* act_op_end's full path: what act_span_record_id and act_arg_int_k would
+ * record (the pop is the caller's). */
+static ACT_NOINLINE void op_end_slow(act_session *s, act_activity_type type, act_name_id name,
+                                     int64_t start_ns, int64_t end_ns, act_key_id key,
+                                     int64_t value)
+{
+    span_record(type, name, start_ns, end_ns, NULL, s);
+    if (key)
+        act_arg_int_k(key, value);
+}
+
+void act_op_end(act_activity_type type, act_name_id name, int64_t start_ns, int64_t end_ns,
+                act_key_id key, int64_t value)
+{
+    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
+    if (ACT_UNLIKELY(s != NULL)) {
+        /* act_span_record_id's fast path, with the arg (an interned key)
+         * written in the record after the span: slot() and the fast path
+         * both keep room for one arg record after an event. The two are
+         * committed by one store, as a group that is complete. The end
+         * time is the caller's: a clock call here would make this path
+         * save and restore registers around it. */
+        if (ACT_LIKELY(fast_type_ok(s, type) && fast_times_ok(s, start_ns, end_ns) &&
+                       !((name | key) & ACT__REF_LOCAL) && fast_enter(s))) {
+            act__thread *t = tl_thread;
+            act__rec *r = t->rec;
+            if (ACT_LIKELY((char *)r < t->lim)) {
+                r->t0 = start_ns;
+                atomic_store_explicit(&r->t1, end_ns, memory_order_relaxed);
+                r->x = corr_current();
+                r->name = name;
+                rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
+                if (key) {
+                    act__rec *a = r + 1;
+                    a->t0 = 0;
+                    atomic_store_explicit(&a->t1, 0, memory_order_relaxed);
+                    a->x = (uint64_t)value;
+                    a->name = key;
+                    rec_tag(a, 0, ACT__R_ARG, (uint8_t)ACT__V_INT);
+                    uint32_t u = act__thread_used(t);
+                    t->grp_chunk = t->tail;
+                    t->grp_start = u;
+                    t->arg_half = a;
+                    t->args_ok = ACT__ARGS_OK;
+                    t->rec = r + 2;
+                    atomic_store_explicit(&t->tail->used, u + 2, memory_order_release);
+                } else {
+                    push(t, r);
+                }
+                fast_leave();
+                goto pop;
+            }
+            fast_leave();
+        }
+        op_end_slow(s, type, name, start_ns, end_ns, key, value);
+    }
+pop:
+    if (tl_corr_depth)
+        tl_corr_depth--;
+    corr_update();
+}
+
 int64_t act_now_ns(void)
 {
     return act__clock_ns();
@@ -1274,18 +1347,16 @@ act__thread *act__thread_for(act_session *s)
 
 /* ---- JSON args -------------------------------------------------------------- */
 
-/* A text arg of kind @p kind by the string args' full path (the fast
- * paths are ACT__V_STR's): string key @p key, or if NULL interned @p kid;
- * @p len SIZE_MAX: up to the value's NUL. */
+/* A text arg of kind @p kind by the string args' paths: string key
+ * @p key, or if NULL interned @p kid; @p len SIZE_MAX: up to the value's
+ * NUL (measured by the value cache's miss path, as act_arg_str's). */
 static ACT_INLINE void arg_text(const char *key, act_key_id kid, act__vkind kind,
                                 const char *value, size_t len)
 {
     IF_RECORDING(s)
     if (!value)
         value = "", len = 0;
-    else if (len == SIZE_MAX)
-        len = strlen(value);
-    arg_slow(s, key, kid, kind, (uintptr_t)value, str_len(len));
+    arg_call(s, key, kid, kind, 0, value, len == SIZE_MAX ? LEN_UNKNOWN : str_len(len));
 }
 
 void act_arg_json(const char *key, const char *json)

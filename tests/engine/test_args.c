@@ -553,6 +553,118 @@ static void test_json_args(void)
     act_session_destroy(s);
 }
 
+/* ---- act_op_begin / act_op_end ---------------------------------------------- */
+
+/* Ops as record_ops records them: nested, each with its correlation id
+ * ("External id"), some with an int arg and args after it; the pushes
+ * and pops balance with and without a session, and when a span is
+ * dropped. */
+static void test_op_calls(void)
+{
+    act_name_id outer = act_name("op_outer"), inner = act_name("op_inner");
+    act_key_id seq = act_key("Sequence number"), ks = act_key("after");
+    /* No session: the correlation id is still pushed and popped. */
+    int64_t t0 = act_op_begin(7);
+    CHECK_EQ_U64(act_correlation_current(), 7);
+    CHECK(t0 > 0 && t0 <= act_now_ns());
+    act_op_end(ACT_CPU_OP, outer, t0, act_now_ns(), seq, 1);
+    CHECK_EQ_U64(act_correlation_current(), 0);
+
+    act_session *s = tu_session("MAX_BUFFER_SIZE_MB = 64\n");
+    const int N = 3000;
+    for (int i = 0; i < N; i++) {
+        int64_t a = act_op_begin(1000 + 2 * (uint64_t)i);
+        int64_t b = act_op_begin(1001 + 2 * (uint64_t)i);
+        CHECK(b >= a);
+        act_op_end(ACT_CPU_OP, inner, b, act_now_ns(), i % 2 ? 0 : seq, i);
+        if (i % 3 == 0)
+            act_arg_str_k(ks, "x");
+        CHECK_EQ_U64(act_correlation_current(), 1000 + 2 * (uint64_t)i);
+        act_op_end(ACT_USER_ANNOTATION, outer, a, act_now_ns(), seq, -i);
+    }
+    CHECK_EQ_U64(act_correlation_current(), 0);
+    /* The full paths: a key with the local bit (an empty key, as
+     * act_arg_int_k records it), and times outside the window (dropped,
+     * and the id popped all the same). */
+    int64_t c = act_op_begin(5);
+    act_op_end(ACT_CPU_OP, inner, c, c + 1, 0x80000001u, 9);
+    c = act_op_begin(6);
+    act_op_end(ACT_CPU_OP, inner, INT64_MIN / 2, c, seq, 10);
+    CHECK_EQ_U64(act_correlation_current(), 0);
+    CHECK_OK(act_session_stop(s));
+    act_session_stats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    CHECK_OK(act_session_get_stats(s, &st));
+    CHECK_EQ_U64(st.recorded, 2 * (uint64_t)N + 1);
+    CHECK_EQ_U64(st.dropped, 1);
+    CHECK_EQ_U64(st.args_recorded, (uint64_t)N + (uint64_t)N / 2 + (uint64_t)N / 3 + 1);
+    const char *path;
+    json_t *root = written(s, "args_ops.json", &path), *e;
+    size_t i;
+    int ni = 0, no = 0, bad = 0, local = 0;
+    json_array_foreach(tu_events(root), i, e) {
+        json_t *a = args_of(e);
+        long long ext = tu_int(a, "External id");
+        json_t *sq = json_object_get(a, "Sequence number");
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (named(e, "op_inner") && ext == 5) {
+            local += json_integer_value(json_object_get(a, "")) == 9 && !sq;
+        } else if (named(e, "op_inner")) {
+            int k = (int)((ext - 1001) / 2);
+            size_t want = 1 + (k % 2 == 0) + (k % 3 == 0);
+            bad += ext != 1001 + 2 * (long long)k || json_object_size(a) != want ||
+                   (k % 2 == 0 && json_integer_value(sq) != k) ||
+                   (k % 2 && sq) ||
+                   (k % 3 == 0 && !json_object_get(a, "after")) ||
+                   !cat || strcmp(cat, "cpu_op") != 0 || k != ni;
+            ni++;
+        } else if (named(e, "op_outer")) {
+            int k = (int)((ext - 1000) / 2);
+            bad += ext != 1000 + 2 * (long long)k || json_object_size(a) != 2 ||
+                   json_integer_value(sq) != -k || !cat || strcmp(cat, "user_annotation") != 0;
+            no++;
+        }
+    }
+    CHECK_EQ_INT(ni, N);
+    CHECK_EQ_INT(no, N);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(local, 1);
+    json_decref(root);
+    act_session_destroy(s);
+
+    /* A full buffer: each op is in the trace with its arg, or counted
+     * dropped with it; the ids balance. */
+    s = tu_session("MAX_BUFFER_SIZE_MB = 1\nBUFFER_PREALLOC_MB = 0\n");
+    const long M = 200000;
+    for (long j = 0; j < M; j++) {
+        int64_t a = act_op_begin(1 + (uint64_t)j);
+        act_op_end(ACT_CPU_OP, inner, a, a + 10, seq, j);
+    }
+    CHECK_EQ_U64(act_correlation_current(), 0);
+    CHECK_OK(act_session_stop(s));
+    root = written(s, "args_ops_full.json", &path);
+    json_t *stj = tu_stats(root);
+    long kept = 0, partial = 0;
+    json_array_foreach(tu_events(root), i, e) {
+        if (!named(e, "op_inner"))
+            continue;
+        json_t *a = args_of(e);
+        partial += json_object_size(a) != 2 ||
+                   json_integer_value(json_object_get(a, "Sequence number")) + 1 !=
+                       tu_int(a, "External id");
+        kept++;
+    }
+    CHECK(kept > 0 && kept < M);
+    CHECK_EQ_INT(partial, 0);
+    CHECK_EQ_INT(tu_int(stj, "recorded"), kept);
+    CHECK_EQ_INT(tu_int(stj, "recorded") + tu_int(stj, "dropped"), M);
+    CHECK_EQ_INT(tu_int(stj, "args_recorded"), kept);
+    CHECK_EQ_INT(tu_int(stj, "args_recorded") + tu_int(stj, "args_dropped"), M);
+    json_decref(root);
+    act_session_destroy(s);
+}
+
 int main(void)
 {
     act_log_set_level(ACT_LOG_ERROR);
@@ -563,5 +675,6 @@ int main(void)
     test_interned_keys();
     test_whole_or_nothing();
     test_json_args();
+    test_op_calls();
     return check_done();
 }
