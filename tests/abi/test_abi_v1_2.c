@@ -75,15 +75,20 @@ static int (*blocking_fn)(void);
 /* Waits (up to 60 s) until a tick is inside its long sleep. */
 static void wait_blocking(void)
 {
+    act_span_begin(ACT_USER_ANNOTATION, "waiting for the blocking tick");
     for (int i = 0; i < 60000 && !blocking_fn(); i++)
         sleep_ms(1);
+    act_span_end();
 }
 
-/* Waits (up to 60 s, never asserting on time) for 5 ticks. */
+/* Waits (up to 60 s, never asserting on time) for 5 ticks, inside a span
+ * (a trace of counter samples alone has no timeline for viewers). */
 static void body(void)
 {
+    act_span_begin(ACT_USER_ANNOTATION, "waiting for ticks");
     for (int i = 0; i < 60000 && ticks_fn() < 5; i++)
         sleep_ms(1);
+    act_span_end();
     tasks_while_ticking = count_tasks("actrace");
     thread_comm(tid_fn(), tick_comm, sizeof tick_comm);
 }
@@ -125,6 +130,7 @@ int main(void)
         /* Every tick emitted one sample while collecting, and none came
          * after stop: the trace has them all. */
         CHECK_EQ_INT(trace_count(root, "C", "abi_v1_2_ticks"), ticks_fn());
+        CHECK_EQ_INT(trace_count(root, "X", "waiting for ticks"), 1);
         json_t *c = trace_find(root, "C", "abi_v1_2_ticks");
         CHECK_FATAL(c != NULL);
         CHECK_EQ_INT(ev_int(c, "pid"), getpid());
@@ -147,7 +153,8 @@ int main(void)
     CHECK(log_count("a tick did not return within 100 ms", NULL, NULL) >= 1);
     CHECK_EQ_INT(log_count("abi v1.2 init", NULL, NULL), 0); /* no finalize */
     json_t *root = trace_load(trace);
-    CHECK(root != NULL);
+    CHECK_FATAL(root != NULL);
+    CHECK_EQ_INT(trace_count(root, "X", "waiting for the blocking tick"), 1);
     json_decref(root);
     dlclose(so);
     CHECK_MAIN_END;
