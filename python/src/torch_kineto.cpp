@@ -57,6 +57,7 @@
 #include <time_since_epoch.h>
 #include <torch/headeronly/version.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -598,6 +599,36 @@ class Session final : public libkineto::IActivityProfilerSession {
         s_ = nullptr;
     }
 
+    // Device work back to back on one stream (one span's end the next
+    // one's start, as pocl's CPU device reports it): Kineto writes ts and
+    // dur in microseconds with three decimals, and viewers add the two as
+    // doubles, which can land an ulp (about 1 ns at these magnitudes) past
+    // the next start, so the two overlap (Perfetto moves one to an
+    // overflow track). The earlier span ends 2 ns before the next instead;
+    // spans that really overlap or nest are left as they are.
+    void part_touching()
+    {
+        const int64_t kGap = 2;
+        std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_stream;
+        for (size_t i = 0; i < acts_.size(); i++) {
+            const GenericTraceActivity &a = acts_[i];
+            if (a.device != pid_ && a.activityType != ActivityType::MTIA_COUNTERS &&
+                a.endTime > a.startTime)
+                by_stream[{a.device, a.resource}].push_back(i);
+        }
+        for (auto &kv : by_stream) {
+            std::vector<size_t> &v = kv.second;
+            std::sort(v.begin(), v.end(),
+                      [this](size_t x, size_t y) { return acts_[x].startTime < acts_[y].startTime; });
+            for (size_t k = 0; k + 1 < v.size(); k++) {
+                GenericTraceActivity &a = acts_[v[k]];
+                int64_t next = acts_[v[k + 1]].startTime;
+                if (a.endTime <= next && a.endTime > next - kGap && next - kGap > a.startTime)
+                    a.endTime = next - kGap;
+            }
+        }
+    }
+
     void emit(libkineto::ActivityLogger &logger, libkineto::getLinkedActivityCallback *linked,
               int64_t start, int64_t end)
     {
@@ -606,6 +637,7 @@ class Session final : public libkineto::IActivityProfilerSession {
         for (const auto &r : resources_)
             if (r.deviceId != pid_ || host_tids_.count(r.id))
                 logger.handleResourceInfo(r, start == INT64_MIN ? 0 : start);
+        part_touching();
         size_t late = 0;
         for (size_t i = 0; i < acts_.size(); i++) {
             GenericTraceActivity &a = acts_[i];
