@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "../plugin/plugin_test_util.h"
+#include "../task_names.h"
 
 #define V12_PLUGIN ACT_BINARY_DIR "/tests/abi/abi_v1_2.so"
 
@@ -29,31 +30,6 @@ static int (*ticks_fn)(void);
 static long (*tid_fn)(void);
 static int tasks_while_ticking = -1;
 
-/* Threads of this process whose name starts with @p prefix (the
- * sanitizers' runtimes have threads of their own: counted by name). */
-static int count_tasks(const char *prefix)
-{
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300], comm[64] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (f) {
-            if (fgets(comm, sizeof comm, f))
-                comm[strcspn(comm, "\n")] = '\0';
-            fclose(f);
-        }
-        n += strncmp(comm, prefix, strlen(prefix)) == 0;
-    }
-    closedir(d);
-    return n;
-}
 
 /* The name of thread @p tid of this process, "" if none. */
 static void thread_comm(long tid, char *comm, size_t cap)
@@ -89,7 +65,7 @@ static void body(void)
     for (int i = 0; i < 60000 && ticks_fn() < 5; i++)
         sleep_ms(1);
     act_span_end();
-    tasks_while_ticking = count_tasks("actrace");
+    tasks_while_ticking = threads_named("actrace", 1);
     thread_comm(tid_fn(), tick_comm, sizeof tick_comm);
 }
 

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "task_names.h"
 
 #include <actrace/plugin.h>
 
@@ -217,38 +218,16 @@ static long total_samples(void)
 /* Threads of this process named @p name now. A thread that was joined
  * can stay in /proc/self/task for a moment (the kernel wakes the joiner
  * before it removes the task): threads_gone waits for that. */
-static int threads_named(const char *name)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300], comm[64] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (f) {
-            if (fgets(comm, sizeof comm, f))
-                comm[strcspn(comm, "\n")] = '\0';
-            fclose(f);
-        }
-        n += strcmp(comm, name) == 0;
-    }
-    if (d)
-        closedir(d);
-    return n;
-}
 
 /* 0 once no thread is named @p name, waiting up to 2 s for joined ones
  * to leave /proc; else how many are left. */
 static int threads_gone(const char *name)
 {
-    int n = threads_named(name);
+    int n = threads_named(name, 0);
     for (int i = 0; n && i < 200; i++) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
-        n = threads_named(name);
+        n = threads_named(name, 0);
     }
     return n;
 }
@@ -322,11 +301,11 @@ int main(void)
     plug->stop(st);
     plug->flush(st);
     CHECK_EQ_INT(total_samples(), 0);
-    CHECK_EQ_INT(threads_named("actrace-host"), 0);
+    CHECK_EQ_INT(threads_named("actrace-host", 0), 0);
     plug->start(st);
     plug->start(st);
     sleep_ms(60);
-    CHECK_EQ_INT(threads_named("actrace-host"), 1);
+    CHECK_EQ_INT(threads_named("actrace-host", 0), 1);
     plug->flush(st); /* while sampling: delivers what is buffered */
     long mid = total_samples();
     CHECK(mid > 0);
@@ -388,14 +367,14 @@ int main(void)
     plug->start(st);
     CHECK_EQ_INT(every_calls, 1);
     CHECK_EQ_INT(total_samples(), 1); /* the resident size at the start */
-    CHECK_EQ_INT(threads_named("actrace-host"), 0);
+    CHECK_EQ_INT(threads_named("actrace-host", 0), 0);
     for (int i = 0; i < 10000 && total_samples() < 4; i++) {
         plug->flush(st);
         sleep_ms(1);
     }
     CHECK(total_samples() >= 4); /* ticks ran (and sampled) */
-    CHECK_EQ_INT(threads_named("fake-helper"), 1);
-    CHECK_EQ_INT(threads_named("actrace-host"), 0);
+    CHECK_EQ_INT(threads_named("fake-helper", 0), 1);
+    CHECK_EQ_INT(threads_named("actrace-host", 0), 0);
     plug->stop(st);
     CHECK_EQ_INT(cancel_calls, 1);
     CHECK_EQ_INT(threads_gone("fake-helper"), 0);
@@ -407,7 +386,7 @@ int main(void)
     /* A second window registers again. */
     plug->start(st);
     CHECK_EQ_INT(every_calls, 2);
-    CHECK_EQ_INT(threads_named("actrace-host"), 0);
+    CHECK_EQ_INT(threads_named("actrace-host", 0), 0);
     /* finalize while ticking: cancelled, nothing emitted after. */
     finalize(st);
     CHECK_EQ_INT(cancel_calls, 2);
@@ -424,8 +403,8 @@ int main(void)
     CHECK_FATAL(st != NULL);
     plug->start(st);
     CHECK_EQ_INT(every_calls, 3);
-    CHECK_EQ_INT(threads_named("actrace-host"), 1);
-    CHECK_EQ_INT(threads_named("fake-helper"), 0);
+    CHECK_EQ_INT(threads_named("actrace-host", 0), 1);
+    CHECK_EQ_INT(threads_named("fake-helper", 0), 0);
     sleep_ms(20);
     plug->stop(st);
     CHECK_EQ_INT(threads_gone("actrace-host"), 0);

@@ -7,6 +7,7 @@
 #define ACT_TEST_RECORD_UTIL_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,9 +56,10 @@ static inline int ru_run_maxrss(const char *cmd, long *kb)
         *kb = v;
     close(fd[0]);
     int st;
-    while (waitpid(pid, &st, 0) < 0)
+    pid_t got;
+    while ((got = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
         ;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) == 255)
+    if (got != pid || !WIFEXITED(st) || WEXITSTATUS(st) == 255)
         return -1;
     return WEXITSTATUS(st);
 }
