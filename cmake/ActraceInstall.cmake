@@ -57,9 +57,6 @@ set(ACT_PC_LIBS_PRIVATE "-pthread")
 foreach(_l ${CMAKE_DL_LIBS} m)
   string(APPEND ACT_PC_LIBS_PRIVATE " -l${_l}")
 endforeach()
-if(ACT_HAVE_ZLIB)
-  string(APPEND ACT_PC_LIBS_PRIVATE " -lz")
-endif()
 set(ACT_PC_PREFIX "@ACT_PC_PREFIX@") # kept for install time
 foreach(_pc actrace actrace-plugin)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/${_pc}.pc.in
