@@ -692,6 +692,14 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     int tty = isatty(2);
     double t0 = now_s(), last_status = 0, deadline = 0;
     int status = 0, main_done = 0, shown_status = 0;
+    /* SIGCHLD is blocked while we wait and taken with sigtimedwait: a
+     * child that ends between waitpid and the wait leaves it pending, so
+     * the wait returns at once. A fixed nap here (20 ms) cost every
+     * record run up to that much after its last process ended. */
+    sigset_t chld, old_mask;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &old_mask);
     for (;;) {
         int st;
         pid_t w = waitpid(-1, &st, WNOHANG);
@@ -717,9 +725,21 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
             shown_status = 1;
             last_status = t;
         }
-        struct timespec nap = {0, 20 * 1000 * 1000};
-        nanosleep(&nap, NULL);
+        /* Until a child changes state, the next status line or the end
+         * of the grace period; at most 1 s, in case SIGCHLD is ignored
+         * (then the kernel reaps, and waitpid says ECHILD). */
+        double until = t + 1.0;
+        if (tty && last_status + 0.5 < until)
+            until = last_status + 0.5;
+        if (main_done && deadline < until)
+            until = deadline;
+        double left = until - t;
+        if (left < 0.001)
+            left = 0.001;
+        struct timespec nap = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        sigtimedwait(&chld, NULL, &nap);
     }
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (shown_status)
         fprintf(stderr, "\r\033[K");
     if (main_done)
