@@ -154,6 +154,7 @@ static int visit_key(void *user, const char *key, const char *value)
 }
 
 int act__prealloc_small;
+#define TOP_WARM ((uint64_t)2 << 20)
 
 static int visit_prealloc(void *user, const char *key, const char *value)
 {
@@ -450,6 +451,16 @@ int act__session_create(const act_session_opts *opts, act_session **out)
             pb = pool_max;
         if (s->spooled && act__prealloc_small && !explicit_pre)
             warm = 0;
+        /* The program record started: 2 MB now, the rest warmed ahead by
+         * the helper once it has recorded 512 KB. Writing all of
+         * BUFFER_PREALLOC_MB (and reserving it in the spool) cost every
+         * record run about 7 ms before the program's first instruction,
+         * most of what `record -- make` or a shell script paid there
+         * (bench/record), for a process that may record nothing. */
+        if (s->spooled && !act__prealloc_small && !explicit_pre && warm > TOP_WARM) {
+            warm = TOP_WARM;
+            s->prefault_after = (uint64_t)512 << 10;
+        }
         if (warm > pb)
             warm = pb;
         const char *pol = act_config_get_str(s->config, "BUFFER_FULL_POLICY");
