@@ -50,7 +50,18 @@ static _Atomic int sp_meta_broken; /* a short write: the log stops there */
 static char *sp_names[2];
 static char sp_name_buf[2][SP_NAME_MAX];
 static int sp_removed;       /* the trace was written: files unlinked */
-static int sp_light;         /* only BASE.meta so far (act__spool_light_open) */
+static int sp_light;         /* no session yet (act__spool_light_open): 1 BASE.meta,
+                                2 frames in record's shared light log */
+/* Shared light log: this process's records logged so far (its start
+ * first), replayed into BASE.meta when its session starts; the frame
+ * header before them is filled per write. */
+static char sp_light_mem[2048];
+static char *sp_light_recs = sp_light_mem;
+static size_t sp_light_len, sp_light_cap = sizeof sp_light_mem;
+static int sp_light_lost; /* a copy could not grow: BASE.meta would lack some */
+static pthread_mutex_t sp_light_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t sp_base_len;
+static char sp_base[80];
 static atomic_int sp_taken;  /* a session spools already */
 /* Small objects in the spool (act__spool_alloc): the region being carved. */
 static char *sp_small_cur, *sp_small_end;
@@ -277,6 +288,98 @@ size_t act__spool_encode(char *buf, size_t cap, uint32_t type, const int64_t *in
     return (size_t)(p - buf);
 }
 
+/* One write of @p len bytes to @p fd (O_APPEND), SIGXFSZ kept from the
+ * program: 1 when all of it was written. */
+static int append_all(int fd, const void *p, size_t len)
+{
+    act__xfsz_guard g;
+    act__xfsz_block(&g);
+    ssize_t w;
+    do
+        w = write(fd, p, len);
+    while (w < 0 && errno == EINTR);
+    act__xfsz_unblock(&g);
+    return w == (ssize_t)len;
+}
+
+/* Records @p recs (@p len bytes, act__spool_encode's) of this process as
+ * one frame of the shared light log, one write: O_APPEND places each
+ * frame whole after the others, whoever writes them. Kept for the replay
+ * into BASE.meta when they fit. 1 when written. */
+static int light_write(const char *recs, size_t len)
+{
+    char stack[1024];
+    size_t hl = ACT__LIGHT_FRAME_HEAD + sp_base_len, total = hl + len;
+    if (total > UINT32_MAX / 2)
+        return 0;
+    char *buf = total <= sizeof stack ? stack : malloc(total);
+    if (!buf)
+        return 0;
+    uint32_t h[3] = {ACT__LIGHT_MAGIC, (uint32_t)total, (uint32_t)sp_base_len};
+    memcpy(buf, h, sizeof h);
+    memcpy(buf + ACT__LIGHT_FRAME_HEAD, sp_base, sp_base_len);
+    memcpy(buf + hl, recs, len);
+    int ok = 0, fd = dir_open(ACT__LIGHT_LOG, O_WRONLY | O_APPEND, 0);
+    if (fd >= 0) {
+        ok = append_all(fd, buf, total);
+        close(fd);
+    }
+    if (buf != stack)
+        free(buf);
+    pthread_mutex_lock(&sp_light_lock);
+    if (ok && len > sp_light_cap - sp_light_len) {
+        /* More than the static copy holds (many act_process_name calls):
+         * grown on the heap, off any hot path. */
+        size_t nc = sp_light_cap * 2 > sp_light_len + len ? sp_light_cap * 2 : sp_light_len + len;
+        char *n = malloc(nc);
+        if (n) {
+            memcpy(n, sp_light_recs, sp_light_len);
+            if (sp_light_recs != sp_light_mem)
+                free(sp_light_recs);
+            sp_light_recs = n;
+            sp_light_cap = nc;
+        } else {
+            sp_light_lost = 1;
+        }
+    }
+    if (ok && len <= sp_light_cap - sp_light_len) {
+        memcpy(sp_light_recs + sp_light_len, recs, len);
+        sp_light_len += len;
+    }
+    pthread_mutex_unlock(&sp_light_lock);
+    return ok;
+}
+
+static void light_append(const char *recs, size_t len)
+{
+    if (!light_write(recs, len) && atomic_load(&sp_open)) {
+        atomic_store(&sp_meta_broken, 1);
+        act_log(ACT_LOG_ERROR, "spool: cannot append to %s/%s: %s; a crash from now on loses "
+                "what is recorded after this point", sp_dir ? sp_dir : "?", ACT__LIGHT_LOG,
+                strerror(errno));
+    }
+}
+
+void act__spool_append(const char *recs, size_t len)
+{
+    if (!len || !atomic_load_explicit(&sp_open, memory_order_acquire) ||
+        atomic_load_explicit(&sp_meta_broken, memory_order_relaxed))
+        return;
+    if (sp_light == 2) {
+        light_append(recs, len);
+        return;
+    }
+    int fd = dir_open(sp_names[1], O_WRONLY | O_APPEND, 0);
+    int ok = fd >= 0 && append_all(fd, recs, len);
+    if (fd >= 0)
+        close(fd);
+    if (!ok && atomic_load(&sp_open)) {
+        atomic_store(&sp_meta_broken, 1);
+        act_log(ACT_LOG_ERROR, "spool: cannot append to %s: %s; a crash from now on loses what "
+                "is recorded after this point", sp_names[1], strerror(errno));
+    }
+}
+
 void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,
                     const char *const *strs, const size_t *lens, uint32_t nstrs)
 {
@@ -296,6 +399,12 @@ void act__spool_log(uint32_t type, const int64_t *ints, uint32_t nints,
      * interleave. A short write (a full disk) ends the log: the rebuild
      * stops at the torn record, so nothing after it may follow. */
     size_t total = act__spool_encode(buf, len + 8, type, ints, nints, strs, lens, nstrs);
+    if (sp_light == 2) {
+        light_append(buf, total);
+        if (buf != stack)
+            free(buf);
+        return;
+    }
     ssize_t w = -1;
     int fd = dir_open(sp_names[1], O_WRONLY | O_APPEND, 0);
     if (fd >= 0) {
@@ -370,6 +479,27 @@ static void names_set(const char *base)
 int act__spool_light_open(const char *base, const char *recs, size_t len)
 {
     names_set(base);
+    size_t bl = strlen(base);
+    /* Record's shared light log: no file of this process's own (a file
+     * made and removed per process is most of what a short process cost
+     * under record; measured in docs/cli.md). Without one, BASE.meta. */
+    if (sp_names[0] && bl < sizeof sp_base) {
+        memcpy(sp_base, base, bl);
+        sp_base_len = bl;
+        sp_light_len = 0;
+        if (light_write(recs, len)) {
+            sp_removed = 0;
+            sp_light = 2;
+            atomic_store(&sp_meta_broken, 0);
+            atomic_store(&sp_taken, 1);
+            atomic_store_explicit(&sp_open, 1, memory_order_release);
+            return 0;
+        }
+        if (errno != ENOENT) {
+            sp_names[0] = sp_names[1] = NULL;
+            return -1;
+        }
+    }
     int fd = sp_names[0] && sp_names[1]
                  ? dir_open(sp_names[1], O_WRONLY | O_APPEND | O_CREAT | O_EXCL, 0600)
                  : -1;
@@ -404,9 +534,25 @@ int act__spool_open(const char *base)
     fd0 = dir_open(sp_names[0], O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd0 < 0)
         goto fail;
-    fd1 = dir_open(sp_names[1], O_WRONLY | O_APPEND | (light ? 0 : O_CREAT | O_EXCL), 0600);
+    fd1 = dir_open(sp_names[1], O_WRONLY | O_APPEND | (light == 1 ? 0 : O_CREAT | O_EXCL), 0600);
     if (fd1 < 0)
         goto fail;
+    /* From the shared light log: BASE.meta starts with what this process
+     * logged there (record reads a process's frames only where it has no
+     * BASE.meta). */
+    if (light == 2 && sp_light_len && !append_all(fd1, sp_light_recs, sp_light_len)) {
+        int e = errno ? errno : ENOSPC;
+        close(fd1);
+        fd1 = -1;
+        int dfd = act__spool_dir_check();
+        if (dfd >= 0)
+            unlinkat(dfd, sp_names[1], 0);
+        errno = e;
+        goto fail;
+    }
+    if (light == 2 && sp_light_lost)
+        act_log(ACT_LOG_WARN, "spool: %s lacks some of what was logged before the session "
+                "started (out of memory)", sp_names[1]);
     close(fd0);
     close(fd1);
     sp_light = 0;
@@ -472,6 +618,8 @@ void act__spool_atfork_child(void)
     sp_light = 0;
     pthread_mutex_init(&sp_lock, NULL);
     pthread_mutex_init(&sp_small_lock, NULL);
+    pthread_mutex_init(&sp_light_lock, NULL);
+    sp_light_len = 0;
     sp_small_cur = sp_small_end = NULL;
     act__spooling = 0;
     atomic_store(&sp_taken, 0);
@@ -886,25 +1034,39 @@ static int clocks_ok(int64_t start_mono, int64_t anchor, int64_t mono_to_unix)
 
 int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t errlen)
 {
-    memset(l, 0, sizeof *l);
-    l->rss0_kib = l->user0_us = l->sys0_us = -1;
     char *mpath = cat(base, ".meta"), *spath = cat(base, ".spool");
     struct stat st;
     int rc = -1;
     if (!mpath || !spath) {
+        memset(l, 0, sizeof *l);
         bad(err, errlen, "out of memory");
         goto out;
     }
     if (lstat(spath, &st) == 0 || errno != ENOENT) {
+        memset(l, 0, sizeof *l);
         rc = 1; /* a full spool, or one we cannot tell: the rebuild's */
         goto out;
     }
     size_t mlen = 0;
     char *meta = read_all(mpath, &mlen);
     if (!meta) {
+        memset(l, 0, sizeof *l);
         bad(err, errlen, "%s: %s", mpath, strerror(errno));
         goto out;
     }
+    rc = act__spool_life_parse(meta, mlen, mpath, l, err, errlen);
+    free(meta);
+out:
+    free(mpath);
+    free(spath);
+    return rc;
+}
+
+int act__spool_life_parse(const char *meta, size_t mlen, const char *mpath, act__spool_life *l,
+                          char *err, size_t errlen)
+{
+    memset(l, 0, sizeof *l);
+    l->rss0_kib = l->user0_us = l->sys0_us = -1;
     int have_start = 0, have_stop = 0, have_dist = 0;
     act__dist dist;
     memset(&dist, 0, sizeof dist);
@@ -953,7 +1115,6 @@ int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t
             break; /* not a light log's, or a newer writer's */
         }
     }
-    free(meta);
     /* Samples a scribbled log made too large to scale to bytes: unknown. */
     if (l->rss0_kib > INT64_MAX / 1024)
         l->rss0_kib = -1;
@@ -961,12 +1122,12 @@ int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t
         l->rss1_kib = -1;
     if (!have_start) {
         bad(err, errlen, "%s: the process ended before its session started", mpath);
-        goto out;
+        return -1;
     }
     if (!clocks_ok(l->start_mono, anchor, l->mono_to_unix) || l->start_mono + l->mono_to_unix < 0 ||
         l->pid <= 0 || l->pid > INT32_MAX) {
         bad(err, errlen, "%s: the session's clocks are out of range", mpath);
-        goto out;
+        return -1;
     }
     if (!have_stop || !act__time_near(l->stop_mono, anchor) || l->stop_mono < l->start_mono) {
         l->stop_mono = l->start_mono;
@@ -983,11 +1144,7 @@ int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t
     size_t bl = strnlen(dist.backend, sizeof l->backend - 1);
     memcpy(l->backend, dist.backend, bl);
     l->backend[bl] = '\0';
-    rc = 0;
-out:
-    free(mpath);
-    free(spath);
-    return rc;
+    return 0;
 }
 
 int act__spool_read(const char *base, const char *out, unsigned flags, act__trace_writer write,

@@ -89,11 +89,29 @@ int act__spool_dir_open(const char *dir);
 int act__spool_dir_check(void);
 
 /* The light spool of a process that has not recorded yet (lazy start,
- * session/autostart.c): only BASE.meta, created (0600) with @p nrec records
+ * session/autostart.c): a frame of record's shared light log or, where
+ * there is none, BASE.meta, created (0600), with @p len bytes of records
  * already encoded by act__spool_encode, in one write. No chunk memory, no
  * spooling (act__spooling stays 0): act__spool_log appends to it, and a
  * later act__spool_open adds BASE.spool beside it. 0 or -1 (errno set). */
 int act__spool_light_open(const char *base, const char *recs, size_t len);
+/* Record's shared light log, ACT__LIGHT_LOG in the record directory
+ * (created by record, 0600): where a process that has not started its
+ * session logs, instead of a BASE.meta of its own. Each write is one
+ * frame: u32 ACT__LIGHT_MAGIC, u32 frame length (header included), u32
+ * base length, the base (the process's file name without ".meta"), then
+ * records as in BASE.meta. O_APPEND keeps frames whole and in order. A
+ * process whose session starts later creates BASE.meta with its frames'
+ * records first; record reads a base's frames only where no BASE.meta,
+ * BASE.spool or BASE.json exists. */
+#define ACT__LIGHT_LOG "light.log"
+#define ACT__LIGHT_MAGIC 0x4c544341u /* "ACTL" */
+#define ACT__LIGHT_FRAME_HEAD 12u
+
+/* Append records already encoded by act__spool_encode (@p len bytes), in
+ * one write, to this process's log (BASE.meta or its light-log frame). */
+void act__spool_append(const char *recs, size_t len);
+
 /* Encode one log record into @p buf (@p cap bytes); its size, or 0 if it
  * does not fit. */
 size_t act__spool_encode(char *buf, size_t cap, uint32_t type, const int64_t *ints,
@@ -198,5 +216,13 @@ typedef struct act__spool_life {
 __attribute__((visibility("default")))
 #endif
 int act__spool_life_read(const char *base, act__spool_life *l, char *err, size_t errlen);
+/* The same, of records already in memory (@p meta, @p mlen bytes: a
+ * light-log base's frames, joined); @p label names them in messages. 0 or
+ * -1. */
+#if defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
+int act__spool_life_parse(const char *meta, size_t mlen, const char *label, act__spool_life *l,
+                          char *err, size_t errlen);
 
 #endif

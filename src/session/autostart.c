@@ -391,21 +391,24 @@ static void auto_lazy_exit(int status)
         return;
     /* A name the program gave itself (act_process_name, no session
      * needed) replaces the command line. */
-    char cur[64];
+    char cur[64], buf[256];
+    size_t len = 0;
     const char *set = act__process_name_given(cur, sizeof cur);
     if (set) {
         size_t n = strlen(set);
-        act__spool_log(ACT__SP_PNAME, NULL, 0, &set, &n, 1);
+        len = act__spool_encode(buf, sizeof buf, ACT__SP_PNAME, NULL, 0, &set, &n, 1);
     }
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         ru.ru_utime = ru.ru_stime = (struct timeval){0, 0};
     int64_t stop = act__clock_ns();
-    act__spool_log(ACT__SP_STOP, &stop, 1, NULL, NULL, 0);
+    len += act__spool_encode(buf + len, sizeof buf - len, ACT__SP_STOP, &stop, 1, NULL, NULL, 0);
     int64_t e[4] = {status, rss_kib(),
                     (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
                     (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec};
-    act__spool_log(ACT__SP_EXIT, e, 4, NULL, NULL, 0);
+    len += act__spool_encode(buf + len, sizeof buf - len, ACT__SP_EXIT, e, 4, NULL, NULL, 0);
+    /* One write: the end is logged whole or not at all. */
+    act__spool_append(buf, len);
 }
 
 /* 1 if this process starts its session at load: record's own child,

@@ -4,9 +4,11 @@
  * recorded through the API under `actrace record`.
  *   mp_prog leaf NAME         one span NAME, then exit
  *   mp_prog idle OUT          records nothing; writes to OUT what it sees from
- *                             inside: "threads N spool N meta N" (its tasks in
- *                             /proc/self/task, its files <pid>-*.spool and
- *                             .meta in $ACTRACE_RECORD_DIR); exits 7
+ *                             inside: "threads N spool N meta N light N" (its
+ *                             tasks in /proc/self/task, its files <pid>-*.spool
+ *                             and .meta in $ACTRACE_RECORD_DIR, its frames in
+ *                             the light.log there); exits 7
+ *   mp_prog scribble          appends a torn frame to record's light.log
  *   mp_prog late NAME OUT     as idle (OUT written first), then records a
  *                             span NAME late in its life, then writes
  *                             "after: threads N spool N" to OUT.after
@@ -281,9 +283,29 @@ static void self_report(const char *out, const char *prefix)
     }
     if (d)
         closedir(d);
+    /* Its frames in record's shared light log (src/engine/spool.h: u32
+     * magic, u32 length, u32 base length, the base, records). */
+    int light = 0;
+    char p[4096];
+    snprintf(p, sizeof p, "%s/light.log", dir ? dir : ".");
+    FILE *lf = fopen(p, "rb");
+    if (lf) {
+        static char buf[1 << 20];
+        size_t n = fread(buf, 1, sizeof buf, lf), pos = 0;
+        fclose(lf);
+        while (pos + 12 <= n) {
+            uint32_t h[3];
+            memcpy(h, buf + pos, sizeof h);
+            if (h[0] != 0x4c544341u || h[1] < 12 + h[2] || h[1] > n - pos)
+                break;
+            light += h[2] > strlen(pre) && memcmp(buf + pos + 12, pre, strlen(pre)) == 0;
+            pos += h[1];
+        }
+    }
     FILE *f = fopen(out, "w");
     if (f) {
-        fprintf(f, "%sthreads %d spool %d meta %d\n", prefix, threads, spool, meta);
+        fprintf(f, "%sthreads %d spool %d meta %d light %d\n", prefix, threads, spool, meta,
+                light);
         fclose(f);
     }
 }
@@ -293,6 +315,20 @@ int main(int argc, char **argv)
     self = argv[0];
     if (argc == 2 && strcmp(argv[1], "sigcheck") == 0)
         return sigcheck();
+    if (argc == 2 && strcmp(argv[1], "scribble") == 0) {
+        /* A torn frame in record's light log, as a write a full disk cut
+         * short leaves: the magic and a length running past what
+         * follows. */
+        char p[4096];
+        snprintf(p, sizeof p, "%s/light.log", getenv("ACTRACE_RECORD_DIR"));
+        int fd = open(p, O_WRONLY | O_APPEND);
+        static const unsigned char torn[] = {0x41, 0x43, 0x54, 0x4c, 0xff, 0x00, 0x00, 0x00,
+                                             0x1f, 0x00, 0x00, 0x00, '1', '2'};
+        if (fd < 0 || write(fd, torn, sizeof torn) != (ssize_t)sizeof torn)
+            return 3;
+        close(fd);
+        return 0;
+    }
     if (argc < 3)
         return 2;
     if (strcmp(argv[1], "fill") == 0 && argc >= 4) {

@@ -7,6 +7,9 @@
  *    memory samples, not marked rebuilt; record's merge read its light
  *    log itself (no rebuild ran: ACTRACE_TEST_REBUILD_COUNTS prints
  *    nothing), and its entry counts what it shows (5 recorded);
+ *  - torn: a damaged frame in record's shared light log costs only
+ *    itself: the processes before and after it, and the end of the one
+ *    that wrote it, are in the trace;
  *  - late: a first recording call late in the process's life is recorded
  *    (and only then does the spool appear), and the process then has at
  *    most one thread of the library's (/proc/self/task: 2 at most);
@@ -100,7 +103,8 @@ static void idle(void)
              "echo $? > %s' 2>%s", tmpdir, ACTRACE,
              out, PROG, tmp("idle.txt"), tmp("idle.rc"), tmp("idle.err"));
     CHECK_EQ_INT(ru_run(cmd), 0);
-    CHECK(file_is(tmp("idle.txt"), "threads 1 spool 0 meta 1\n"));
+    /* No file of its own: its start is a frame of record's light log. */
+    CHECK(file_is(tmp("idle.txt"), "threads 1 spool 0 meta 0 light 1\n"));
     CHECK(file_is(tmp("idle.rc"), "7\n"));
     snprintf(cmd, sizeof cmd, "%s check %s >/dev/null", ACTRACE, out);
     CHECK_EQ_INT(ru_run(cmd), 0);
@@ -140,7 +144,7 @@ static void late(void)
     snprintf(cmd, sizeof cmd, "TMPDIR=%s %s record -o %s -- sh -c '%s late late-span %s; true' 2>%s",
              tmpdir, ACTRACE, out, PROG, tmp("late.txt"), tmp("late.err"));
     CHECK_EQ_INT(ru_run(cmd), 0);
-    CHECK(file_is(tmp("late.txt"), "threads 1 spool 0 meta 1\n"));
+    CHECK(file_is(tmp("late.txt"), "threads 1 spool 0 meta 0 light 1\n"));
     /* Recording started: the spool is there now. */
     char *after = tu_slurp(tmp("late.txt.after"), NULL);
     CHECK(after && strstr(after, "spool 1 meta 1"));
@@ -391,10 +395,85 @@ static void many(void)
     json_decref(root);
 }
 
+/* The exit status of process @p pid's 'process' span, or -1. */
+static long long life_status(json_t *root, long long pid)
+{
+    json_t *e;
+    size_t i;
+    json_array_foreach(tu_events(root), i, e)
+    {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (tu_int(e, "pid") == pid && nm && strcmp(nm, "process") == 0)
+            return tu_int(json_object_get(e, "args"), "exit_status");
+    }
+    return -1;
+}
+
+static void torn(void)
+{
+    char cmd[8192];
+    const char *out = tmp("torn.json");
+    /* Between two processes that record nothing, one appends a torn frame
+     * to the light log (as a full disk leaves one) and exits: its own end
+     * follows the damage. */
+    snprintf(cmd, sizeof cmd,
+             "TMPDIR=%s %s record -o %s -- sh -c '%s idle %s; %s scribble; %s idle %s; true' "
+             "2>%s", tmpdir, ACTRACE, out, PROG, tmp("torn1.txt"), PROG, PROG, tmp("torn2.txt"),
+             tmp("torn.err"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    char *err = tu_slurp(tmp("torn.err"), NULL);
+    CHECK(err && strstr(err, "light.log: 1 damaged part(s) skipped"));
+    free(err);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    long long a = pid_named(root, PROG " idle", 0), b = pid_named(root, PROG " idle", 1),
+              sc = pid_named(root, PROG " scribble", 0);
+    CHECK(a > 0 && b > 0 && sc > 0);
+    CHECK_EQ_INT(life_status(root, a), 7);
+    CHECK_EQ_INT(life_status(root, b), 7);
+    CHECK_EQ_INT(life_status(root, sc), 0); /* its end, found past the damage */
+    CHECK_EQ_INT(recovered(root, sc), 0);
+    json_decref(root);
+}
+
+/* A process named from the arguments its loader passed the library (no
+ * /proc open at load) is named as /proc/self/cmdline names it: arguments
+ * joined by spaces, an empty one as an empty word, trailing empty ones
+ * dropped. Its first memory sample (from /proc/self/stat's read) is a
+ * real one. */
+static void names(void)
+{
+    char cmd[8192];
+    const char *out = tmp("names.json");
+    snprintf(cmd, sizeof cmd,
+             "TMPDIR=%s %s record -o %s -- sh -c '/bin/echo \"a  b\" \"\" x \"\" >/dev/null; true' "
+             "2>%s", tmpdir, ACTRACE, out, tmp("names.err"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    long long pid = pid_named(root, "/bin/echo a  b  x", 0);
+    CHECK(pid > 0);
+    CHECK(pid_named(root, "/bin/echo a  b  x ", 0) < 0); /* nothing after the x */
+    json_t *e;
+    size_t i, n = 0;
+    json_array_foreach(tu_events(root), i, e) {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (tu_int(e, "pid") == pid && nm && strcmp(nm, "memory") == 0) {
+            long long rss = tu_int(json_object_get(e, "args"), "rss_bytes");
+            CHECK(rss > 4096 && rss % 1024 == 0);
+            n++;
+        }
+    }
+    CHECK_EQ_INT((long long)n, 2);
+    json_decref(root);
+}
+
 int main(void)
 {
     CHECK_FATAL(mkdtemp(tmpdir) != NULL);
     idle();
+    names();
+    torn();
     late();
     forkrec();
     reuse();

@@ -30,6 +30,8 @@
 #include "actrace/actrace.h"
 #include "check_pftrace.h"
 #include "cli.h"
+#include "engine/spool.h"
+#include "record_light.h"
 #include "record_merge.h"
 #include "session/rebuild.h"
 
@@ -164,6 +166,8 @@ static int file_live(const char *name)
  * (through a descriptor; autostart.c), so it is left to them, in place,
  * and said so. A directory removed under them would make them stop
  * recording; one re-created at the path by someone else is never used. */
+static act__light_set rec_light; /* the light log's processes, once the program ended */
+
 static void remove_dir(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -176,7 +180,8 @@ static void remove_dir(const char *dir)
             size_t l = strlen(de->d_name);
             int spool = (l > 5 && strcmp(de->d_name + l - 5, ".meta") == 0) ||
                         (l > 6 && strcmp(de->d_name + l - 6, ".spool") == 0);
-            if (spool && file_live(de->d_name)) {
+            if ((spool && file_live(de->d_name)) ||
+                (strcmp(de->d_name, ACT__LIGHT_LOG) == 0 && act__light_live(&rec_light))) {
                 kept++;
                 continue;
             }
@@ -364,6 +369,8 @@ static size_t count_traces(const char *dir)
             n++;
     }
     closedir(d);
+    for (size_t i = 0; i < rec_light.n; i++)
+        n += !rec_light.v[i].dropped;
     return n;
 }
 
@@ -421,6 +428,17 @@ static img *images_read(const char *dir, size_t *n)
         v[(*n)++] = img_of(de->d_name);
     }
     closedir(d);
+    for (size_t i = 0; i < rec_light.n; i++) {
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            img *nv = realloc(v, nc * sizeof *nv);
+            if (!nv)
+                break;
+            v = nv;
+            cap = nc;
+        }
+        v[(*n)++] = img_of(rec_light.v[i].base);
+    }
     if (*n > 1)
         qsort(v, *n, sizeof *v, img_cmp);
     return v;
@@ -490,6 +508,9 @@ static int is_light(const char *base)
  * that the merge does not list the process twice. */
 static void drop_exec_d_light(const char *dir, const img *v, size_t nv)
 {
+    for (size_t i = 0; i < rec_light.n; i++)
+        if (exec_d(v, nv, rec_light.v[i].base))
+            rec_light.v[i].dropped = 1;
     DIR *d = opendir(dir);
     if (!d)
         return;
@@ -745,6 +766,12 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     if (main_done)
         report_running();
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    act__light_load(spool, &rec_light);
+    if (rec_per_dir) {
+        /* --per-process rebuilds each light log to a trace of its own. */
+        act__light_write_logs(spool, &rec_light);
+        act__light_free(&rec_light);
+    }
     size_t rebuilt = rebuild_spools(spool, !rec_per_dir);
     if (main_done && WIFEXITED(status) && WEXITSTATUS(status) == 127 && !count_traces(spool)) {
         remove_dir(spool);
@@ -782,8 +809,8 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
     int pf = act_cli_is_pftrace(final_out);
     char tmpjson[PATH_MAX + 32];
     snprintf(tmpjson, sizeof tmpjson, "%s/merged.tmp", spool);
-    int mrc = act__record_merge(spool, pf ? tmpjson : final_out, base ? base + 1 : shown, &res, err,
-                                sizeof err);
+    int mrc = act__record_merge(spool, &rec_light, pf ? tmpjson : final_out,
+                                base ? base + 1 : shown, &res, err, sizeof err);
     if (mrc == 0 && pf && act_cli_convert(tmpjson, final_out) != 0) {
         snprintf(err, sizeof err, "converting the merged trace to %s failed", shown);
         mrc = -1;
@@ -956,6 +983,11 @@ int act_cmd_record(int argc, char **argv)
         }
         snprintf(spool, sizeof spool, "%s", spool_abs);
     }
+    /* The light log every process that records nothing appends to
+     * (record_light.h); without it they fall back to a file each. */
+    if (act__light_create(spool) != 0)
+        fprintf(stderr, "actrace record: cannot create %s/%s: %s\n", spool, ACT__LIGHT_LOG,
+                strerror(errno));
     setenv("ACTRACE_RECORD_DIR", spool, 1);
     /* This record checks the plugins anew, and decides anew whether every
      * process starts at load (autostart.c, loader.c): nothing of an outer

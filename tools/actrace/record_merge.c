@@ -43,6 +43,7 @@
 #include "actrace/version.h"
 #include "writer/json_out.h"
 #include "merge_meta.h"
+#include "record_light.h"
 #include "record_merge.h"
 
 #define DEVICE_PID_BASE 0x40000000LL
@@ -640,8 +641,41 @@ static int cmp_files(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
-int act__record_merge(const char *dir, const char *out_path, const char *trace_name,
-                      act__merge_result *res, char *err, size_t errcap)
+/* Appends an entry for @p path (made here) to *@p files. 0, or -1 (out of
+ * memory: @p life freed). */
+static int files_add(mfile **files, size_t *n, size_t *cap, const char *dir, const char *name,
+                     size_t name_len, act__spool_life *life)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        mfile *nf = realloc(*files, nc * sizeof *nf);
+        if (!nf) {
+            free(life);
+            return -1;
+        }
+        *files = nf;
+        *cap = nc;
+    }
+    mfile *f = &(*files)[*n];
+    memset(f, 0, sizeof *f);
+    size_t dl = strlen(dir);
+    f->path = malloc(dl + name_len + 2);
+    if (!f->path) {
+        free(life);
+        return -1;
+    }
+    memcpy(f->path, dir, dl);
+    f->path[dl] = '/';
+    memcpy(f->path + dl + 1, name, name_len);
+    f->path[dl + 1 + name_len] = '\0';
+    f->pid = strtoll(name, NULL, 10);
+    f->life = life;
+    (*n)++;
+    return 0;
+}
+
+int act__record_merge(const char *dir, const act__light_set *light_set, const char *out_path,
+                      const char *trace_name, act__merge_result *res, char *err, size_t errcap)
 {
     memset(res, 0, sizeof *res);
     err[0] = '\0';
@@ -681,30 +715,30 @@ int act__record_merge(const char *dir, const char *out_path, const char *trace_n
                 continue;
             }
         }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            mfile *nf = realloc(files, cap * sizeof *nf);
-            if (!nf) {
-                free(life);
-                break;
-            }
-            files = nf;
-        }
-        memset(&files[n], 0, sizeof files[n]);
-        size_t pl = strlen(dir) + len + 2;
-        files[n].path = malloc(pl);
-        if (!files[n].path) {
-            free(life);
+        if (files_add(&files, &n, &cap, dir, de->d_name, light ? len - 5 : len, life) != 0)
             break;
-        }
-        snprintf(files[n].path, pl, "%s/%.*s", dir, (int)(light ? len - 5 : len), de->d_name);
-        files[n].pid = strtoll(de->d_name, NULL, 10);
-        files[n].life = life;
         if (life && !life->have_exit)
             res->light_recovered++;
-        n++;
     }
     closedir(d);
+    /* The shared light log's processes, as light logs of their own. */
+    for (size_t i = 0; light_set && i < light_set->n; i++) {
+        const act__light_ent *le = &light_set->v[i];
+        if (le->dropped)
+            continue;
+        act__spool_life *life = malloc(sizeof *life);
+        char e[256];
+        if (!life || act__spool_life_parse(le->recs, le->len, le->base, life, e, sizeof e) != 0) {
+            fprintf(stderr, "actrace record: skipping %s (in %s/%s)\n",
+                    life ? e : "a process: out of memory", dir, ACT__LIGHT_LOG);
+            free(life);
+            continue;
+        }
+        if (files_add(&files, &n, &cap, dir, le->base, strlen(le->base), life) != 0)
+            break;
+        if (!life->have_exit)
+            res->light_recovered++;
+    }
     qsort(files, n, sizeof *files, cmp_files);
 
     int rc = 0;

@@ -17,11 +17,14 @@ typedef struct act__merge_result {
                                  normally (their entries say "recovered") */
 } act__merge_result;
 
-/** Merges every DIR/<pid>-<ns>.json into @p out_path, written as the
- *  library writes a trace (temporary file and rename, gzip for ".gz",
- *  devices and FIFOs in place). Returns 0, or -1 with @p err set. */
-int act__record_merge(const char *dir, const char *out_path, const char *trace_name,
-                      act__merge_result *res, char *err, size_t errcap);
+struct act__light_set;
+/** Merges every DIR/<pid>-<ns>.json, the light logs DIR/BASE.meta and the
+ *  processes of @p light (record_light.h; entries not dropped, NULL: none)
+ *  into @p out_path, written as the library writes a trace (temporary file
+ *  and rename, gzip for ".gz", devices and FIFOs in place). Returns 0, or
+ *  -1 with @p err set. */
+int act__record_merge(const char *dir, const struct act__light_set *light, const char *out_path,
+                      const char *trace_name, act__merge_result *res, char *err, size_t errcap);
 
 /** `record --per-process`: moves every DIR/<pid>-<ns>.json to
  *  OUTDIR/rank-R.<pid>.json (record_split.c), R being its
