@@ -679,6 +679,9 @@ extern int act__prealloc_small;
 /* Field 22 of /proc/self/stat (the process's start in clock ticks after
  * boot), 0 if unreadable. */
 int64_t act__proc_start_ticks(void);
+/* The resident set, in pages, read with those ticks (field 24) if they were
+ * read in this process; -1 otherwise. */
+int64_t act__proc_start_rss_pages(void);
 /* distributedInfo's variables from the environment: the launcher's rank,
  * world size and local rank (torchrun's RANK..., Slurm's, OpenMPI's, the
  * first set to a whole number >= 0), ACTRACE_DIST_BACKEND. */

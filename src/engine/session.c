@@ -329,9 +329,12 @@ size_t act__dist_spool(char *buf, size_t cap)
 }
 
 /* Field 22 of /proc/self/stat: when this process started, in clock ticks
- * after boot; 0 if it cannot be read. */
-static int64_t proc_start_read(void)
+ * after boot; 0 if it cannot be read. Field 24, the resident set in
+ * pages, into *@p rss_pages (-1 if unreadable): the same read gives a
+ * process under record its first memory sample (a /proc open fewer). */
+static int64_t proc_start_read(int64_t *rss_pages)
 {
+    *rss_pages = -1;
     char buf[1024];
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -361,7 +364,17 @@ static int64_t proc_start_read(void)
         while (*p && *p != ' ')
             p++;
     }
-    long long v = strtoll(p, NULL, 10);
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (v > 0 && *end == ' ') {
+        /* Field 23 (vsize), then 24. */
+        p = end + 1;
+        while (*p && *p != ' ')
+            p++;
+        long long r = strtoll(p, &end, 10);
+        if (end != p && r >= 0 && (*end == ' ' || *end == '\n'))
+            *rss_pages = r;
+    }
     return v > 0 ? v : 0;
 }
 
@@ -369,19 +382,29 @@ static int64_t proc_start_read(void)
  * session all ask): cached with the pid it was read in, so a forked
  * child, which started later, reads its own. Threads that race store
  * the same values. */
+static _Atomic int64_t ticks, ticks_rss;
+static _Atomic int32_t ticks_pid;
+
 int64_t act__proc_start_ticks(void)
 {
-    static _Atomic int64_t ticks;
-    static _Atomic int32_t ticks_pid;
     int32_t pid = (int32_t)getpid();
     if (atomic_load_explicit(&ticks_pid, memory_order_acquire) == pid)
         return atomic_load_explicit(&ticks, memory_order_relaxed);
-    int64_t v = proc_start_read();
+    int64_t rss;
+    int64_t v = proc_start_read(&rss);
     if (v > 0) {
         atomic_store_explicit(&ticks, v, memory_order_relaxed);
+        atomic_store_explicit(&ticks_rss, rss, memory_order_relaxed);
         atomic_store_explicit(&ticks_pid, pid, memory_order_release);
     }
     return v;
+}
+
+int64_t act__proc_start_rss_pages(void)
+{
+    if (atomic_load_explicit(&ticks_pid, memory_order_acquire) != (int32_t)getpid())
+        return -1;
+    return atomic_load_explicit(&ticks_rss, memory_order_relaxed);
 }
 
 int act__session_create(const act_session_opts *opts, act_session **out)

@@ -97,9 +97,42 @@ static atomic_int auto_child_eager; /* a forked child to start after the fork ha
 static int auto_session_start(void);
 static void auto_late_register(void);
 static void auto_lazy_exit(int status);
-/* The command line, arguments joined by spaces (at most @p cap - 1 bytes). */
-static size_t read_cmdline(char *buf, size_t cap)
+/* The arguments the library's constructor was called with (glibc passes
+ * main's argc and argv to every ELF constructor, a preloaded or dlopen'd
+ * library's too): at load they are what /proc/self/cmdline holds, read
+ * without a /proc open (about 10-20 us in a new process: its /proc entry
+ * is made on first use). NULL where not known. */
+static int auto_argc;
+static char **auto_argv;
+
+/* @p n raw bytes of a command line (arguments each ended by a NUL, as
+ * /proc/self/cmdline holds them) in @p buf, joined by spaces, NUL-ended:
+ * its length. */
+static size_t cmdline_join(char *buf, size_t n)
 {
+    while (n > 0 && buf[n - 1] == '\0')
+        n--;
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    return n;
+}
+
+/* The command line, arguments joined by spaces (at most @p cap - 1 bytes):
+ * from the constructor's arguments when @p at_load, else from /proc. */
+static size_t read_cmdline(char *buf, size_t cap, int at_load)
+{
+    if (at_load && auto_argv && auto_argc > 0) {
+        size_t n = 0;
+        for (int i = 0; i < auto_argc && auto_argv[i] && n < cap - 1; i++) {
+            for (const char *a = auto_argv[i]; *a && n < cap - 1; a++)
+                buf[n++] = *a;
+            if (n < cap - 1)
+                buf[n++] = '\0';
+        }
+        return cmdline_join(buf, n);
+    }
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -107,13 +140,7 @@ static size_t read_cmdline(char *buf, size_t cap)
     close(fd);
     if (n <= 0)
         return 0;
-    while (n > 0 && buf[n - 1] == '\0')
-        n--;
-    for (ssize_t i = 0; i < n; i++)
-        if (buf[i] == '\0')
-            buf[i] = ' ';
-    buf[n] = '\0';
-    return (size_t)n;
+    return cmdline_join(buf, (size_t)n);
 }
 
 /* The process's command line, arguments joined by spaces, as its name in
@@ -136,7 +163,7 @@ static void auto_name_process(void)
     if (set && strcmp(set, comm) != 0)
         return;
     char buf[256];
-    if (read_cmdline(buf, sizeof buf))
+    if (read_cmdline(buf, sizeof buf, 0))
         act_process_name(buf);
 }
 
@@ -276,6 +303,14 @@ static int auto_session_start(void)
     return 0;
 }
 
+static int64_t page_size(void)
+{
+    static long pg;
+    if (!pg)
+        pg = sysconf(_SC_PAGESIZE);
+    return pg >= 1024 ? pg : 4096;
+}
+
 /* Resident memory in KiB (/proc/self/statm, as the host plugin reads
  * it), -1 if unreadable. */
 static int64_t rss_kib(void)
@@ -299,10 +334,7 @@ static int64_t rss_kib(void)
     long long res = strtoll(p, &end, 10);
     if (end == p || res < 0)
         return -1;
-    static long pg;
-    if (!pg)
-        pg = sysconf(_SC_PAGESIZE);
-    return res * (pg > 0 ? pg : 4096) / 1024;
+    return res * page_size() / 1024;
 }
 
 /* The light spool: BASE.meta with the session's start (as a live session
@@ -325,9 +357,13 @@ static void auto_lazy_open(const char *const *env)
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         ru.ru_utime = ru.ru_stime = (struct timeval){0, 0};
+    /* The first memory sample: from the read that gave the start ticks
+     * (auto_dir_path's, at load), else statm. */
+    int64_t ticks = act__proc_start_ticks(), rp = act__proc_start_rss_pages();
+    int64_t rss0 = rp >= 0 && rp < INT64_MAX / 64 ? rp * (page_size() / 1024) : rss_kib();
     int64_t v[10] = {(int64_t)getpid(), start,
                      (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - start, start, 0,
-                     act__proc_start_ticks(), (int64_t)getppid(), rss_kib(),
+                     ticks, (int64_t)getppid(), rss0,
                      (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
                      (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec};
     const char *name = env ? env[ENV_NAME] : secure_getenv("ACTRACE_RECORD_NAME");
@@ -335,7 +371,7 @@ static void auto_lazy_open(const char *const *env)
     size_t lens[1] = {strlen(strs[0])};
     char cmd[256];
     const char *cs = cmd;
-    size_t cl = read_cmdline(cmd, sizeof cmd);
+    size_t cl = read_cmdline(cmd, sizeof cmd, env != NULL);
     char buf[2048];
     size_t len = act__spool_encode(buf, sizeof buf, ACT__SP_START, v, 10, strs, lens, 1);
     if (len && cl)
@@ -489,8 +525,16 @@ static void auto_late_register(void)
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((constructor))
 #endif
+#if defined(__GLIBC__)
+static void auto_start(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    auto_argc = argc;
+    auto_argv = argv;
+#else
 static void auto_start(void)
 {
+#endif
     /* The engine's lazy recording calls start the session through this
      * (engine.h); set before any stand-in is published. */
     act__wake_hook = act__auto_wake;
