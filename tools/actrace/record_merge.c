@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +343,36 @@ static void lb_dbl(lbuf *b, double v)
     lb_put(b, t, (size_t)(act__fmt_double(t, v) - t));
 }
 
+/* A percentage to three decimals (1e-3 % of the process's life is past
+ * what its CPU times, in microseconds, tell), trailing zeros dropped: by
+ * hand, where %.15g cost about 3.8k instructions a number, two per
+ * process record's merge reads from the light log. */
+static void lb_pct(lbuf *b, double v)
+{
+    if (!(v > -1e12 && v < 1e12)) {
+        lb_dbl(b, v);
+        return;
+    }
+    int64_t r = llround(v * 1000.0);
+    char t[ACT__FMT_I64_MAX + 5], *e = t;
+    if (r < 0) {
+        *e++ = '-';
+        r = -r;
+    }
+    e = act__fmt_i64(e, r / 1000);
+    int f = (int)(r % 1000);
+    if (f) {
+        *e++ = '.';
+        *e++ = (char)('0' + f / 100);
+        if (f % 100) {
+            *e++ = (char)('0' + f / 10 % 10);
+            if (f % 10)
+                *e++ = (char)('0' + f % 10);
+        }
+    }
+    lb_put(b, t, (size_t)(e - t));
+}
+
 /* Nanoseconds >= 0 as microseconds with three decimals. */
 static void lb_us(lbuf *b, int64_t ns)
 {
@@ -453,9 +484,9 @@ static uint64_t life_events(lbuf *b, const act__spool_life *l, int64_t pid, int6
         lb_lit(b, ",\"tid\":0,\"ts\":");
         lb_us(b, rel1);
         lb_lit(b, ",\"args\":{\"user\":");
-        lb_dbl(b, (double)(l->user1_us - l->user0_us) / 1e6 / h.secs * 100.0);
+        lb_pct(b, (double)(l->user1_us - l->user0_us) / 1e6 / h.secs * 100.0);
         lb_lit(b, ",\"system\":");
-        lb_dbl(b, (double)(l->sys1_us - l->sys0_us) / 1e6 / h.secs * 100.0);
+        lb_pct(b, (double)(l->sys1_us - l->sys0_us) / 1e6 / h.secs * 100.0);
         lb_lit(b, "}}");
         n++;
     }
