@@ -620,6 +620,7 @@ void act__spool_atfork_child(void)
     pthread_mutex_init(&sp_small_lock, NULL);
     pthread_mutex_init(&sp_light_lock, NULL);
     sp_light_len = 0;
+    sp_light_lost = 0;
     sp_small_cur = sp_small_end = NULL;
     act__spooling = 0;
     atomic_store(&sp_taken, 0);
