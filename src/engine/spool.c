@@ -319,7 +319,9 @@ static int light_write(const char *recs, size_t len)
     memcpy(buf, h, sizeof h);
     memcpy(buf + ACT__LIGHT_FRAME_HEAD, sp_base, sp_base_len);
     memcpy(buf + hl, recs, len);
-    int ok = 0, fd = dir_open(ACT__LIGHT_LOG, O_WRONLY | O_APPEND, 0);
+    /* O_NONBLOCK: a FIFO put in its place fails (ENXIO) rather than
+     * blocks the program; a regular file ignores it. */
+    int ok = 0, fd = dir_open(ACT__LIGHT_LOG, O_WRONLY | O_APPEND | O_NONBLOCK, 0);
     if (fd >= 0) {
         ok = append_all(fd, buf, total);
         close(fd);
@@ -495,10 +497,8 @@ int act__spool_light_open(const char *base, const char *recs, size_t len)
             atomic_store_explicit(&sp_open, 1, memory_order_release);
             return 0;
         }
-        if (errno != ENOENT) {
-            sp_names[0] = sp_names[1] = NULL;
-            return -1;
-        }
+        /* No light log (an older record), or one that cannot be written
+         * (replaced by something else, a full disk): a file of its own. */
     }
     int fd = sp_names[0] && sp_names[1]
                  ? dir_open(sp_names[1], O_WRONLY | O_APPEND | O_CREAT | O_EXCL, 0600)

@@ -468,12 +468,34 @@ static void names(void)
     json_decref(root);
 }
 
+/* The program replaces the light log with a FIFO (no reader): the
+ * processes after it neither block nor vanish (each falls back to a log
+ * of its own), and record does not block reading it. */
+static void fifo(void)
+{
+    char cmd[8192];
+    const char *out = tmp("fifo.json");
+    snprintf(cmd, sizeof cmd,
+             "TMPDIR=%s timeout 60 %s record -o %s -- sh -c 'rm \"$ACTRACE_RECORD_DIR/light.log\" "
+             "&& mkfifo \"$ACTRACE_RECORD_DIR/light.log\" && %s idle %s; true' 2>%s",
+             tmpdir, ACTRACE, out, PROG, tmp("fifo.txt"), tmp("fifo.err"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    CHECK(file_is(tmp("fifo.txt"), "threads 1 spool 0 meta 1 light 0\n"));
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    long long pid = pid_named(root, PROG " idle", 0);
+    CHECK(pid > 0);
+    CHECK_EQ_INT(life_status(root, pid), 7);
+    json_decref(root);
+}
+
 int main(void)
 {
     CHECK_FATAL(mkdtemp(tmpdir) != NULL);
     idle();
     names();
     torn();
+    fifo();
     late();
     forkrec();
     reuse();
