@@ -507,17 +507,11 @@ int act__spool_light_open(const char *base, const char *recs, size_t len)
         sp_names[0] = sp_names[1] = NULL;
         return -1;
     }
-    act__xfsz_guard g;
-    act__xfsz_block(&g);
-    ssize_t w;
-    do
-        w = write(fd, recs, len);
-    while (w < 0 && errno == EINTR);
-    act__xfsz_unblock(&g);
+    int whole = append_all(fd, recs, len);
     close(fd);
     sp_removed = 0;
     sp_light = 1;
-    atomic_store(&sp_meta_broken, w != (ssize_t)len);
+    atomic_store(&sp_meta_broken, !whole);
     atomic_store(&sp_taken, 1); /* no session spools into it */
     atomic_store_explicit(&sp_open, 1, memory_order_release);
     return 0;

@@ -404,6 +404,21 @@ static int img_cmp(const void *a, const void *b)
     return x->ns < y->ns ? -1 : x->ns > y->ns;
 }
 
+/* Appends the image named @p name to *@p v: 0 when out of memory. */
+static int img_add(img **v, size_t *n, size_t *cap, const char *name)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 256;
+        img *nv = realloc(*v, nc * sizeof *nv);
+        if (!nv)
+            return 0;
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = img_of(name);
+    return 1;
+}
+
 static img *images_read(const char *dir, size_t *n)
 {
     *n = 0;
@@ -417,28 +432,13 @@ static img *images_read(const char *dir, size_t *n)
         const char *dd = strchr(de->d_name, '-');
         if (!dd || !(strstr(de->d_name, ".json") || strstr(de->d_name, ".meta")))
             continue;
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            img *nv = realloc(v, nc * sizeof *nv);
-            if (!nv)
-                break;
-            v = nv;
-            cap = nc;
-        }
-        v[(*n)++] = img_of(de->d_name);
+        if (!img_add(&v, n, &cap, de->d_name))
+            break;
     }
     closedir(d);
-    for (size_t i = 0; i < rec_light.n; i++) {
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            img *nv = realloc(v, nc * sizeof *nv);
-            if (!nv)
-                break;
-            v = nv;
-            cap = nc;
-        }
-        v[(*n)++] = img_of(rec_light.v[i].base);
-    }
+    for (size_t i = 0; i < rec_light.n; i++)
+        if (!img_add(&v, n, &cap, rec_light.v[i].base))
+            break;
     if (*n > 1)
         qsort(v, *n, sizeof *v, img_cmp);
     return v;
