@@ -211,6 +211,7 @@ typedef struct sweep_pt {
     int args;
     double ns, best, cpu, faults_per_m, buf_per_event;
     uint64_t dropped;
+    double spilled_mb;
 } sweep_pt;
 
 static int cmp_d(const void *a, const void *b)
@@ -220,11 +221,11 @@ static int cmp_d(const void *a, const void *b)
 }
 
 #define SWEEP_REPS 5
-static void sweep_one(sweep_pt *pt)
+static void sweep_one(sweep_pt *pt, const char *cfg)
 {
     double ns[SWEEP_REPS], fl[SWEEP_REPS], cpu[SWEEP_REPS];
     for (int r = 0; r < SWEEP_REPS; r++) {
-        act_session *s = session_with("MAX_BUFFER_SIZE_MB = 4096\n");
+        act_session *s = session_with(cfg);
         struct rusage u0, u1;
         struct timespec c0, c1;
         getrusage(RUSAGE_THREAD, &u0);
@@ -240,7 +241,8 @@ static void sweep_one(sweep_pt *pt)
         st.struct_size = sizeof st;
         act_session_get_stats(s, &st);
         pt->dropped = st.dropped;
-        pt->buf_per_event = (double)st.bytes / (double)pt->n;
+        pt->buf_per_event = (double)(st.bytes + st.spilled) / (double)pt->n;
+        pt->spilled_mb = (double)st.spilled / 1048576.0;
         act_session_destroy(s);
     }
     qsort(ns, SWEEP_REPS, sizeof ns[0], cmp_d);
@@ -254,8 +256,8 @@ static void sweep_one(sweep_pt *pt)
 
 static void sweep(FILE *json)
 {
-    static sweep_pt pts[] = {{100000, 0, 0, 0, 0, 0, 0, 0}, {1000000, 0, 0, 0, 0, 0, 0, 0}, {10000000, 0, 0, 0, 0, 0, 0, 0},
-                             {100000, 2, 0, 0, 0, 0, 0, 0}, {1000000, 2, 0, 0, 0, 0, 0, 0}, {10000000, 2, 0, 0, 0, 0, 0, 0}};
+    static sweep_pt pts[] = {{100000, 0, 0, 0, 0, 0, 0, 0, 0}, {1000000, 0, 0, 0, 0, 0, 0, 0, 0}, {10000000, 0, 0, 0, 0, 0, 0, 0, 0},
+                             {100000, 2, 0, 0, 0, 0, 0, 0, 0}, {1000000, 2, 0, 0, 0, 0, 0, 0, 0}, {10000000, 2, 0, 0, 0, 0, 0, 0, 0}};
     const size_t np = sizeof pts / sizeof pts[0];
     printf("by length (default config, median (best) of 5):\n");
     /* ACT_BENCH_SWEEP_MAX=N: only lengths up to N (a quick look). */
@@ -264,20 +266,44 @@ static void sweep(FILE *json)
     for (size_t i = 0; i < np; i++) {
         if (max_n > 0 && pts[i].n > max_n)
             continue;
-        sweep_one(&pts[i]);
+        sweep_one(&pts[i], "MAX_BUFFER_SIZE_MB = 4096\n");
         printf("  %8ld events, %d args %8.2f (%6.2f) ns/event wall, %7.2f ns/event thread CPU  %8.1f faults/1M events  %6.1f buffer bytes/event%s\n",
                pts[i].n, pts[i].args, pts[i].ns, pts[i].best, pts[i].cpu, pts[i].faults_per_m, pts[i].buf_per_event,
                pts[i].dropped ? "  (DROPS)" : "");
     }
     printf("  10M/100k: %.2fx (0 args), %.2fx (2 args) wall; %.2fx, %.2fx thread CPU\n", pts[2].ns / pts[0].ns,
            pts[5].ns / pts[3].ns, pts[2].cpu / pts[0].cpu, pts[5].cpu / pts[3].cpu);
+    /* Past the RAM budget: 10M events with 2 args (640 MB of records)
+     * under a 64 MB budget, the rest spilled to SPILL_DIR by the drain,
+     * under the default policy and under wait (recording at the disk's
+     * pace, nothing dropped). */
+    static const char *const spill_cfg[2] = {"MAX_BUFFER_SIZE_MB = 64\n",
+                                             "MAX_BUFFER_SIZE_MB = 64\nBUFFER_FULL_POLICY = wait\n"};
+    sweep_pt sp[2] = {{10000000, 2, 0, 0, 0, 0, 0, 0, 0}, {10000000, 2, 0, 0, 0, 0, 0, 0, 0}};
+    int nsp = max_n > 0 && 10000000 > max_n ? 0 : 2;
+    for (int k = 0; k < nsp; k++) {
+        sweep_one(&sp[k], spill_cfg[k]);
+        if (!k)
+            printf("  past the RAM budget (MAX_BUFFER_SIZE_MB = 64; the drain spills the rest to "
+                   "SPILL_DIR, so the disk sets the pace):\n");
+        printf("  %8ld events, %d args %8.2f (%6.2f) ns/event wall, %7.2f ns/event thread CPU  %8.1f "
+               "faults/1M events  %4.0f MB spilled  %s: %llu dropped\n",
+               sp[k].n, sp[k].args, sp[k].ns, sp[k].best, sp[k].cpu, sp[k].faults_per_m,
+               sp[k].spilled_mb, k ? "wait" : "grow (default)", (unsigned long long)sp[k].dropped);
+    }
     fprintf(json, "{\"sweep\":[");
     for (size_t i = 0; i < np; i++)
         fprintf(json, "%s{\"events\":%ld,\"args\":%d,\"ns_per_event\":%.2f,\"best_ns_per_event\":%.2f,\"thread_cpu_ns_per_event\":%.2f,\"faults_per_1m\":%.1f,"
                 "\"buffer_bytes_per_event\":%.1f,\"dropped\":%llu}", i ? "," : "", pts[i].n, pts[i].args,
                 pts[i].ns, pts[i].best, pts[i].cpu, pts[i].faults_per_m, pts[i].buf_per_event, (unsigned long long)pts[i].dropped);
-    fprintf(json, "],\"ratio_10m_100k_0\":%.3f,\"ratio_10m_100k_2\":%.3f}\n", pts[2].ns / pts[0].ns,
+    fprintf(json, "],\"ratio_10m_100k_0\":%.3f,\"ratio_10m_100k_2\":%.3f", pts[2].ns / pts[0].ns,
             pts[5].ns / pts[3].ns);
+    for (int k = 0; k < nsp; k++)
+        fprintf(json, ",\"spill_%s\":{\"events\":%ld,\"args\":%d,\"ns_per_event\":%.2f,"
+                "\"thread_cpu_ns_per_event\":%.2f,\"faults_per_1m\":%.1f,\"spilled_mb\":%.0f,"
+                "\"dropped\":%llu}", k ? "wait" : "grow", sp[k].n, sp[k].args, sp[k].ns, sp[k].cpu,
+                sp[k].faults_per_m, sp[k].spilled_mb, (unsigned long long)sp[k].dropped);
+    fprintf(json, "}\n");
 }
 
 /*

@@ -110,6 +110,10 @@ typedef struct act_session_stats {
     uint64_t args_recorded; /**< args kept (each with its event) */
     uint64_t args_dropped;  /**< args lost: with their event, or with none before them */
     /* end of ABI 0.2 */
+    /** Appended after ABI 0.3: buffer bytes written out of RAM and dropped
+     *  from it, kept on disk for the writer (under `actrace record` the
+     *  process's spool; in a program's own session the SPILL_DIR file) */
+    uint64_t spilled;
 } act_session_stats;
 
 /** Fill @p out (set out->struct_size first, or zero it). */

@@ -72,6 +72,7 @@ const act__key_def act__config_keys[] = {
     INT("BUFFER_POOL_MB", 0, "128"),
     {"BUFFER_FULL_POLICY", ACT__K_ENUM, 0, 0, 0, "grow", full_policies},
     INT("SPOOL_MAX_MB", 1, "8192"),
+    STR("SPILL_DIR", ""),
     INT("PLUGIN_TIMEOUT_MSECS", 0, "5000"),
     BOOL("DEFAULT_PLUGINS", "true"),
     {"OUTPUT_FORMAT", ACT__K_ENUM, 0, 0, 0, "auto", output_formats},

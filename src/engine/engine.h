@@ -91,6 +91,11 @@
  * trace of a process that died (spool.h). Such a session also spills:
  * slabs no longer carved are written to the file and dropped from memory
  * when RAM runs short (thread.c). Lock order: spill_lock, then lock.
+ *
+ * Spill file. A program's own session with a pool does the same past its
+ * RAM budget through an unlinked temporary file (SPILL_DIR): the drain
+ * pwrites what it archives there, in slabs that spill like the spool's;
+ * recording threads' own chunks stay anonymous (thread.c, tmp_*).
  */
 #ifndef ACT_ENGINE_H
 #define ACT_ENGINE_H
@@ -456,6 +461,23 @@ struct act_session {
     _Atomic uint64_t spilled;
     pthread_mutex_t spill_lock;
     struct act__slab *spill_next; /* writeback started, not dropped yet */
+    /* A program's own session (not spooled) with a pool, past its RAM
+     * budget: the drain's archive goes to slabs of an unlinked temporary
+     * file in SPILL_DIR, spilled like a spooled session's slabs (thread.c,
+     * tmp_archive_chunk). tmp_ok: 0 with SPILL_DIR = none, or once the
+     * file could not be made or grow (said once). tmp_on: set by the drain
+     * when the budget first runs short, never cleared; from then on the
+     * budget is checked as a spooled one (SPOOL_MAX_MB for RAM and file
+     * together). The file, its size and the slab being carved are the
+     * drain's alone (tmp_slab is read under lock by spillers, who skip it). */
+    int tmp_ok;
+    _Atomic int tmp_on;
+    int tmp_fd;        /* -1 until first needed */
+    int32_t tmp_pid;   /* the process that made it (a forked child maps none) */
+    uint64_t tmp_size;
+    char *tmp_dir;     /* SPILL_DIR, else $TMPDIR, else /tmp */
+    struct act__slab *tmp_slab;
+    char *tmp_cur, *tmp_end;
     /* A trace rebuilt from a spool by another process: the pid it is
      * written under (0: getpid()), and "actraceRecovered" in the trace. */
     int32_t pid;

@@ -418,6 +418,7 @@ int act__session_create(const act_session_opts *opts, act_session **out)
         return ACT_ENOMEM;
     s->gen = atomic_fetch_add(&next_gen, 2);
     s->fork_gen = act__fork_gen;
+    s->tmp_fd = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->window_lock, NULL);
     pthread_mutex_init(&s->ready_lock, NULL);
@@ -452,6 +453,16 @@ int act__session_create(const act_session_opts *opts, act_session **out)
     apply_config(s);
     /* Under `actrace record`, chunk memory is the process's spool. */
     s->spooled = act__spool_take();
+    /* Elsewhere, what the drain archives past the RAM budget goes to an
+     * unlinked temporary file (thread.c), made when first needed. */
+    if (!s->spooled) {
+        const char *sd = act_config_get_str(s->config, "SPILL_DIR");
+        if (!sd || strcmp(sd, "none") != 0) {
+            const char *d = sd && *sd ? sd : getenv("TMPDIR");
+            s->tmp_dir = strdup(d && *d ? d : "/tmp");
+            s->tmp_ok = s->tmp_dir != NULL;
+        }
+    }
     s->proc_start = act__proc_start_ticks();
     /* Pre-fault the first buffers so that recording does not page-fault. */
     int explicit_pre = 0;
@@ -566,6 +577,7 @@ void act__session_free(act_session *s)
         free(s->series[i]);
     }
     act__slabs_free(s);
+    free(s->tmp_dir);
     free(s->series);
     free(s->series_hash);
     for (size_t i = 0; i < s->ndevices; i++) {
@@ -658,6 +670,7 @@ int act_session_get_stats(const act_session *s, act_session_stats *out)
     st.dropped += atomic_load(&ms->dropped_reentrant);
     st.args_dropped += atomic_load(&ms->args_dropped_reentrant);
     st.bytes = atomic_load(&s->bytes);
+    st.spilled = atomic_load(&s->spilled);
     size_t n = out->struct_size && out->struct_size < sizeof st ? out->struct_size : sizeof st;
     st.struct_size = (uint32_t)n;
     memcpy(out, &st, n);

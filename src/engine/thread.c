@@ -5,7 +5,11 @@
  * buffer limit is enforced), and drop accounting.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -23,9 +27,11 @@ static int32_t os_tid(void)
 struct act__slab {
     struct act__slab *next;
     size_t size;
-    uint64_t off; /* offset in the spool file (a spooled session) */
+    uint64_t off; /* offset in its file (the spool, or the spill file) */
     size_t charged; /* bytes of chunks carved from it (under s->lock) */
-    int spilled;    /* written to the spool and dropped from memory */
+    int spilled;    /* written to its file and dropped from memory */
+    int filed;      /* file memory (a spooled session's, or the spill file's):
+                       it may be spilled; anonymous memory never is */
 };
 
 #define SLAB_SIZE ((size_t)4 << 20)
@@ -81,6 +87,7 @@ static struct act__slab *slab_map(const act_session *s, size_t size, int huge, i
     sl->off = off;
     sl->charged = 0;
     sl->spilled = 0;
+    sl->filed = s->spooled;
     return sl;
 }
 
@@ -123,6 +130,181 @@ void act__slabs_free(act_session *s)
     }
     s->ready_head = s->ready_tail = NULL;
     s->ready_bytes = 0;
+    if (s->tmp_fd >= 0)
+        close(s->tmp_fd); /* unlinked: its blocks go with the last mapping */
+    s->tmp_fd = -1;
+    s->tmp_slab = NULL;
+    s->tmp_cur = s->tmp_end = NULL;
+}
+
+/* ---- the spill file (a program's own session) -------------------------------- */
+
+/*
+ * A program's own session keeps its trace in RAM while it fits the budget
+ * (MAX_BUFFER_SIZE_MB). Past that, what the drain archives goes to an
+ * unlinked temporary file, and slabs of it are spilled as a spooled
+ * session's are (written, dropped from memory, read back by the writer),
+ * up to SPOOL_MAX_MB. Only the archive goes there: its chunks are whole
+ * copies no thread writes again but for their header's link (set by the
+ * drain, under s->lock), so a forked child, which maps the same file
+ * pages, never changes them; recording threads' own chunks stay
+ * anonymous. The file is made with O_TMPFILE (no name anyone can reach or
+ * replace), else mkostemp and unlinked at once; 0600.
+ *
+ * The drain writes a chunk with pwrite at its place in the file, not
+ * through the mapping: one copy into the page cache, no zero-fill of the
+ * blocks first, no page fault per page; a full disk fails the pwrite (the
+ * chunk then stays in RAM, and the budget drops events, counted) instead
+ * of raising SIGBUS at a store. The mapping is read by the writer and
+ * written only at chunk headers, whose page the pwrite made.
+ */
+static int tmp_open(act_session *s)
+{
+    int fd = -1, e = 0;
+#ifdef O_TMPFILE
+    fd = open(s->tmp_dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+    e = errno;
+#endif
+    if (fd < 0) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/actrace-spill-XXXXXX", s->tmp_dir) < (int)sizeof path) {
+            fd = mkostemp(path, O_CLOEXEC);
+            if (fd >= 0)
+                unlink(path);
+            else if (!e)
+                e = errno;
+        } else {
+            e = ENAMETOOLONG;
+        }
+    }
+    if (fd < 0) {
+        s->tmp_ok = 0;
+        act_log(ACT_LOG_ERROR, "spill: cannot make a temporary file in %s (SPILL_DIR): %s; past "
+                "MAX_BUFFER_SIZE_MB (%llu MB) events are dropped (counted)", s->tmp_dir,
+                strerror(e), (unsigned long long)(s->max_bytes >> 20));
+        return -1;
+    }
+    s->tmp_fd = fd;
+    s->tmp_pid = (int32_t)getpid();
+    return 0;
+}
+
+/* pwrite all of [@p p, @p p + @p n) at @p off. 0, or -1 (errno). */
+static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+    act__xfsz_guard g;
+    act__xfsz_block(&g);
+    int rc = 0;
+    for (size_t done = 0; done < n;) {
+        ssize_t w = pwrite(fd, (const char *)p + done, n - done, (off_t)(off + done));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            rc = -1;
+            break;
+        }
+        done += (size_t)w;
+    }
+    int e = errno;
+    act__xfsz_unblock(&g);
+    errno = e;
+    return rc;
+}
+
+/* A new slab of the spill file for the archive (the drain only): mapped
+ * shared, only its header page written; 1/32 of the RAM budget, 1 to
+ * 63 chunks (a slab is spilled only once the drain has moved on to the
+ * next). NULL when the file cannot be made, cannot grow (a full disk:
+ * said once, and never tried again) or belongs to the parent of a forked
+ * child. */
+static struct act__slab *tmp_slab_new(act_session *s)
+{
+    uint64_t k = s->max_bytes / 32 / ACT__CHUNK_SIZE;
+    const uint64_t kmax = (SLAB_SIZE - SLAB_HDR) / ACT__CHUNK_SIZE;
+    size_t size = SLAB_HDR + (size_t)(k < 1 ? 1 : k > kmax ? kmax : k) * ACT__CHUNK_SIZE;
+    if (s->tmp_fd < 0 && tmp_open(s) != 0)
+        return NULL;
+    if (s->tmp_pid != (int32_t)getpid())
+        return NULL;
+    uint64_t off = s->tmp_size;
+    struct act__slab hdr = {NULL, size, off, 0, 0, 1};
+    static const char zeros[SLAB_HDR];
+    if (pwrite_all(s->tmp_fd, zeros, SLAB_HDR, off) != 0 ||
+        pwrite_all(s->tmp_fd, &hdr, sizeof hdr, off) != 0 ||
+        ftruncate(s->tmp_fd, (off_t)(off + size)) != 0) {
+        int e = errno;
+        s->tmp_ok = 0;
+        act_log(ACT_LOG_ERROR, "spill: cannot grow the temporary file in %s (SPILL_DIR) past %llu "
+                "MB: %s; past MAX_BUFFER_SIZE_MB events are dropped (counted)", s->tmp_dir,
+                (unsigned long long)(off >> 20), strerror(e));
+        return NULL;
+    }
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->tmp_fd, (off_t)off);
+    if (p == MAP_FAILED)
+        return NULL;
+    s->tmp_size = off + size;
+    return p;
+}
+
+/* 64 KiB of the spill file for one drained chunk, at file offset *@p off
+ * in s->tmp_slab (the caller charges it there once written: spilling the
+ * slab uncharges it), or NULL (the caller keeps the chunk in RAM). The
+ * drain only. */
+static act__chunk *tmp_archive_chunk(act_session *s, uint64_t *off)
+{
+    if (s->tmp_end - s->tmp_cur < (ptrdiff_t)ACT__CHUNK_SIZE) {
+        struct act__slab *sl = s->tmp_ok ? tmp_slab_new(s) : NULL;
+        if (!sl)
+            return NULL;
+        pthread_mutex_lock(&s->lock);
+        /* Behind the slab being carved, as a heap chunk's slab: spilled
+         * in age order with the others, never carved by threads. */
+        if (s->slabs) {
+            sl->next = s->slabs->next;
+            s->slabs->next = sl;
+        } else {
+            s->slabs = sl;
+            s->slab_cur = s->slab_end = NULL;
+        }
+        s->tmp_slab = sl; /* not spilled while the drain fills it */
+        pthread_mutex_unlock(&s->lock);
+        s->tmp_cur = (char *)sl + SLAB_HDR;
+        s->tmp_end = (char *)sl + sl->size;
+    }
+    act__chunk *c = (act__chunk *)(void *)s->tmp_cur;
+    *off = s->tmp_slab->off + (uint64_t)(s->tmp_cur - (char *)s->tmp_slab);
+    s->tmp_cur += ACT__CHUNK_SIZE;
+    return c;
+}
+
+/* Start writing slab memory at file offset @p off to its file. */
+static void slab_writeback(act_session *s, uint64_t off, size_t size)
+{
+    if (s->spooled)
+        act__spool_writeback(off, size);
+    else if (s->tmp_fd >= 0)
+        sync_file_range(s->tmp_fd, (off_t)off, (off_t)size, SYNC_FILE_RANGE_WRITE);
+}
+
+/* Write slab memory [@p p, +@p size) at file offset @p off to its file
+ * and drop it from memory (read back from the file when touched): 0, or
+ * -1 (left in memory). */
+static int slab_spill(act_session *s, void *p, uint64_t off, size_t size)
+{
+    if (s->spooled)
+        return act__spool_spill(p, off, size);
+    if (s->tmp_fd < 0 ||
+        sync_file_range(s->tmp_fd, (off_t)off, (off_t)size,
+                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                            SYNC_FILE_RANGE_WAIT_AFTER) != 0)
+        return -1;
+    /* Shared file memory: unmapping loses nothing; the clean pages then
+     * leave the page cache too. */
+    madvise(p, size, MADV_DONTNEED);
+    posix_fadvise(s->tmp_fd, (off_t)off, (off_t)size, POSIX_FADV_DONTNEED);
+    return 0;
 }
 
 /* ---- spilling (a spooled session) ------------------------------------------ */
@@ -132,7 +314,7 @@ void act__slabs_free(act_session *s)
 static size_t spill_finish(act_session *s, struct act__slab *sl)
 {
     /* The header page stays: the slab list is walked. */
-    if (act__spool_spill((char *)sl + SLAB_HDR, sl->off + SLAB_HDR, sl->size - SLAB_HDR) != 0)
+    if (slab_spill(s, (char *)sl + SLAB_HDR, sl->off + SLAB_HDR, sl->size - SLAB_HDR) != 0)
         return 0; /* left charged, and never tried again */
     pthread_mutex_lock(&s->lock);
     size_t charged = sl->charged;
@@ -162,13 +344,13 @@ static size_t spill_one(act_session *s, int urgent)
     pthread_mutex_lock(&s->lock);
     struct act__slab *victim = NULL;
     for (struct act__slab *sl = s->slabs ? s->slabs->next : NULL; sl; sl = sl->next)
-        if (!sl->spilled && sl->charged)
+        if (!sl->spilled && sl->charged && sl->filed && sl != s->tmp_slab)
             victim = sl; /* the list is newest first: the last is oldest */
     if (victim)
         victim->spilled = 1; /* chosen: carved no more, spilled below */
     pthread_mutex_unlock(&s->lock);
     if (victim) {
-        act__spool_writeback(victim->off + SLAB_HDR, victim->size - SLAB_HDR);
+        slab_writeback(s, victim->off + SLAB_HDR, victim->size - SLAB_HDR);
         if (urgent && !got)
             got = spill_finish(s, victim);
         else
@@ -178,15 +360,31 @@ static size_t spill_one(act_session *s, int urgent)
     return got;
 }
 
-/* Spooled: 1 if the helper thread should spill ahead of need, keeping
- * room in the RAM budget (a quarter of it, at most 32 MB), so that
- * recording threads rarely spill themselves; a run that fits in the
- * budget never spills. */
+/* The room kept in the RAM budget by spilling ahead of need: a quarter of
+ * it, at most 32 MB. */
+static uint64_t budget_keep(const act_session *s)
+{
+    return s->max_bytes / 4 < ((uint64_t)32 << 20) ? s->max_bytes / 4 : ((uint64_t)32 << 20);
+}
+
+/* 1 when the RAM budget has less than budget_keep left. */
+static int budget_short(const act_session *s)
+{
+    return atomic_load_explicit(&s->bytes, memory_order_relaxed) > s->max_bytes - budget_keep(s);
+}
+
+/* 1 for a session that spills: spooled, or with its spill file in use. */
+static inline int spills(const act_session *s)
+{
+    return s->spooled || atomic_load_explicit(&s->tmp_on, memory_order_relaxed);
+}
+
+/* 1 if the helper thread should spill ahead of need, keeping room in the
+ * RAM budget (budget_short), so that recording threads rarely spill
+ * themselves; a run that fits in the budget never spills. */
 static int spill_wanted(const act_session *s)
 {
-    uint64_t keep = s->max_bytes / 4 < ((uint64_t)32 << 20) ? s->max_bytes / 4
-                                                              : ((uint64_t)32 << 20);
-    return s->spooled && atomic_load_explicit(&s->bytes, memory_order_relaxed) > s->max_bytes - keep;
+    return spills(s) && budget_short(s);
 }
 
 /* ---- reading spilled slabs back (a writer) ----------------------------------- */
@@ -227,7 +425,7 @@ int act__spill_map_make(act_session *s, act__spill_map *m)
         m->priv = 1;
         return 0;
     }
-    if (!s->spooled || !atomic_load_explicit(&s->spilled, memory_order_relaxed))
+    if (!atomic_load_explicit(&s->spilled, memory_order_relaxed))
         return 0;
     size_t n = 0;
     for (const struct act__slab *sl = s->slabs; sl; sl = sl->next)
@@ -771,16 +969,77 @@ static int pool_pin(struct act__pool *p, act__thread *t)
     return 0;
 }
 
+/* A program's own session: 1 once the archive in RAM has grown so far
+ * that, were every pool slot in use (each is charged then), the budget
+ * would be short (budget_short): the archive goes to the spill file from
+ * then on. The anonymous archive, which never spills, so leaves the pool
+ * and the spill file's slabs in flight their room. */
+static int tmp_wanted(const act_session *s, const struct act__pool *p)
+{
+    uint64_t free_b = (uint64_t)atomic_load_explicit(&p->avail, memory_order_relaxed) *
+                      ACT__CHUNK_SIZE;
+    return atomic_load_explicit(&s->bytes, memory_order_relaxed) + free_b + budget_keep(s) >
+           s->max_bytes;
+}
+
+/* BUFFER_FULL_POLICY = wait, the RAM budget full and nothing to spill
+ * (the spill file's slab being filled holds the rest): wait for the drain
+ * to pass once. 1 after a pass, 0 when no drain runs or it stopped (the
+ * caller then drops, counted). */
+static int pool_wait_pass(struct act__pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int ok = p->running && !p->stop;
+    if (ok) {
+        uint64_t since = p->passes;
+        pthread_cond_signal(&p->work);
+        while (p->running && !p->stop && p->passes == since)
+            pthread_cond_wait(&p->freed, &p->lock);
+        ok = p->passes != since;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return ok;
+}
+
 /* Copy slot @p i (sealed, not pinned) to the archive and splice the copy
  * into its owner's list in its place. 0, or -1 (out of memory: later). */
 static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
 {
     act__chunk *c = slot_chunk(p, i);
     uint64_t aoff = 0;
-    act__chunk *a = p->spooled ? archive_slab_chunk(s, &aoff) : archive_chunk(p);
+    act__chunk *a = NULL;
+    int filed = 0; /* in the spill file */
+    if (p->spooled) {
+        a = archive_slab_chunk(s, &aoff);
+        if (a)
+            memcpy(a, c, ACT__CHUNK_SIZE);
+    } else {
+        /* Past the RAM budget: the spill file (tmp_archive_chunk). */
+        if (s->tmp_ok && !atomic_load_explicit(&s->tmp_on, memory_order_relaxed) &&
+            tmp_wanted(s, p))
+            atomic_store_explicit(&s->tmp_on, 1, memory_order_relaxed);
+        if (s->tmp_ok && atomic_load_explicit(&s->tmp_on, memory_order_relaxed)) {
+            a = tmp_archive_chunk(s, &aoff);
+            if (a && pwrite_all(s->tmp_fd, c, ACT__CHUNK_SIZE, aoff) != 0) {
+                /* The blocks could not be had: the rest stays in RAM. */
+                int e = errno;
+                s->tmp_ok = 0;
+                s->tmp_cur = s->tmp_end; /* the slab takes no more */
+                act_log(ACT_LOG_ERROR, "spill: cannot write the temporary file in %s "
+                        "(SPILL_DIR): %s; past MAX_BUFFER_SIZE_MB events are dropped (counted)",
+                        s->tmp_dir, strerror(e));
+                a = NULL;
+            }
+            filed = a != NULL;
+        }
+        if (!a) {
+            a = archive_chunk(p);
+            if (a)
+                memcpy(a, c, ACT__CHUNK_SIZE);
+        }
+    }
     if (!a)
         return -1;
-    memcpy(a, c, ACT__CHUNK_SIZE);
     a->heap = 0; /* the archive's (or the slab's): unmapped with it */
     act__pool_slot *sl = &p->slots[i];
     if (p->spooled) {
@@ -790,6 +1049,8 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
         act__spool_log(ACT__SP_MOVED, v, 3, NULL, NULL, 0);
     }
     pthread_mutex_lock(&s->lock);
+    if (filed)
+        s->tmp_slab->charged += ACT__CHUNK_SIZE; /* the slot's charge, moved */
     act__chunk *nx = atomic_load_explicit(&c->next, memory_order_relaxed);
     atomic_store_explicit(&a->next, nx, memory_order_relaxed);
     if (sl->prev)
@@ -1440,15 +1701,20 @@ static act__chunk *chunk_new(act_session *s, act__thread *t, size_t need, size_t
      * thread cannot make another thread's ordinary chunk look over the
      * limit. */
     uint64_t cur = atomic_load_explicit(&s->bytes, memory_order_relaxed);
+    int waited = 0;
     for (;;) {
-        if (s->spooled) {
-            /* The spool's bound: what is in memory and what was spilled. */
+        if (spills(s)) {
+            /* The file's bound: what is in memory and what was spilled. */
             uint64_t sp = atomic_load_explicit(&s->spilled, memory_order_relaxed);
             if (size > s->spool_max_bytes || cur + sp > s->spool_max_bytes - size)
                 return NULL;
             if (size <= s->max_bytes && cur > s->max_bytes - size) {
-                /* RAM is full: spill the oldest slab and try again. */
-                if (!spill_one(s, 1))
+                /* RAM is full: spill the oldest slab and try again (wait
+                 * policy, the spill file's: or wait for the drain to
+                 * fill its slab, three passes at most). */
+                if (!spill_one(s, 1) &&
+                    (s->spooled || !s->pool || !s->pool->wait || on_helper ||
+                     ++waited > 3 || !pool_wait_pass(s->pool)))
                     return NULL;
                 cur = atomic_load_explicit(&s->bytes, memory_order_relaxed);
                 continue;
