@@ -472,7 +472,13 @@ struct act_session {
      * drain's alone (tmp_slab is read under lock by spillers, who skip it). */
     int tmp_ok;
     _Atomic int tmp_on;
-    int tmp_fd;        /* -1 until first needed */
+    int tmp_fd;        /* -1 until first needed; kept at 512 or above */
+    /* The file's identity, checked (fstat) before each use: a program
+     * that closed the descriptor and got its number for a file of its
+     * own must never have trace data written there. tmp_lost: it did
+     * (the descriptor is the program's now: never used or closed). */
+    uint64_t tmp_dev, tmp_ino;
+    _Atomic int tmp_lost;
     int32_t tmp_pid;   /* the process that made it (a forked child maps none) */
     uint64_t tmp_size;
     char *tmp_dir;     /* SPILL_DIR, else $TMPDIR, else /tmp */
@@ -782,6 +788,9 @@ int act__pool_create(act_session *s, size_t bytes, size_t warm, int policy);
 /* Tests: chunks drained so far, the pool's slots, and how many were ever
  * touched (handed out or warmed). All 0 without a pool. */
 void act__pool_counts(act_session *s, uint64_t *drained, uint32_t *slots, uint32_t *touched);
+/* Tests: wait for three whole passes of the drain, so that with nothing
+ * recorded meanwhile it is done with what was there (no-op without one). */
+void act__pool_settle(act_session *s);
 /* A session being destroyed: no thread-exit hook touches it any more. */
 void act__pool_forget(act_session *s);
 /* The calling thread forgets its cached buffer (record.c): its next

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -130,7 +131,7 @@ void act__slabs_free(act_session *s)
     }
     s->ready_head = s->ready_tail = NULL;
     s->ready_bytes = 0;
-    if (s->tmp_fd >= 0)
+    if (s->tmp_fd >= 0 && !atomic_load(&s->tmp_lost))
         close(s->tmp_fd); /* unlinked: its blocks go with the last mapping */
     s->tmp_fd = -1;
     s->tmp_slab = NULL;
@@ -149,7 +150,9 @@ void act__slabs_free(act_session *s)
  * drain, under s->lock), so a forked child, which maps the same file
  * pages, never changes them; recording threads' own chunks stay
  * anonymous. The file is made with O_TMPFILE (no name anyone can reach or
- * replace), else mkostemp and unlinked at once; 0600.
+ * replace), else mkostemp and unlinked at once; 0600. Its descriptor is
+ * moved to 512 or above, out of the way of the program's own, and checked
+ * to be the file's before every use (tmp_live).
  *
  * The drain writes a chunk with pwrite at its place in the file, not
  * through the mapping: one copy into the page cache, no zero-fill of the
@@ -184,8 +187,50 @@ static int tmp_open(act_session *s)
                 strerror(e), (unsigned long long)(s->max_bytes >> 20));
         return -1;
     }
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+    if (hi >= 0) {
+        close(fd);
+        fd = hi;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        s->tmp_ok = 0;
+        return -1;
+    }
+    /* Sized once, now, while no one else can have its number: holes cost
+     * nothing, and no later call can change a file's size should the
+     * program ever get this number for one of its own. */
+    if (ftruncate(fd, (off_t)(s->spool_max_bytes + SLAB_SIZE)) != 0) {
+        int e2 = errno;
+        close(fd);
+        s->tmp_ok = 0;
+        act_log(ACT_LOG_ERROR, "spill: cannot size a temporary file in %s (SPILL_DIR): %s; past "
+                "MAX_BUFFER_SIZE_MB events are dropped (counted)", s->tmp_dir, strerror(e2));
+        return -1;
+    }
+    s->tmp_dev = (uint64_t)st.st_dev;
+    s->tmp_ino = (uint64_t)st.st_ino;
     s->tmp_fd = fd;
     s->tmp_pid = (int32_t)getpid();
+    return 0;
+}
+
+/* 1 if the spill file's descriptor is still the file's. Else 0, said
+ * once: the program closed it (and may have its number for a file of its
+ * own); from then on the file is reached only through its mappings. */
+static int tmp_live(act_session *s)
+{
+    if (s->tmp_fd < 0 || atomic_load_explicit(&s->tmp_lost, memory_order_relaxed))
+        return 0;
+    struct stat st;
+    if (fstat(s->tmp_fd, &st) == 0 && (uint64_t)st.st_dev == s->tmp_dev &&
+        (uint64_t)st.st_ino == s->tmp_ino)
+        return 1;
+    if (!atomic_exchange(&s->tmp_lost, 1))
+        act_log(ACT_LOG_ERROR, "spill: descriptor %d of the temporary file in %s was closed by "
+                "the program; past MAX_BUFFER_SIZE_MB events are dropped (counted)", s->tmp_fd,
+                s->tmp_dir);
     return 0;
 }
 
@@ -226,14 +271,24 @@ static struct act__slab *tmp_slab_new(act_session *s)
     size_t size = SLAB_HDR + (size_t)(k < 1 ? 1 : k > kmax ? kmax : k) * ACT__CHUNK_SIZE;
     if (s->tmp_fd < 0 && tmp_open(s) != 0)
         return NULL;
-    if (s->tmp_pid != (int32_t)getpid())
+    if (s->tmp_pid != (int32_t)getpid() || !tmp_live(s)) {
+        s->tmp_ok = 0;
         return NULL;
+    }
     uint64_t off = s->tmp_size;
-    struct act__slab hdr = {NULL, size, off, 0, 0, 1};
-    static const char zeros[SLAB_HDR];
-    if (pwrite_all(s->tmp_fd, zeros, SLAB_HDR, off) != 0 ||
-        pwrite_all(s->tmp_fd, &hdr, sizeof hdr, off) != 0 ||
-        ftruncate(s->tmp_fd, (off_t)(off + size)) != 0) {
+    if (off + size > s->spool_max_bytes + SLAB_SIZE) {
+        s->tmp_ok = 0; /* SPOOL_MAX_MB refuses the chunks meanwhile */
+        return NULL;
+    }
+    union {
+        struct act__slab sl;
+        char page[SLAB_HDR];
+    } hdr; /* the header page, written whole: its blocks are the file's then */
+    memset(&hdr, 0, sizeof hdr);
+    hdr.sl.size = size;
+    hdr.sl.off = off;
+    hdr.sl.filed = 1;
+    if (pwrite_all(s->tmp_fd, &hdr, sizeof hdr, off) != 0) {
         int e = errno;
         s->tmp_ok = 0;
         act_log(ACT_LOG_ERROR, "spill: cannot grow the temporary file in %s (SPILL_DIR) past %llu "
@@ -284,7 +339,7 @@ static void slab_writeback(act_session *s, uint64_t off, size_t size)
 {
     if (s->spooled)
         act__spool_writeback(off, size);
-    else if (s->tmp_fd >= 0)
+    else if (tmp_live(s))
         sync_file_range(s->tmp_fd, (off_t)off, (off_t)size, SYNC_FILE_RANGE_WRITE);
 }
 
@@ -295,15 +350,17 @@ static int slab_spill(act_session *s, void *p, uint64_t off, size_t size)
 {
     if (s->spooled)
         return act__spool_spill(p, off, size);
-    if (s->tmp_fd < 0 ||
-        sync_file_range(s->tmp_fd, (off_t)off, (off_t)size,
-                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                            SYNC_FILE_RANGE_WAIT_AFTER) != 0)
+    int live = tmp_live(s);
+    if (live && sync_file_range(s->tmp_fd, (off_t)off, (off_t)size,
+                                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                    SYNC_FILE_RANGE_WAIT_AFTER) != 0)
         return -1;
     /* Shared file memory: unmapping loses nothing; the clean pages then
-     * leave the page cache too. */
+     * leave the page cache too (without the descriptor the kernel writes
+     * them back and reclaims them in its own time). */
     madvise(p, size, MADV_DONTNEED);
-    posix_fadvise(s->tmp_fd, (off_t)off, (off_t)size, POSIX_FADV_DONTNEED);
+    if (live)
+        posix_fadvise(s->tmp_fd, (off_t)off, (off_t)size, POSIX_FADV_DONTNEED);
     return 0;
 }
 
@@ -1020,7 +1077,10 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
             atomic_store_explicit(&s->tmp_on, 1, memory_order_relaxed);
         if (s->tmp_ok && atomic_load_explicit(&s->tmp_on, memory_order_relaxed)) {
             a = tmp_archive_chunk(s, &aoff);
-            if (a && pwrite_all(s->tmp_fd, c, ACT__CHUNK_SIZE, aoff) != 0) {
+            if (a && !tmp_live(s)) {
+                s->tmp_ok = 0; /* said by tmp_live */
+                a = NULL;
+            } else if (a && pwrite_all(s->tmp_fd, c, ACT__CHUNK_SIZE, aoff) != 0) {
                 /* The blocks could not be had: the rest stays in RAM. */
                 int e = errno;
                 s->tmp_ok = 0;
@@ -1308,6 +1368,13 @@ void act__pool_counts(act_session *s, uint64_t *drained, uint32_t *slots, uint32
     *slots = p->nslots;
     *touched = p->nfresh;
     pthread_mutex_unlock(&p->lock);
+}
+
+void act__pool_settle(act_session *s)
+{
+    for (int k = 0; s->pool && k < 3; k++)
+        if (!pool_wait_pass(s->pool))
+            break;
 }
 
 /*

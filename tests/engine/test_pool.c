@@ -13,6 +13,7 @@
  * the file all give exact counted drops instead.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -367,6 +368,63 @@ static void test_spill_bound(void)
     act_session_destroy(s);
 }
 
+/* The program closes the spill file's descriptor mid-run and puts a file
+ * of its own at that number (dup2): not one byte goes into the program's
+ * file; the rest is dropped, counted; what was recorded is whole. */
+static void test_spill_fd_reused(void)
+{
+    act_session *s = session_env("MAX_BUFFER_SIZE_MB = 4\nBUFFER_POOL_MB = 1\n"
+                                 "BUFFER_PREALLOC_MB = 1\nBUFFER_FULL_POLICY = wait\n", NULL);
+    const long N = 400000;
+    act_name_id n = act_name("pool span");
+    record_range(n, 0, N / 2);
+    /* The drain done with what was recorded (not between its check of the
+     * descriptor and its write: no check can close that window). */
+    act__pool_settle(s);
+    /* The spill file: the one descriptor of 512 or above that names an
+     * unlinked file. */
+    int fd = -1;
+    DIR *d = opendir("/proc/self/fd");
+    CHECK_FATAL(d != NULL);
+    for (struct dirent *e; (e = readdir(d));) {
+        int k = atoi(e->d_name);
+        char lp[64], tgt[4096];
+        snprintf(lp, sizeof lp, "/proc/self/fd/%d", k);
+        ssize_t m = readlink(lp, tgt, sizeof tgt - 1);
+        if (k >= 512 && m > 0) {
+            tgt[m] = '\0';
+            if (strstr(tgt, "(deleted)"))
+                fd = k;
+        }
+    }
+    closedir(d);
+    CHECK_FATAL(fd >= 512);
+    char mine[4096];
+    snprintf(mine, sizeof mine, "%s/pool_fd_reused_%d.txt", ACT_BINARY_DIR, (int)getpid());
+    int own = open(mine, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK_FATAL(own >= 0);
+    CHECK_FATAL(dup2(own, fd) == fd);
+    close(own);
+    record_range(n, N / 2, N);
+    CHECK_OK(act_session_stop(s));
+    act_session_stats st = stats_of(s);
+    struct stat sb;
+    CHECK_FATAL(fstat(fd, &sb) == 0);
+    printf("spill fd reused: %llu recorded, %llu dropped, %llu spilled; the program's file: "
+           "%lld bytes\n", (unsigned long long)st.recorded, (unsigned long long)st.dropped,
+           (unsigned long long)st.spilled, (long long)sb.st_size);
+    CHECK_EQ_U64((uint64_t)sb.st_size, 0);
+    CHECK(st.spilled > 0);
+    CHECK(st.dropped > 0);
+    CHECK_EQ_U64(st.recorded + st.dropped, (uint64_t)N);
+    CHECK_EQ_INT(check_trace(s, "spill_fd", N), (long)st.recorded);
+    act_session_destroy(s);
+    /* The descriptor is the program's: the session left it open. */
+    CHECK(fcntl(fd, F_GETFD) >= 0);
+    close(fd);
+    unlink(mine);
+}
+
 /* No spill file (SPILL_DIR = none), or a directory that cannot take one:
  * as before the file, the budget drops what does not fit, counted. */
 static void test_spill_off(const char *line, const char *name)
@@ -395,6 +453,7 @@ int main(void)
     test_churn();
     test_spill_file();
     test_spill_bound();
+    test_spill_fd_reused();
     test_spill_off("SPILL_DIR = none\n", "spill_none");
     test_spill_off("SPILL_DIR = /nonexistent/actrace-spill\n", "spill_baddir");
     return check_done();
