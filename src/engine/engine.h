@@ -466,7 +466,8 @@ struct act_session {
      * file in SPILL_DIR, spilled like a spooled session's slabs (thread.c,
      * tmp_archive_chunk). tmp_ok: 0 with SPILL_DIR = none, or once the
      * file could not be made or grow (said once). tmp_on: set by the drain
-     * when the budget first runs short, never cleared; from then on the
+     * once the budget, every pool slot counted in use, first runs short
+     * (thread.c, tmp_wanted), never cleared; from then on the
      * budget is checked as a spooled one (SPOOL_MAX_MB for RAM and file
      * together). The file, its size and the slab being carved are the
      * drain's alone (tmp_slab is read under lock by spillers, who skip it). */

@@ -458,7 +458,7 @@ int act__session_create(const act_session_opts *opts, act_session **out)
     if (!s->spooled) {
         const char *sd = act_config_get_str(s->config, "SPILL_DIR");
         if (!sd || strcmp(sd, "none") != 0) {
-            const char *d = sd && *sd ? sd : getenv("TMPDIR");
+            const char *d = sd && *sd ? sd : secure_getenv("TMPDIR");
             s->tmp_dir = strdup(d && *d ? d : "/tmp");
             s->tmp_ok = s->tmp_dir != NULL;
         }
