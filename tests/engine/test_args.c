@@ -372,11 +372,12 @@ static void *whole_worker(void *arg)
     return NULL;
 }
 
-/* A 1 MB buffer fills: each event is in the trace with its three args, or
- * counted dropped with them. */
+/* A 1 MB buffer fills (no spill file: the budget's drops are the subject):
+ * each event is in the trace with its three args, or counted dropped with
+ * them. */
 static void test_whole_or_nothing(void)
 {
-    act_session *s = tu_session("MAX_BUFFER_SIZE_MB = 1\nBUFFER_PREALLOC_MB = 0\n");
+    act_session *s = tu_session("MAX_BUFFER_SIZE_MB = 1\nBUFFER_PREALLOC_MB = 0\nSPILL_DIR = none\n");
     pthread_t th[WTHREADS];
     for (int i = 0; i < WTHREADS; i++)
         pthread_create(&th[i], NULL, whole_worker, NULL);
@@ -633,9 +634,9 @@ static void test_op_calls(void)
     json_decref(root);
     act_session_destroy(s);
 
-    /* A full buffer: each op is in the trace with its arg, or counted
-     * dropped with it; the ids balance. */
-    s = tu_session("MAX_BUFFER_SIZE_MB = 1\nBUFFER_PREALLOC_MB = 0\n");
+    /* A full buffer (no spill file): each op is in the trace with its arg,
+     * or counted dropped with it; the ids balance. */
+    s = tu_session("MAX_BUFFER_SIZE_MB = 1\nBUFFER_PREALLOC_MB = 0\nSPILL_DIR = none\n");
     const long M = 200000;
     for (long j = 0; j < M; j++) {
         int64_t a = act_op_begin(1 + (uint64_t)j);
