@@ -851,7 +851,7 @@ static int ref_ok(const act__chunk *c, uint32_t ref)
 static int64_t chunk_check(act__chunk *c, int64_t anchor, int64_t latest, uint64_t *events,
                            uint64_t *samples)
 {
-    uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
+    uint32_t used0 = atomic_load_explicit(&c->used, memory_order_relaxed), used = used0;
     uint32_t cap = (uint32_t)((c->size - sizeof(act__chunk)) / sizeof(act__rec));
     if (used > cap)
         used = cap;
@@ -903,7 +903,9 @@ static int64_t chunk_check(act__chunk *c, int64_t anchor, int64_t latest, uint64
         else if (r->kind != ACT__R_ARG && r->kind != ACT__R_AUX_DEV)
             ++*events;
     }
-    if (i < used)
+    /* Stored whenever it is less than the chunk said, a count past the
+     * chunk's capacity too (the writer reads as many as it says). */
+    if (i < used0)
         atomic_store_explicit(&c->used, i, memory_order_relaxed);
     return latest;
 }
@@ -935,6 +937,26 @@ static int chunk_place_ok(uint64_t off, uint64_t size, size_t maplen)
 {
     return size >= 4096 && size <= UINT32_MAX / 2 && !(size & 4095) && !(off & 4095) &&
            off <= maplen && size <= maplen - off;
+}
+
+/* Pages of the spool that chunks taken so far cover (1 each): a chunk
+ * whose pages another one covers is not taken. A real spool never has two
+ * chunks over one page; a scribbled one could, and the rebuild writes each
+ * chunk's header (links, cut counts) in its private copy, then drops the
+ * pages past a chunk's header page (act__chunk_drop_read): over another
+ * chunk's header that would undo its fix-up and leave a stale count and
+ * link for the writer to follow. */
+static int pages_free(const uint8_t *cover, uint64_t off, uint64_t size)
+{
+    for (uint64_t p = off / 4096; p < (off + size) / 4096; p++)
+        if (cover[p])
+            return 0;
+    return 1;
+}
+
+static void pages_mark(uint8_t *cover, uint64_t off, uint64_t size, uint8_t v)
+{
+    memset(cover + off / 4096, v, (size_t)(size / 4096));
 }
 
 /* Append @p e to the array *@p v; 0, or -1 out of memory. */
@@ -1162,6 +1184,7 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
     sp_clist *cl = NULL;
     size_t ncl = 0, capcl = 0;
     uint64_t *live = NULL, npages = 0, nmoved = 0;
+    uint8_t *cover = NULL;
     int rc = -1;
     if (!meta) {
         bad(err, errlen, "%s: %s", mpath ? mpath : base, strerror(errno));
@@ -1194,7 +1217,8 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
         close(fd);
     npages = maplen / 4096 + 1;
     live = calloc(npages, sizeof *live); /* untouched pages cost nothing */
-    if (!live) {
+    cover = calloc(npages, 1);
+    if (!live || !cover) {
         bad(err, errlen, "out of memory");
         goto out;
     }
@@ -1332,11 +1356,14 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
                     break; /* not a chunk of that thread now */
                 sp_clist *l = &cl[(e >> 32) - 1];
                 size = l->v[(uint32_t)e].size;
-                if (!chunk_place_ok(to, size, maplen) || live[to / 4096])
+                if (!chunk_place_ok(to, size, maplen) || live[to / 4096] ||
+                    !pages_free(cover, to, size))
                     break;
                 l->v[(uint32_t)e].off = to;
                 live[off / 4096] = 0;
                 live[to / 4096] = e;
+                pages_mark(cover, off, size, 0);
+                pages_mark(cover, to, size, 1);
                 nmoved++;
                 break;
             }
@@ -1345,8 +1372,10 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
                 k++;
             /* Chunks are whole pages at page offsets, so two headers never
              * share a byte; one live in a list already (a log that names
-             * it twice without a move) is not taken again: no cycle. */
-            if (k == ncl || !chunk_place_ok(off, size, maplen) || live[off / 4096])
+             * it twice without a move) is not taken again: no cycle; nor
+             * one over pages another covers (pages_free). */
+            if (k == ncl || !chunk_place_ok(off, size, maplen) || live[off / 4096] ||
+                !pages_free(cover, off, size))
                 break; /* not mapped when the process died: nothing in it */
             sp_clist *l = &cl[k];
             if (l->n == l->cap) {
@@ -1362,6 +1391,7 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
             l->v[l->n].off = off;
             l->v[l->n].size = (uint32_t)size;
             live[off / 4096] = (uint64_t)(k + 1) << 32 | (uint32_t)l->n;
+            pages_mark(cover, off, size, 1);
             l->n++;
             break;
         }
@@ -1559,6 +1589,7 @@ out:
         free(cl[k].v);
     free(cl);
     free(live);
+    free(cover);
     free(names);
     free(nlens);
     free(tn);
