@@ -1356,8 +1356,7 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
                     break; /* not a chunk of that thread now */
                 sp_clist *l = &cl[(e >> 32) - 1];
                 size = l->v[(uint32_t)e].size;
-                if (!chunk_place_ok(to, size, maplen) || live[to / 4096] ||
-                    !pages_free(cover, to, size))
+                if (!chunk_place_ok(to, size, maplen) || !pages_free(cover, to, size))
                     break;
                 l->v[(uint32_t)e].off = to;
                 live[off / 4096] = 0;
@@ -1371,11 +1370,11 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
             while (k < ncl && cl[k].t->serial != serial)
                 k++;
             /* Chunks are whole pages at page offsets, so two headers never
-             * share a byte; one live in a list already (a log that names
-             * it twice without a move) is not taken again: no cycle; nor
-             * one over pages another covers (pages_free). */
-            if (k == ncl || !chunk_place_ok(off, size, maplen) || live[off / 4096] ||
-                !pages_free(cover, off, size))
+             * share a byte; one over pages a chunk taken already covers
+             * (pages_free: one live in a list, a log that names it twice
+             * without a move, among them) is not taken: no cycle, no
+             * overlap. */
+            if (k == ncl || !chunk_place_ok(off, size, maplen) || !pages_free(cover, off, size))
                 break; /* not mapped when the process died: nothing in it */
             sp_clist *l = &cl[k];
             if (l->n == l->cap) {

@@ -101,6 +101,21 @@ static void slab_use(act_session *s, struct act__slab *sl)
     s->slab_end = (char *)sl + sl->size;
 }
 
+/* Put @p sl, a slab threads never carve (full, or the drain's), in the
+ * list behind the one being carved, so that it spills in age order with
+ * the others; with no slab yet, it heads the list and the next carve maps
+ * a new slab in front of it. Under s->lock. */
+static void slab_link_behind(act_session *s, struct act__slab *sl)
+{
+    if (s->slabs) {
+        sl->next = s->slabs->next;
+        s->slabs->next = sl;
+    } else {
+        s->slabs = sl;
+        s->slab_cur = s->slab_end = NULL;
+    }
+}
+
 int act__slab_prealloc(act_session *s, size_t bytes)
 {
     if (!bytes)
@@ -310,19 +325,11 @@ static struct act__slab *tmp_slab_new(act_session *s)
 static act__chunk *tmp_archive_chunk(act_session *s, uint64_t *off)
 {
     if (s->tmp_end - s->tmp_cur < (ptrdiff_t)ACT__CHUNK_SIZE) {
-        struct act__slab *sl = s->tmp_ok ? tmp_slab_new(s) : NULL;
+        struct act__slab *sl = tmp_slab_new(s);
         if (!sl)
             return NULL;
         pthread_mutex_lock(&s->lock);
-        /* Behind the slab being carved, as a heap chunk's slab: spilled
-         * in age order with the others, never carved by threads. */
-        if (s->slabs) {
-            sl->next = s->slabs->next;
-            s->slabs->next = sl;
-        } else {
-            s->slabs = sl;
-            s->slab_cur = s->slab_end = NULL;
-        }
+        slab_link_behind(s, sl);
         s->tmp_slab = sl; /* not spilled while the drain fills it */
         pthread_mutex_unlock(&s->lock);
         s->tmp_cur = (char *)sl + SLAB_HDR;
@@ -1815,15 +1822,7 @@ static act__chunk *chunk_new(act_session *s, act__thread *t, size_t need, size_t
             *off = sl->off + SLAB_HDR;
             sl->charged = size;
             pthread_mutex_lock(&s->lock);
-            if (s->slabs) {
-                sl->next = s->slabs->next;
-                s->slabs->next = sl;
-            } else {
-                /* Nothing is carved from it: the next carve maps a new
-                 * slab in front of it. */
-                s->slabs = sl;
-                s->slab_cur = s->slab_end = NULL;
-            }
+            slab_link_behind(s, sl);
             pthread_mutex_unlock(&s->lock);
         }
         heap = 0; /* the slab's: unmapped with it */
