@@ -705,12 +705,14 @@ void act__atfork_install(void);
  * of page faults for each; the helper still stays ahead of a child that
  * records a lot. */
 extern int act__prealloc_small;
-/* Field 22 of /proc/self/stat (the process's start in clock ticks after
- * boot), 0 if unreadable. */
-int64_t act__proc_start_ticks(void);
-/* The resident set, in pages, read with those ticks (field 24) if they were
- * read in this process; -1 otherwise. */
-int64_t act__proc_start_rss_pages(void);
+/* This process's identity across exec: with its pid it names one process
+ * (an exec'd image has the same; a later process given the same pid has
+ * another). The inode number of its pid in pidfs (Linux 6.9+: unique for
+ * the boot, no /proc lookup) with ACT__PROC_ID_PIDFS (spool.h) set; where there is
+ * no pidfs, its start in clock ticks after boot (/proc/self/stat field
+ * 22); 0 if neither can be read. Read once per process (cached with the
+ * pid: a forked child reads its own). */
+int64_t act__proc_id(void); /* ACT__PROC_ID_PIDFS: engine/spool.h */
 /* distributedInfo's variables from the environment: the launcher's rank,
  * world size and local rank (torchrun's RANK..., Slurm's, OpenMPI's, the
  * first set to a whole number >= 0), ACTRACE_DIST_BACKEND. */

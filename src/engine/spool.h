@@ -44,14 +44,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The flag of a process identity (act__proc_id, engine.h; a spool's START
+ * record, the light log's) that is a pidfs inode number; without it the
+ * identity is a start in clock ticks after boot. Traces carry the first as
+ * "actraceProcessId", the second as "actraceProcessStart". */
+#define ACT__PROC_ID_PIDFS (INT64_C(1) << 62)
+
 struct act__arg;
 
 /* Log record types in BASE.meta. Payload: u32 nints, u32 nstrs, nints
  * 64-bit integers, then nstrs strings as u32 length + bytes. */
 enum {
-    ACT__SP_START = 1,  /* pid, start_mono, mono_to_unix, anchor, generic, process start
-                           ticks[, a light log's: parent pid, max RSS KiB, user and
-                           system CPU us]; trace name */
+    ACT__SP_START = 1,  /* pid, start_mono, mono_to_unix, anchor, generic, process
+                           identity (act__proc_id)[, a light log's: parent pid, RSS KiB
+                           (-1: not sampled), user and system CPU us]; trace name */
     ACT__SP_NAME = 2,   /* id; name */
     ACT__SP_THREAD = 3, /* serial, pid, tid, state offset, its size, layout; comm */
     ACT__SP_CHUNK = 4,  /* serial, offset, size */
@@ -64,7 +70,7 @@ enum {
     ACT__SP_SERIES = 11, /* id, source, device, has_unit; track, series, unit */
     ACT__SP_STOP = 12,  /* stop_mono */
     ACT__SP_WRITTEN = 13, /* the process wrote its own trace */
-    ACT__SP_EXIT = 14,   /* exit status, max RSS KiB, user and system CPU us (the normal
+    ACT__SP_EXIT = 14,   /* exit status, RSS KiB (-1: not sampled), user and system CPU us (the normal
                             exit of a process that recorded nothing: a light log) */
     ACT__SP_DIST = 15,   /* has rank, rank, has world size, world size, has local rank,
                             local rank; backend: the process's launcher variables at its
@@ -196,7 +202,7 @@ int act__spool_read(const char *base, const char *out, unsigned flags, act__trac
  * nothing (BASE.meta and no BASE.spool; act__spool_light_open): read with
  * act__spool_life_read, with no session and no writer. */
 typedef struct act__spool_life {
-    int64_t pid, parent, proc_start;   /* proc_start: ticks after boot, 0 unknown */
+    int64_t pid, parent, proc_start;   /* proc_start: act__proc_id's, 0 unknown */
     int64_t start_mono, stop_mono, mono_to_unix;
     int64_t rss0_kib, user0_us, sys0_us; /* at the library's load; -1 unknown */
     int have_exit;                     /* ended normally: STOP and EXIT logged */

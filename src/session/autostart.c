@@ -75,7 +75,7 @@
 #include "session/session.h"
 
 /* The variables auto_start reads (act__env_scan). */
-enum { ENV_DIR, ENV_OUTPUT, ENV_EAGER, ENV_PARENT, ENV_NAME, ENV_COUNT };
+enum { ENV_DIR, ENV_OUTPUT, ENV_EAGER, ENV_PARENT, ENV_NAME, ENV_HOST, ENV_COUNT };
 
 static act_session *auto_session;
 static char *auto_path;
@@ -93,6 +93,13 @@ static act_session lazy_standin = {.gen = UINT64_MAX, .lazy = 1};
 static atomic_int auto_pending;
 static atomic_int auto_waker;
 static int auto_lazy_logged; /* a light spool exists (BASE.meta) */
+/* The light log samples memory (/proc/self/statm at start and at exit,
+ * 10-15 us in all in a new process, whose /proc entry is made then, a
+ * quarter of what the library costs it): unless the
+ * process record started itself loaded plugins and no host plugin among
+ * them (ACTRACE_RECORD_HOST=0), since the samples stand for that
+ * plugin's. */
+static int auto_lazy_rss = 1;
 static atomic_int auto_child_eager; /* a forked child to start after the fork handlers */
 static int auto_session_start(void);
 static void auto_late_register(void);
@@ -245,8 +252,9 @@ static char *put_dec(char *p, uint64_t v, int width)
     return p;
 }
 
-/* <pid>-<ns>-<start ticks>.json, a name in the record directory (written
- * by hand, not snprintf: every process under record makes one at load). */
+/* <pid>-<ns>-<identity>.json, a name in the record directory (written by
+ * hand, not snprintf: every process under record makes one at load); the
+ * identity is act__proc_id's, the same in an image this process exec's. */
 static char *auto_dir_path(void)
 {
     struct timespec ts;
@@ -257,7 +265,7 @@ static char *auto_dir_path(void)
     e = put_dec(e, (uint64_t)(ts.tv_sec < 0 ? 0 : ts.tv_sec), 1);
     e = put_dec(e, (uint64_t)ts.tv_nsec, 9);
     *e++ = '-';
-    int64_t st = act__proc_start_ticks();
+    int64_t st = act__proc_id();
     e = put_dec(e, (uint64_t)(st < 0 ? 0 : st), 1);
     memcpy(e, ".json", 6);
     return p;
@@ -357,13 +365,9 @@ static void auto_lazy_open(const char *const *env)
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         ru.ru_utime = ru.ru_stime = (struct timeval){0, 0};
-    /* The first memory sample: from the read that gave the start ticks
-     * (auto_dir_path's, at load), else statm. */
-    int64_t ticks = act__proc_start_ticks(), rp = act__proc_start_rss_pages();
-    int64_t rss0 = rp >= 0 && rp < INT64_MAX / 64 ? rp * (page_size() / 1024) : rss_kib();
     int64_t v[10] = {(int64_t)getpid(), start,
                      (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - start, start, 0,
-                     ticks, (int64_t)getppid(), rss0,
+                     act__proc_id(), (int64_t)getppid(), auto_lazy_rss ? rss_kib() : -1,
                      (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
                      (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec};
     const char *name = env ? env[ENV_NAME] : secure_getenv("ACTRACE_RECORD_NAME");
@@ -389,6 +393,8 @@ static void auto_lazy_open(const char *const *env)
 /* Enter the lazy state: no session until the first use. */
 static void auto_lazy_begin(const char *const *env)
 {
+    const char *host = env ? env[ENV_HOST] : secure_getenv("ACTRACE_RECORD_HOST");
+    auto_lazy_rss = !host || strcmp(host, "0") != 0;
     auto_lazy_open(env);
     atomic_store(&auto_pending, 1);
     atomic_store_explicit(&act__recording, &lazy_standin, memory_order_release);
@@ -439,7 +445,7 @@ static void auto_lazy_exit(int status)
         ru.ru_utime = ru.ru_stime = (struct timeval){0, 0};
     int64_t stop = act__clock_ns();
     len += act__spool_encode(buf + len, sizeof buf - len, ACT__SP_STOP, &stop, 1, NULL, NULL, 0);
-    int64_t e[4] = {status, rss_kib(),
+    int64_t e[4] = {status, auto_lazy_rss ? rss_kib() : -1,
                     (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
                     (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec};
     len += act__spool_encode(buf + len, sizeof buf - len, ACT__SP_EXIT, e, 4, NULL, NULL, 0);
@@ -543,7 +549,7 @@ static void auto_start(void)
     static const char *const names[ENV_COUNT] = {
         [ENV_DIR] = "ACTRACE_RECORD_DIR",     [ENV_OUTPUT] = "ACTRACE_RECORD_OUTPUT",
         [ENV_EAGER] = "ACTRACE_RECORD_EAGER", [ENV_PARENT] = "ACTRACE_RECORD_PARENT",
-        [ENV_NAME] = "ACTRACE_RECORD_NAME"};
+        [ENV_NAME] = "ACTRACE_RECORD_NAME",   [ENV_HOST] = "ACTRACE_RECORD_HOST"};
     const char *env[ENV_COUNT];
     act__env_scan(names, ENV_COUNT, env);
     const char *dir = env[ENV_DIR];
@@ -588,6 +594,14 @@ static void auto_start(void)
         /* A plugin with no hook for its runtime: descendants start at once. */
         if (auto_dir && auto_session && !act__plugins_all_lazy(auto_session->plugins))
             setenv("ACTRACE_RECORD_EAGER", "1", 1);
+        /* Whether descendants that record nothing sample memory as the
+         * host plugin would (auto_lazy_rss). */
+        if (auto_dir && auto_session && !secure_getenv("ACTRACE_RECORD_HOST")) {
+            int host = 0;
+            for (size_t i = 0; i < act__plugins_count(auto_session->plugins); i++)
+                host |= strcmp(act__plugins_name(auto_session->plugins, i), "host") == 0;
+            setenv("ACTRACE_RECORD_HOST", host ? "1" : "0", 1);
+        }
     }
     on_exit(auto_at_exit, NULL);
 }

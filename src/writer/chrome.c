@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/spool.h"
 #include "writer/json_out.h"
 #include "writer/visit.h"
 #include "writer/writers.h"
@@ -521,12 +522,17 @@ static void on_metadata(void *ctx, const act__vinfo *info)
     lit(o, ",\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
     put_i64(o, info->base_unix_ns);
     if (info->proc_start > 0) {
-        /* The process's start (clock ticks after boot, /proc/<pid>/stat):
-         * with the pid it names one process across exec, so that
-         * `actrace record` keeps an exec'd image on the same pid and moves
-         * only a reused one. */
-        lit(o, ",\n\"actraceProcessStart\":");
-        put_i64(o, info->proc_start);
+        /* The process's identity (act__proc_id): with the pid it names one
+         * process across exec, so that `actrace record` keeps an exec'd
+         * image on the same pid and moves only a reused one. Its pidfs
+         * inode, else its start in clock ticks after boot. */
+        if (info->proc_start & ACT__PROC_ID_PIDFS) {
+            lit(o, ",\n\"actraceProcessId\":");
+            put_i64(o, info->proc_start & ~ACT__PROC_ID_PIDFS);
+        } else {
+            lit(o, ",\n\"actraceProcessStart\":");
+            put_i64(o, info->proc_start);
+        }
     }
     lit(o, ",\n\"traceEvents\":[\n");
 }

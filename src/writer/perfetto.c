@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "engine/spool.h"
 #include "writer/json_out.h"
 #include "writer/pftrace.h"
 #include "writer/visit.h"
@@ -473,7 +474,9 @@ static void on_end(void *ctx, const act__vstats *st)
         name = name ? name + 1 : p->path;
     }
     arg_str0(p, "traceName", name);
-    if (info->proc_start > 0)
+    if (info->proc_start & ACT__PROC_ID_PIDFS)
+        act__pf_arg_int(&p->pf, KEY("actraceProcessId"), info->proc_start & ~ACT__PROC_ID_PIDFS);
+    else if (info->proc_start > 0)
         act__pf_arg_int(&p->pf, KEY("actraceProcessStart"), info->proc_start);
     if (info->recovered)
         act__pf_arg_bool(&p->pf, KEY("actraceRecovered"), 1);

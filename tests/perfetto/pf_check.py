@@ -221,7 +221,7 @@ def compare(pf, js, dur_slack):
     else:
         m = meta[0][2]
         for k in ('baseTimeNanoseconds', 'host_name', 'trace_id', 'group_trace_id',
-                  'actraceProcessStart', 'actraceStats', 'deviceProperties', 'actraceRecovered'):
+                  'actraceProcessStart', 'actraceProcessId', 'actraceStats', 'deviceProperties', 'actraceRecovered'):
             if m.get(k) != doc.get(k):
                 errors.append(f'metadata {k}: {m.get(k)!r} != {doc.get(k)!r}')
     for key in sorted(set(pslices) | set(jslices), key=str):

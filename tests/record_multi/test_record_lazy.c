@@ -468,6 +468,28 @@ static void names(void)
     json_decref(root);
 }
 
+/* Without the host plugin (--no-default-plugins), a process that records
+ * nothing has no memory samples (they stand for the host plugin's, and
+ * cost two /proc reads in every process): its life span, parent and exit
+ * status are there, and its CPU use. */
+static void nohost(void)
+{
+    char cmd[8192];
+    const char *out = tmp("nohost.json");
+    snprintf(cmd, sizeof cmd,
+             "TMPDIR=%s %s record --no-default-plugins -o %s -- sh -c '/bin/sleep 0.05; true' 2>%s",
+             tmpdir, ACTRACE, out, tmp("nohost.err"));
+    CHECK_EQ_INT(ru_run(cmd), 0);
+    json_t *root = tu_load(out);
+    CHECK_FATAL(root != NULL);
+    long long pid = pid_named(root, "/bin/sleep 0.05", 0);
+    CHECK_FATAL(pid > 0);
+    CHECK_EQ_INT((long long)count_pid(root, "X", "process", pid), 1);
+    CHECK_EQ_INT((long long)count_pid(root, "C", "memory", pid), 0);
+    CHECK_EQ_INT((long long)count_pid(root, "C", "cpu", pid), 1);
+    json_decref(root);
+}
+
 /* The program replaces the light log with a FIFO (no reader): the
  * processes after it neither block nor vanish (each falls back to a log
  * of its own), and record does not block reading it. */
@@ -494,6 +516,7 @@ int main(void)
     CHECK_FATAL(mkdtemp(tmpdir) != NULL);
     idle();
     names();
+    nohost();
     torn();
     fifo();
     late();

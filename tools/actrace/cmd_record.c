@@ -379,10 +379,10 @@ static size_t count_traces(const char *dir)
  * whether an image exec'd costs a binary search, not a directory scan per
  * process (thousands of processes in a build). */
 typedef struct img {
-    long long pid, ns, start; /* start: the process's start ticks, 0 if unknown */
+    long long pid, ns, start; /* start: the process's identity (act__proc_id), 0 if unknown */
 } img;
 
-/* A file name's "<pid>-<ns>-<start ticks>" (autostart.c, auto_dir_path). */
+/* A file name's "<pid>-<ns>-<identity>" (autostart.c, auto_dir_path). */
 static img img_of(const char *name)
 {
     img m = {strtoll(name, NULL, 10), 0, 0};
@@ -445,8 +445,8 @@ static img *images_read(const char *dir, size_t *n)
 }
 
 /* 1 if process NAME ("<pid>-<ns>-<start>.meta") exec'd: a later image of
- * the same process (same pid and start ticks: a pid the kernel gave to
- * another process since has other ticks) left a trace or a spool of its
+ * the same process (same pid and identity: a pid the kernel gave to
+ * another process since has another) left a trace or a spool of its
  * own. */
 static int exec_d(const img *v, size_t n, const char *name)
 {
@@ -994,6 +994,7 @@ int act_cmd_record(int argc, char **argv)
      * record's. */
     unsetenv("ACTRACE_PLUGINS_CHECKED");
     unsetenv("ACTRACE_RECORD_EAGER");
+    unsetenv("ACTRACE_RECORD_HOST");
     /* The program's parent is this process: its descendants know they are
      * descendants (a smaller buffer pre-allocation, autostart.c). */
     char self[24];

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 typedef struct act__light_ent {
-    char base[80]; /* "<pid>-<ns>-<start ticks>", as its BASE.meta would be named */
+    char base[80]; /* "<pid>-<ns>-<identity>", as its BASE.meta would be named */
     char *recs;    /* its records, in the order written (BASE.meta's format) */
     size_t len;
     int dropped;   /* an image that exec'd: a later image shows the process */

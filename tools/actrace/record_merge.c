@@ -15,8 +15,9 @@
  * deviceProperties ids with them). Flow ids ("id" of s/f/t events) are
  * renumbered per file so that flows stay within their process. A host pid
  * already used by an earlier file moves to a fresh pid above 0x20000000
- * (pid reuse), unless both files name the same process start
- * ("actraceProcessStart"): then it is one process that exec'd, and keeps
+ * (pid reuse), unless both files name the same process ("actraceProcessId",
+ * its pidfs inode, or "actraceProcessStart", its start in clock ticks where
+ * there is no pidfs): then it is one process that exec'd, and keeps
  * its pid. actraceStats: integer fields summed across files, objects
  * merged the same way, anything else taken from the first file, and
  * "processes" lists each file's own stats with its pid.
@@ -201,7 +202,7 @@ typedef struct mfile {
     act__jv *stats;   /* its actraceStats (a copy), or NULL */
     act__spool_life *life; /* a light log (path: its BASE), or NULL: a trace */
     int recovered;    /* "actraceRecovered": rebuilt from the spool */
-    int64_t proc_start; /* "actraceProcessStart" (0: absent) */
+    int64_t proc_start; /* act__proc_id's: "actraceProcessId" or "...Start" (0: absent) */
     act__jv *devs;    /* its deviceProperties (a copy), or NULL */
     flowmap flows;
     act__merge_meta meta; /* distributedInfo, trace_id, host_name, ... */
@@ -583,13 +584,18 @@ static int read_head(mfile *f, char *err, size_t errcap)
         return -1;
     act__rd_item it;
     int k, rc = 0;
+    int64_t v;
     while ((k = act__rd_next(r, &it)) > 0) {
         if (k == ACT__RD_EVENT)
             break;
         if (strcmp(it.key, "baseTimeNanoseconds") == 0 && act__jv_i64(it.v, &f->base_ns))
             f->has_base = 1;
-        else if (strcmp(it.key, "actraceProcessStart") == 0)
-            act__jv_i64(it.v, &f->proc_start);
+        else if (strcmp(it.key, "actraceProcessStart") == 0 && act__jv_i64(it.v, &v) && v > 0 &&
+                 v < ACT__PROC_ID_PIDFS)
+            f->proc_start = v;
+        else if (strcmp(it.key, "actraceProcessId") == 0 && act__jv_i64(it.v, &v) && v > 0 &&
+                 v < ACT__PROC_ID_PIDFS)
+            f->proc_start = ACT__PROC_ID_PIDFS | v;
         else if (strcmp(it.key, "deviceProperties") == 0 && it.v->type == ACT__J_ARRAY) {
             f->devs = act__jv_dup(it.v);
             for (const act__jv *d = it.v->child; d; d = d->next) {
