@@ -59,6 +59,10 @@
  *                             the default (else exits 3); installs its
  *                             own SIGTERM handler, raises SIGTERM, and
  *                             exits 0 if the handler ran (else 4)
+ *   mp_prog nopidfs CMD...    runs CMD (execvp) where pidfd_open fails with
+ *                             ENOSYS (a seccomp filter, inherited), as on a
+ *                             kernel older than 5.3: the library then names
+ *                             a process by its start ticks (/proc)
  *   mp_prog spans N           records N spans "s", then prints
  *                             "maxrss_kb=K" (its peak resident memory so far)
  *                             on stderr and exits
@@ -72,6 +76,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -456,6 +465,25 @@ int main(int argc, char **argv)
         snprintf(after, sizeof after, "%s.after", argv[3]);
         self_report(after, "after: ");
         return 0;
+    }
+    if (strcmp(argv[1], "nopidfs") == 0 && argc >= 3) {
+#ifdef SYS_pidfd_open
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+            perror("mp_prog nopidfs: seccomp");
+            return 126;
+        }
+#endif
+        execvp(argv[2], argv + 2);
+        perror("mp_prog nopidfs: exec");
+        return 127;
     }
     if (strcmp(argv[1], "reuse") == 0) {
         /* Two processes with one pid: /bin/true forked, reaped, and a
