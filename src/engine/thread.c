@@ -926,8 +926,14 @@ static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain, 
             i = p->nfresh++; /* never written: this thread faults it */
             break;
         }
-        if (!p->wait || p->stop || !p->running)
+        if (!p->wait || p->stop || !p->running) {
+            /* Grow (a chunk off the pool meanwhile): the drain is told
+             * at once, not at its next pass, which an idle one puts off
+             * (drain_main). */
+            if (p->running && !p->stop)
+                pthread_cond_signal(&p->work);
             break;
+        }
         if (p->freed_count != since_freed) {
             since_freed = p->freed_count;
             since_pass = p->passes;
@@ -1499,10 +1505,21 @@ void act__pool_forget(act_session *s)
  * pinned once fewer than half the slots are free or never used (a trace
  * that fits in the pool is never copied: the writer, or the rebuild,
  * reads it in place), and keeps warm_ahead slots written ahead of need. */
+/* The drain's pass period: 2 ms while the session takes chunks or the
+ * drain has work, doubled on each idle pass up to 32 ms (an idle recording
+ * process, a launcher or a build's make under record, wakes about 30 times
+ * a second, not 500). What needs the drain sooner wakes it: a recording
+ * thread short of free slots, a grow past the pool, the wait policy, a
+ * tick added earlier, the stop. */
+#define DRAIN_PASS_NS ((int64_t)2000000)
+#define DRAIN_IDLE_NS ((int64_t)32000000)
+
 static void drain_main(act_session *s)
 {
     struct act__pool *p = s->pool;
     uint32_t *cand = malloc((size_t)p->nslots * sizeof *cand);
+    int64_t pass_ns = DRAIN_PASS_NS;
+    uint64_t last_used = UINT64_MAX;
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
         uint32_t n = 0;
@@ -1549,7 +1566,12 @@ static void drain_main(act_session *s)
         }
         p->passes++;
         pthread_cond_broadcast(&p->freed);
-        int64_t sleep_ns = tick_sleep(next_tick, 2000000);
+        if (done || warmed || n || used != last_used)
+            pass_ns = DRAIN_PASS_NS;
+        else if (pass_ns < DRAIN_IDLE_NS)
+            pass_ns *= 2;
+        last_used = used;
+        int64_t sleep_ns = tick_sleep(next_tick, pass_ns);
         if (!done && !warmed && !p->stop && sleep_ns > 0)
             cond_wait_ns(&p->work, &p->lock, sleep_ns);
     }
