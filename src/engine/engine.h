@@ -712,7 +712,7 @@ extern int act__prealloc_small;
  * no pidfs, its start in clock ticks after boot (/proc/self/stat field
  * 22); 0 if neither can be read. Read once per process (cached with the
  * pid: a forked child reads its own). */
-int64_t act__proc_id(void); /* ACT__PROC_ID_PIDFS: engine/spool.h */
+int64_t act__proc_id(void);
 /* distributedInfo's variables from the environment: the launcher's rank,
  * world size and local rank (torchrun's RANK..., Slurm's, OpenMPI's, the
  * first set to a whole number >= 0), ACTRACE_DIST_BACKEND. */

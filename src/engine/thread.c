@@ -1501,10 +1501,6 @@ void act__pool_forget(act_session *s)
     pthread_mutex_unlock(&exit_lock);
 }
 
-/* The drain: passes over the slots in use, draining those sealed and not
- * pinned once fewer than half the slots are free or never used (a trace
- * that fits in the pool is never copied: the writer, or the rebuild,
- * reads it in place), and keeps warm_ahead slots written ahead of need. */
 /* The drain's pass period: 2 ms while the session takes chunks or the
  * drain has work, doubled on each idle pass up to 32 ms (an idle recording
  * process, a launcher or a build's make under record, wakes about 30 times
@@ -1514,6 +1510,10 @@ void act__pool_forget(act_session *s)
 #define DRAIN_PASS_NS ((int64_t)2000000)
 #define DRAIN_IDLE_NS ((int64_t)32000000)
 
+/* The drain: passes over the slots in use, draining those sealed and not
+ * pinned once fewer than half the slots are free or never used (a trace
+ * that fits in the pool is never copied: the writer, or the rebuild,
+ * reads it in place), and keeps warm_ahead slots written ahead of need. */
 static void drain_main(act_session *s)
 {
     struct act__pool *p = s->pool;
