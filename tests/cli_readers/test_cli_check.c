@@ -29,27 +29,29 @@ static void expect_problem(const char *name, int code, const char *line)
 static void test_kineto(const char *ref)
 {
     cli_result r = cli_run("check '%s'", ref);
-    CHECK_INT(r.code, 1);
+    CHECK_INT(r.code, 0);
     CHECK_STR(r.err, "");
-    /* Exactly one error, the string pid (and tid) of the final instant. */
-    CHECK_INT(cli_count_lines(r.out, ": error: "), 1);
+    /* No error: the string pid (and tid) of the final instant, which
+     * torch.profiler writes in every trace, is a warning naming the viewer
+     * it troubles. */
+    CHECK_INT(cli_count_lines(r.out, ": error: "), 0);
     char want[1200];
     snprintf(want, sizeof want,
-             "%s: error: event #1000 (ph=i, name=Record Window End): pid \"\" "
-             "and tid \"\" must be integers in 0..2^32-1",
+             "%s: warning: event #1000 (ph=i, name=Record Window End): pid \"\" "
+             "and tid \"\" are strings: speedscope fails to import the trace",
              ref);
     if (!CHECK(strstr(r.out, want) != NULL))
         fprintf(stderr, "%s", r.out);
-    /* ... and it has no cat: a warning, not an error. */
+    /* ... and it has no cat: a warning too. */
     CHECK_INT(cli_count_lines(r.out, ": warning: event #1000 (ph=i, name=Record "
                                      "Window End): no cat"), 1);
-    snprintf(want, sizeof want, "%s: failed (1001 events, 1 error, 1 warning)", ref);
+    snprintf(want, sizeof want, "%s: ok (1001 events, 2 warnings)", ref);
     CHECK_STR(cli_last_line(r.out), want);
     cli_free(&r);
 
     r = cli_run("check --quiet '%s'", ref);
-    CHECK_INT(r.code, 1);
-    snprintf(want, sizeof want, "%s: failed (1001 events, 1 error, 1 warning)\n", ref);
+    CHECK_INT(r.code, 0);
+    snprintf(want, sizeof want, "%s: ok (1001 events, 2 warnings)\n", ref);
     CHECK_STR(r.out, want);
     cli_free(&r);
 
@@ -63,8 +65,8 @@ static void test_kineto(const char *ref)
     const char *gz = cli_tmp("kineto.json.gz");
     CHECK_OK(cli_gzip(ref, gz, 0));
     r = cli_run("check --quiet '%s'", gz);
-    CHECK_INT(r.code, 1);
-    snprintf(want, sizeof want, "%s: failed (1001 events, 1 error, 1 warning)\n", gz);
+    CHECK_INT(r.code, 0);
+    snprintf(want, sizeof want, "%s: ok (1001 events, 2 warnings)\n", gz);
     CHECK_STR(r.out, want);
     cli_free(&r);
     unlink(gz);
@@ -117,9 +119,17 @@ static void test_broken(void)
                    "error: event #2 (ph=X, name=overlapper): thread 1/2: "
                    "\"overlapper\" [15.000, 25.000] partially overlaps "
                    "\"parent\" (#1), which ends at 20.000");
-    expect_problem("string_pid.json", 1,
-                   "error: event #1 (ph=X, name=stringly): pid \"1\" must be "
-                   "an integer in 0..2^32-1");
+    /* A string pid: a warning (speedscope), an error with --strict. */
+    cli_result s = cli_run("check '%s'", CLI_DATA "/string_pid.json");
+    CHECK_INT(s.code, 0);
+    CHECK(strstr(s.out, "warning: event #1 (ph=X, name=stringly): pid \"1\" is a "
+                        "string: speedscope fails to import the trace") != NULL);
+    cli_free(&s);
+    s = cli_run("check --strict '%s'", CLI_DATA "/string_pid.json");
+    CHECK_INT(s.code, 1);
+    CHECK(strstr(s.out, "error: event #1 (ph=X, name=stringly): pid \"1\" is a "
+                        "string") != NULL);
+    cli_free(&s);
     expect_problem("counter_keys.json", 1,
                    "error: event #2 (ph=C, name=memory): counter \"memory\" "
                    "series keys changed (heap,rss -> rss)");
@@ -442,7 +452,7 @@ static void test_options(void)
     strcpy(big, "[");
     for (int i = 0; i < 60; i++)
         sprintf(big + strlen(big), "%s{\"ph\":\"i\",\"cat\":\"c\",\"name\":\"n%d\","
-                                   "\"pid\":\"p\",\"tid\":1,\"ts\":%d}",
+                                   "\"pid\":-1,\"tid\":1,\"ts\":%d}",
                 i ? "," : "", i, i + 1);
     strcat(big, "]");
     CHECK_OK(cli_write(f, big));

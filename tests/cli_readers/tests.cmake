@@ -60,3 +60,11 @@ add_test(NAME CliStreamBig COMMAND test_CliStream $<TARGET_FILE:actrace_cli>
          $<TARGET_FILE:act_gen_trace> --big)
 set_tests_properties(CliStreamBig PROPERTIES TIMEOUT 900 LABELS "unit;cli;nosan"
                      SKIP_RETURN_CODE 77 ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+
+# Issue 35 part B: summary on torch.profiler's traces and directories of
+# them (jobs), check on Kineto's string pids.
+act_add_test(CliSummaryJob SOURCES tests/cli_readers/test_cli_summary_job.c
+             LIBS ${_act_cli_libs} LABELS cli
+             ARGS $<TARGET_FILE:actrace_cli>)
+target_compile_definitions(test_CliSummaryJob PRIVATE ${_act_cli_defs})
+add_dependencies(test_CliSummaryJob actrace_cli)

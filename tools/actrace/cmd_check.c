@@ -47,7 +47,10 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: actrace check [--strict] [--quiet] FILE\n");
+    fprintf(f, "usage: actrace check [--strict] [--quiet] FILE\n"
+               "  --strict  warnings are errors (e.g. the string pids every\n"
+               "            torch.profiler trace has: speedscope cannot read them)\n"
+               "  --quiet   only the summary line\n");
 }
 
 
@@ -570,7 +573,21 @@ static void check_event(checker *c, uint64_t i, const act__jv *e)
     const act__jv *jpid = F.pid, *jtid = F.tid;
     int pid_ok = act_cli_json_id(jpid, &pid);
     int tid_ok = (ph == 'C' || ph == 'M') ? 1 : act_cli_json_id(jtid, &tid);
-    if (!pid_ok && !tid_ok) {
+    if (!pid_ok && is_str(jpid) && (tid_ok || is_str(jtid))) {
+        /* Strings, as Kineto writes for its "Spans", "Traces" and final
+         * events: Perfetto and chrome://tracing take them as names; only
+         * speedscope cannot read them. A warning (an error with --strict):
+         * every torch.profiler trace has three. */
+        char t2[160];
+        if (!tid_ok)
+            W(i, "pid %s and tid %s are strings: speedscope fails to import the "
+                 "trace (Perfetto and chrome://tracing show them as names)",
+              TXT(jpid), act_cli_json_text(jtid, t2, sizeof t2));
+        else
+            W(i, "pid %s is a string: speedscope fails to import the trace "
+                 "(Perfetto and chrome://tracing show it as a name)",
+              TXT(jpid));
+    } else if (!pid_ok && !tid_ok) {
         char t2[160];
         E(i, "pid %s and tid %s must be integers in 0..2^32-1 (speedscope "
              "crashes on string pids; Perfetto makes them names)",

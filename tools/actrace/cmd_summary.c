@@ -2,7 +2,9 @@
 /*
  * actrace summary [--json] [--top N] [--wide] FILE: where the time went in
  * a trace, for a human (or, with --json, one JSON object with the same
- * content and stable keys, documented in docs/cli.md). Reads actrace's
+ * content and stable keys, documented in docs/cli.md). With a DIRECTORY:
+ * each trace in it and the job (per-rank table, slowest rank, top kernels
+ * across ranks; act_cli_summary_dir in summary_collect.c). Reads actrace's
  * traces and Kineto's (pretty-printed or not, gzip-compressed or not, from
  * a file, a pipe or standard input) in one streaming pass
  * (summary_collect.c), in memory independent of the file size.
@@ -33,11 +35,17 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: actrace summary [--json] [--top N] [--wide] FILE\n");
+    fprintf(f, "usage: actrace summary [--json] [--top N] [--wide] FILE\n"
+               "       actrace summary [--json] [--top N] [--wide] [--each] DIRECTORY\n"
+               "  FILE: a trace (JSON, .gz, or - for standard input): where the time went\n"
+               "  DIRECTORY: every *.json and *.json.gz in it (a torch.profiler tensorboard\n"
+               "    folder, record --per-process output) and the job: a per-rank table\n"
+               "    (busy, steps), the slowest rank, the top kernels across ranks;\n"
+               "    --each also prints each trace's own summary\n");
 }
 
 typedef struct opts {
-    int json, wide;
+    int json, wide, each;
     size_t top;
 } opts;
 
@@ -591,6 +599,47 @@ static void put_us(int64_t ns)
     printf("%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
 }
 
+/* The wall-clock time of trace time @p ts (ns after the base time):
+ * 0 and *unix_ns set, or -1 without a usable base time. */
+static int wall_of(const summ *S, int64_t ts, int64_t *unix_ns)
+{
+    int64_t base;
+    if (!act__jv_i64(S->base_time, &base) || base < 0)
+        return -1;
+    return __builtin_add_overflow(base, ts, unix_ns) || *unix_ns < 0 ? -1 : 0;
+}
+
+/* "2026-12-04 13:54:15.803421" (UTC, to the microsecond), or with
+ * @p date 0 only the time of day. */
+static const char *utc_text(char *buf, size_t len, int64_t unix_ns, int date)
+{
+    time_t sec = (time_t)(unix_ns / 1000000000);
+    struct tm tm;
+    char t[48];
+    if (!gmtime_r(&sec, &tm) ||
+        !strftime(t, sizeof t, date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm))
+        t[0] = '\0';
+    snprintf(buf, len, "%s.%06d", t, (int)(unix_ns % 1000000000 / 1000));
+    return buf;
+}
+
+static void render_steps(const summ *S0)
+{
+    summ *S = (summ *)S0; /* the quantiles sort the kept durations */
+    char a[32], b[32], c[32], d[32], e[32];
+    for (size_t i = 0; i < S->nsteps; i++) {
+        sum_steps *st = &S->steps[i];
+        fputs(i ? "             " : "steps:       ", stdout);
+        printf("%" PRIu64 " ", st->count);
+        put(st->name);
+        printf(": total %s; min %s, p50 %s, p90 %s, max %s\n",
+               htime(a, sizeof a, (double)st->total), htime(b, sizeof b, (double)st->min),
+               htime(c, sizeof c, (double)act_cli_steps_quantile(st, 0.5)),
+               htime(d, sizeof d, (double)act_cli_steps_quantile(st, 0.9)),
+               htime(e, sizeof e, (double)st->max));
+    }
+}
+
 static void render(const view *V, const opts *o)
 {
     const summ *S = V->S;
@@ -606,15 +655,16 @@ static void render(const view *V, const opts *o)
         fputc(' ', stdout);
         put(S->actrace_version);
     }
+    /* ts counts from baseTimeNanoseconds (Kineto: the system clock
+     * floored to a 3-month interval, so the base is not when the trace
+     * was recorded; actrace: a whole second before its first event). */
     fputs("\nbase time:   ", stdout);
-    int64_t ns;
+    int64_t ns, w0, w1;
+    char t0[64], t1[64], dur[32];
     if (act__jv_i64(S->base_time, &ns)) {
-        time_t sec = (time_t)(ns / 1000000000);
-        struct tm tm;
-        char when[64] = "";
-        if (ns >= 0 && gmtime_r(&sec, &tm))
-            strftime(when, sizeof when, " (%Y-%m-%d %H:%M:%S UTC)", &tm);
-        printf("%" PRId64 " ns%s", ns, when);
+        printf("%" PRId64 " ns", ns);
+        if (ns >= 0)
+            printf(" (ts 0 = %s UTC)", utc_text(t0, sizeof t0, ns, 1));
     } else if (S->base_time && S->base_time->type != ACT__J_NULL) {
         put_value(S->base_time);
         fputs(" ns", stdout);
@@ -624,15 +674,23 @@ static void render(const view *V, const opts *o)
     printf("\nevents:      %" PRIu64 "\n", S->events);
     fputs("time span:   ", stdout);
     if (S->have_time) {
-        put_us(S->first);
-        fputs(" us to ", stdout);
-        put_us(S->last);
-        fputs(" us (", stdout);
-        put_us(S->last - S->first);
-        fputs(" us)\n", stdout);
+        fputs(htime(dur, sizeof dur, (double)(S->last - S->first)), stdout);
+        if (wall_of(S, S->first, &w0) == 0 && wall_of(S, S->last, &w1) == 0) {
+            printf(", %s", utc_text(t0, sizeof t0, w0, 1));
+            printf(" to %s UTC", utc_text(t1, sizeof t1, w1, w1 / 86400000000000 !=
+                                                         w0 / 86400000000000));
+        } else {
+            fputs(", ts ", stdout);
+            put_us(S->first);
+            fputs(" us to ", stdout);
+            put_us(S->last);
+            fputs(" us (no base time: no time of day)", stdout);
+        }
+        fputc('\n', stdout);
     } else {
         fputs("(no timed events)\n", stdout);
     }
+    render_steps(S);
 
     render_devices(V, o);
     render_host(V, o);
@@ -751,6 +809,10 @@ static void render(const view *V, const opts *o)
                S->flow_finishes == 1 ? "" : "es", S->flow_matched,
                s_(S->flow_matched), S->flow_unmatched_s, s_(S->flow_unmatched_s),
                S->flow_unmatched_f, S->flow_unmatched_f == 1 ? "" : "es");
+    if (S->flow_host)
+        printf("  %" PRIu64 " matched pair%s end%s in a process without device work "
+               "(not launches, e.g. torch's fwdbwd)\n",
+               S->flow_host, s_(S->flow_host), S->flow_host == 1 ? "s" : "");
     if (S->stats && S->stats->type == ACT__J_OBJECT)
         render_stats(S->stats);
 }
@@ -843,10 +905,9 @@ static void jw_val(jw *w, const char *key, const act__jv *v)
         fputs("null", w->f);
 }
 
-static void json_out(const view *V, const opts *o)
+static void json_out(const view *V, const opts *o, jw *w)
 {
     const summ *S = V->S;
-    jw W = {stdout, 0, {0}}, *w = &W;
     jw_open(w, NULL, '{');
     jw_str(w, "file", V->file);
     jw_val(w, "trace_name", S->trace_name && S->trace_name->type == ACT__J_STRING
@@ -862,10 +923,33 @@ static void json_out(const view *V, const opts *o)
         jw_us(w, "first_us", S->first);
         jw_us(w, "last_us", S->last);
         jw_us(w, "span_us", S->last - S->first);
+        int64_t w0;
+        char t0[64];
+        if (wall_of(S, S->first, &w0) == 0) {
+            jw_int(w, "start_unix_ns", w0);
+            jw_str(w, "start_utc", utc_text(t0, sizeof t0, w0, 1));
+        } else {
+            jw_str(w, "start_unix_ns", NULL);
+            jw_str(w, "start_utc", NULL);
+        }
         jw_close(w, '}');
     } else {
         jw_str(w, "time", NULL);
     }
+    jw_open(w, "steps", '[');
+    for (size_t i = 0; i < S->nsteps; i++) {
+        sum_steps *st = &((summ *)S)->steps[i];
+        jw_open(w, NULL, '{');
+        jw_str(w, "name", st->name);
+        jw_int(w, "count", (int64_t)st->count);
+        jw_us(w, "total_us", st->total);
+        jw_us(w, "min_us", st->min);
+        jw_us(w, "p50_us", act_cli_steps_quantile(st, 0.5));
+        jw_us(w, "p90_us", act_cli_steps_quantile(st, 0.9));
+        jw_us(w, "max_us", st->max);
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
     jw_open(w, "dropped", '{');
     jw_int(w, "total", (int64_t)V->dropped);
     jw_open(w, "by_reason", '{');
@@ -1069,18 +1153,292 @@ static void json_out(const view *V, const opts *o)
     jw_int(w, "matched", (int64_t)S->flow_matched);
     jw_int(w, "unmatched_starts", (int64_t)S->flow_unmatched_s);
     jw_int(w, "unmatched_finishes", (int64_t)S->flow_unmatched_f);
+    jw_int(w, "host_only", (int64_t)S->flow_host);
     jw_close(w, '}');
     if (S->stats && S->stats->type == ACT__J_OBJECT)
         jw_val(w, "actrace_stats", S->stats);
     jw_close(w, '}');
-    fputc('\n', stdout);
+}
+
+/* ---- a directory (a job) --------------------------------------------------------------------- */
+
+typedef struct dirctx {
+    const opts *o;
+    jw *w; /* --json: the "files" array is open */
+    size_t n;
+} dirctx;
+
+/* Each trace of the directory, as it is read: with --json its object in
+ * "files"; with --each its full text summary. */
+static void dir_each(void *ctx, const char *path, summ *S, const char *err)
+{
+    dirctx *c = ctx;
+    c->n++;
+    if (!S) {
+        fprintf(stderr, "%s: error: %s\n", path, err);
+        if (c->w) {
+            jw_open(c->w, NULL, '{');
+            jw_str(c->w, "file", path);
+            jw_str(c->w, "error", err);
+            jw_close(c->w, '}');
+        }
+        return;
+    }
+    if (!c->w && !c->o->each)
+        return;
+    view V;
+    build_view(&V, S, path);
+    if (c->w) {
+        json_out(&V, c->o, c->w);
+    } else {
+        if (c->n > 1)
+            fputs("\n", stdout);
+        render(&V, c->o);
+        fputs("\n", stdout);
+    }
+    free_view(&V);
+}
+
+/* "rank 3 (" or "(": the rank when the trace names one. */
+static void put_rank(const sum_rank *r)
+{
+    if (r->rank >= 0)
+        printf("rank %" PRId64 " (", r->rank);
+    else
+        fputs("(", stdout);
+}
+
+static void render_job(sum_job *J, const opts *o)
+{
+    char a[32], b[32], c[32], d[32], e[64], f[64];
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    size_t ok = J->nr - J->nerr;
+    for (size_t i = 0; i < J->nr; i++) {
+        const sum_rank *r = &J->r[i];
+        if (r->error || !r->have_time || r->start_unix < 0)
+            continue;
+        if (r->start_unix < first)
+            first = r->start_unix;
+        int64_t end = r->start_unix + (r->last - r->first);
+        if (end > last)
+            last = end;
+    }
+    fputs("directory:   ", stdout);
+    put(J->dir);
+    printf("\ntraces:      %zu (%zu read", J->nr, ok);
+    if (J->nerr)
+        printf(", %zu with errors", J->nerr);
+    fputs(")\n", stdout);
+    if (first <= last)
+        printf("time span:   %s, %s to %s UTC (wall clock, all traces)\n",
+               htime(a, sizeof a, (double)(last - first)), utc_text(e, sizeof e, first, 1),
+               utc_text(f, sizeof f, last, last / 86400000000000 != first / 86400000000000));
+    if (J->steps.count) {
+        sum_steps *st = &J->steps;
+        printf("steps:       %" PRIu64 " ", st->count);
+        put(st->name);
+        printf(" across ranks: min %s, p50 %s, p90 %s, max %s\n",
+               htime(a, sizeof a, (double)st->min),
+               htime(b, sizeof b, (double)act_cli_steps_quantile(st, 0.5)),
+               htime(c, sizeof c, (double)act_cli_steps_quantile(st, 0.9)),
+               htime(d, sizeof d, (double)st->max));
+    }
+    printf("\nper rank (busy = device busy share of the trace window, "
+           "step = its steps' p50 / max):\n");
+    printf("  %-9s %10s %10s %7s %7s %10s %10s  %s\n", "rank", "events", "span",
+           "busy", "steps", "step p50", "step max", "file");
+    for (size_t i = 0; i < J->nr; i++) {
+        const sum_rank *r = &J->r[i];
+        char rk[32];
+        if (r->rank >= 0)
+            snprintf(rk, sizeof rk, "%" PRId64, r->rank);
+        else
+            snprintf(rk, sizeof rk, "-");
+        printf("  %-9s", rk);
+        if (r->error) {
+            fputs("  error: ", stdout);
+            put(r->error);
+            fputs("  ", stdout);
+            put(r->file);
+            fputc('\n', stdout);
+            continue;
+        }
+        printf(" %10" PRIu64, r->events);
+        col(r->have_time ? htime(a, sizeof a, (double)(r->last - r->first)) : "-", 10);
+        if (r->busy_pct >= 0)
+            snprintf(b, sizeof b, "%.1f%%", r->busy_pct);
+        else
+            snprintf(b, sizeof b, "-");
+        col(b, 7);
+        printf(" %7" PRIu64, r->steps);
+        col(r->steps ? htime(c, sizeof c, (double)r->step_p50) : "-", 10);
+        col(r->steps ? htime(d, sizeof d, (double)r->step_max) : "-", 10);
+        fputs("  ", stdout);
+        put(r->file);
+        fputs(i == J->slowest ? "  <- slowest\n" : "\n", stdout);
+    }
+    if (J->slowest != SIZE_MAX && ok > 1) {
+        const sum_rank *r = &J->r[J->slowest];
+        fputs("\nslowest:     ", stdout);
+        put_rank(r);
+        put(r->file);
+        if (J->slowest_by_steps)
+            printf("): step p50 %s", htime(a, sizeof a, (double)r->step_p50));
+        else
+            printf("): span %s (no steps in every trace)",
+                   htime(a, sizeof a, (double)(r->last - r->first)));
+        fputc('\n', stdout);
+    }
+    if (J->nk) {
+        size_t n = J->nk < o->top ? J->nk : o->top;
+        printf("\ntop %zu of %zu kernels across ranks by device time:\n", n, J->nk);
+        printf("  %10s %10s %10s %10s %6s  %s\n", "count", "total", "mean", "max",
+               "ranks", "name");
+        for (size_t k = 0; k < n; k++) {
+            const sum_jkernel *jk = &J->k[k];
+            printf("  %10" PRIu64, jk->count);
+            col(htime(a, sizeof a, (double)jk->total), 10);
+            col(htime(b, sizeof b, (double)jk->total / (double)jk->count), 10);
+            col(htime(c, sizeof c, (double)jk->max), 10);
+            printf(" %6zu  ", jk->ranks);
+            put_name(o, jk->name);
+            fputc('\n', stdout);
+        }
+    }
+}
+
+static void json_job(sum_job *J, const opts *o, jw *w)
+{
+    jw_open(w, "job", '{');
+    jw_int(w, "traces", (int64_t)J->nr);
+    jw_int(w, "errors", (int64_t)J->nerr);
+    if (J->steps.count) {
+        sum_steps *st = &J->steps;
+        jw_open(w, "steps", '{');
+        jw_str(w, "name", st->name);
+        jw_int(w, "count", (int64_t)st->count);
+        jw_us(w, "total_us", st->total);
+        jw_us(w, "min_us", st->min);
+        jw_us(w, "p50_us", act_cli_steps_quantile(st, 0.5));
+        jw_us(w, "p90_us", act_cli_steps_quantile(st, 0.9));
+        jw_us(w, "max_us", st->max);
+        jw_close(w, '}');
+    } else {
+        jw_str(w, "steps", NULL);
+    }
+    jw_open(w, "ranks", '[');
+    for (size_t i = 0; i < J->nr; i++) {
+        const sum_rank *r = &J->r[i];
+        jw_open(w, NULL, '{');
+        jw_str(w, "file", r->file);
+        if (r->rank >= 0)
+            jw_int(w, "rank", r->rank);
+        else
+            jw_str(w, "rank", NULL);
+        jw_str(w, "error", r->error);
+        if (!r->error) {
+            jw_int(w, "events", (int64_t)r->events);
+            if (r->have_time)
+                jw_us(w, "span_us", r->last - r->first);
+            else
+                jw_str(w, "span_us", NULL);
+            if (r->start_unix >= 0)
+                jw_int(w, "start_unix_ns", r->start_unix);
+            else
+                jw_str(w, "start_unix_ns", NULL);
+            jw_int(w, "devices", (int64_t)r->ndev);
+            jw_us(w, "busy_us", r->busy);
+            if (r->busy_pct >= 0)
+                jw_num(w, "busy_pct", r->busy_pct);
+            else
+                jw_str(w, "busy_pct", NULL);
+            if (r->steps) {
+                jw_open(w, "steps", '{');
+                jw_str(w, "name", r->step_name);
+                jw_int(w, "count", (int64_t)r->steps);
+                jw_us(w, "total_us", r->step_total);
+                jw_us(w, "min_us", r->step_min);
+                jw_us(w, "p50_us", r->step_p50);
+                jw_us(w, "p90_us", r->step_p90);
+                jw_us(w, "max_us", r->step_max);
+                jw_close(w, '}');
+            } else {
+                jw_str(w, "steps", NULL);
+            }
+        }
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+    if (J->slowest != SIZE_MAX) {
+        const sum_rank *r = &J->r[J->slowest];
+        jw_open(w, "slowest", '{');
+        jw_str(w, "file", r->file);
+        if (r->rank >= 0)
+            jw_int(w, "rank", r->rank);
+        else
+            jw_str(w, "rank", NULL);
+        jw_str(w, "by", J->slowest_by_steps ? "step_p50" : "span");
+        jw_us(w, "value_us", J->slowest_by_steps ? r->step_p50 : r->last - r->first);
+        jw_close(w, '}');
+    } else {
+        jw_str(w, "slowest", NULL);
+    }
+    jw_open(w, "top_kernels", '[');
+    for (size_t k = 0; k < J->nk && k < o->top; k++) {
+        const sum_jkernel *jk = &J->k[k];
+        jw_open(w, NULL, '{');
+        jw_str(w, "name", jk->name);
+        jw_int(w, "count", (int64_t)jk->count);
+        jw_us(w, "total_us", jk->total);
+        jw_num(w, "mean_us", (double)jk->total / 1000.0 / (double)jk->count);
+        jw_us(w, "max_us", jk->max);
+        jw_int(w, "ranks", (int64_t)jk->ranks);
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+    jw_close(w, '}');
+}
+
+static int summary_dir(const char *dir, const opts *o)
+{
+    sum_job J;
+    memset(&J, 0, sizeof J);
+    jw W = {stdout, 0, {0}};
+    dirctx c = {o, o->json ? &W : NULL, 0};
+    char msg[600];
+    if (o->json) {
+        jw_open(&W, NULL, '{');
+        jw_str(&W, "directory", dir);
+        jw_open(&W, "files", '[');
+    }
+    int rc = act_cli_summary_dir(&J, dir, dir_each, &c, msg, sizeof msg);
+    if (rc != 0) {
+        if (o->json)
+            fputc('\n', stdout); /* what was opened is abandoned */
+        fprintf(stderr, "%s: error: %s\n", dir, msg);
+        act_cli_summary_job_free(&J);
+        return 2;
+    }
+    if (o->json) {
+        jw_close(&W, ']');
+        json_job(&J, o, &W);
+        jw_close(&W, '}');
+        fputc('\n', stdout);
+    } else {
+        render_job(&J, o);
+    }
+    int bad = J.nerr != 0;
+    act_cli_summary_job_free(&J);
+    if (fflush(stdout) != 0)
+        return 1;
+    return bad ? 2 : 0;
 }
 
 /* ---- command ---------------------------------------------------------------------------------- */
 
 int act_cmd_summary(int argc, char **argv)
 {
-    opts o = {0, 0, DEFAULT_TOP};
+    opts o = {0, 0, 0, DEFAULT_TOP};
     /* --top N takes a value: take it out before the common parser. */
     char **av = act_cli_xcalloc((size_t)argc + 1, sizeof *av);
     int ac = 0;
@@ -1108,39 +1466,36 @@ int act_cmd_summary(int argc, char **argv)
     const char *file = NULL;
     const act_cli_flag flags[] = {{"--json", NULL, &o.json},
                                   {"--wide", NULL, &o.wide},
+                                  {"--each", NULL, &o.each},
                                   {NULL, NULL, NULL}};
     int rc = act_cli_file_args("summary", ac, av, flags, usage, &file);
     free(av);
     if (rc)
         return rc == 1 ? 0 : 2;
-    char msg[600];
-    act_cli_trace tr;
-    if (act_cli_trace_open(&tr, file, msg, sizeof msg) != 0) {
-        fprintf(stderr, "%s: error: %s\n", file, msg);
+    if (act_cli_is_dir(file))
+        return summary_dir(file, &o);
+    if (o.each) {
+        fprintf(stderr, "actrace summary: --each needs a DIRECTORY\n");
+        usage(stderr);
         return 2;
     }
+    char msg[600];
     summ S;
     memset(&S, 0, sizeof S);
-    if (act_cli_summary_collect(&S, &tr, msg, sizeof msg) != 0) {
+    if (act_cli_summary_file(&S, file, msg, sizeof msg) != 0) {
         fprintf(stderr, "%s: error: %s\n", file, msg);
         act_cli_summary_free(&S);
-        act_cli_trace_close(&tr);
         return 2;
-    }
-    act_cli_trace_close(&tr);
-    /* Flows still open are unmatched. */
-    for (size_t i = 0; i < S.flcap; i++) {
-        if (!S.fl[i].key)
-            continue;
-        S.flow_unmatched_s += S.fl[i].ns;
-        S.flow_unmatched_f += S.fl[i].nf;
     }
     view V;
     build_view(&V, &S, file);
-    if (o.json)
-        json_out(&V, &o);
-    else
+    if (o.json) {
+        jw W = {stdout, 0, {0}};
+        json_out(&V, &o, &W);
+        fputc('\n', stdout);
+    } else {
         render(&V, &o);
+    }
     free_view(&V);
     act_cli_summary_free(&S);
     return fflush(stdout) == 0 ? 0 : 1;

@@ -137,6 +137,22 @@ typedef struct sum_flow {
     uint32_t ns, nf; /* pending starts, finishes */
 } sum_flow;
 
+/* Numbered steps (see act_cli_step_group): their durations, for the
+ * distribution. Exact up to STEP_KEEP steps a family; past that, count,
+ * total, min and max stay exact and the quantiles come from the first
+ * STEP_KEEP. */
+#define STEP_KEEP 1048576
+#define STEP_FAMILIES 8
+
+typedef struct sum_steps {
+    char *name; /* the grouped name, e.g. "ProfilerStep*" */
+    uint64_t count;
+    int64_t total, min, max; /* ns */
+    int64_t *v;              /* the first STEP_KEEP durations */
+    size_t nv, cap;
+    int sorted;
+} sum_steps;
+
 typedef struct summ {
     act_cli_map phase_map, cat_map, name_map, pname_map, proc_map, thr_map,
         ctr_map, series_map, dev_map, kname_map;
@@ -161,6 +177,9 @@ typedef struct summ {
     size_t flcap, fln;
     uint64_t flow_starts, flow_steps, flow_finishes, flow_matched,
         flow_unmatched_s, flow_unmatched_f;
+    /* Matched flows that end in a process without device work (not
+     * launches: no launch latency). */
+    uint64_t flow_host;
     uint64_t events;
     int64_t first, last;
     int have_time;
@@ -168,7 +187,77 @@ typedef struct summ {
     act__jv *trace_name, *base_time, *device_props, *stats;
     int kineto_keys, top_array;
     char *actrace_version;
+    /* Step families, most steps first after act_cli_steps_sort. */
+    sum_steps steps[STEP_FAMILIES];
+    size_t nsteps;
+    /* Top-level "distributedInfo" (rank, world size), when present;
+     * actrace's "actraceRankDefault": its rank is a default, not a rank. */
+    act__jv *dist_info;
+    int rank_default;
 } summ;
+
+/* ---- a directory of traces (a job) ---------------------------------------- */
+
+/* One trace of a directory: what the per-rank table shows. */
+typedef struct sum_rank {
+    char *file;       /* its name in the directory */
+    char *error;      /* NULL, or why it could not be summarised */
+    int64_t rank;     /* distributedInfo.rank; -1: none */
+    uint64_t events;
+    int have_time;
+    int64_t first, last;  /* ns, the trace's own ts */
+    int64_t start_unix;   /* ns since the epoch; -1: no base time */
+    size_t ndev;          /* devices with device spans */
+    int64_t busy;         /* summed busy time of those devices, ns */
+    double busy_pct;      /* busy / (ndev * window) * 100; -1: no device */
+    char *step_name;      /* its most frequent step family; NULL: none */
+    uint64_t steps;
+    int64_t step_min, step_p50, step_p90, step_max, step_total;
+} sum_rank;
+
+/* A kernel across the ranks (by name). */
+typedef struct sum_jkernel {
+    const char *name;
+    uint64_t count;
+    int64_t total, max;
+    size_t ranks; /* how many traces ran it */
+    size_t last;  /* the last trace that counted it */
+} sum_jkernel;
+
+typedef struct sum_job {
+    char *dir;
+    sum_rank *r;   /* sorted: by rank, ranks unknown last, then by file */
+    size_t nr, rcap, nerr;
+    act_cli_map kmap;
+    sum_jkernel *k; /* sorted by total, most first, after the pass */
+    size_t nk, kcap;
+    sum_steps steps; /* every trace's durations of the first trace's
+                        most frequent step family */
+    size_t slowest;  /* index into r; SIZE_MAX: none */
+    int slowest_by_steps; /* 1: by step p50, 0: by trace span */
+} sum_job;
+
+/** Summarise one trace file (or "-" for standard input) into @p S (zeroed
+ *  by the caller): open, the collection pass, unmatched flows counted,
+ *  step families sorted. 0, or -1 with the message in @p msg. */
+int act_cli_summary_file(summ *S, const char *path, char *msg, size_t msglen);
+
+/** Is @p path a directory? */
+int act_cli_is_dir(const char *path);
+
+/** Summarise every trace in directory @p dir (regular files named *.json
+ *  or *.json.gz, not hidden, not in subdirectories) one at a time, in
+ *  name order, into @p J (zeroed by the caller). For each file @p each
+ *  (may be NULL) is called with its path and its summary (NULL when it
+ *  could not be read, then @p err says why) before the summary is freed;
+ *  @p J keeps only the per-rank rows and the job-wide tables. 0; -1 with
+ *  @p msg when the directory cannot be read or holds no trace. Files
+ *  that cannot be read are rows with an error (J->nerr counts them). */
+int act_cli_summary_dir(sum_job *J, const char *dir,
+                        void (*each)(void *ctx, const char *path, summ *S,
+                                     const char *err),
+                        void *ctx, char *msg, size_t msglen);
+void act_cli_summary_job_free(sum_job *J);
 
 /** Read the whole trace of @p tr into @p S (zeroed by the caller).
  *  0, or -1 with the reader's message in @p msg. */
@@ -184,5 +273,23 @@ int64_t act_cli_ivset_total(sum_ivset *iv);
 int64_t act_cli_lat_quantile(sum_device *d, double q);
 
 extern const char *const act_cli_copy_dir_names[CD_COUNT];
+
+/** The name that numbered instances of @p name share in the top lists,
+ *  as torch.profiler's table groups them: a name ending in "#<digits>"
+ *  ("ProfilerStep#12") becomes "<prefix>*" ("ProfilerStep*"), as does a
+ *  name ending in " <digits>" or "_<digits>" whose prefix ends in "step"
+ *  or "iteration" (any case: "train_step_3", "Iteration 7"). Written to
+ *  @p buf (@p len bytes); NULL when @p name is not numbered (or does not
+ *  fit). *is_step (when not NULL) says whether the group is a step: its
+ *  prefix contains "step" or "iteration". */
+const char *act_cli_step_group(const char *name, char *buf, size_t len,
+                               int *is_step);
+
+/** The value at quantile @p q (0..1) of a step family's durations (ns),
+ *  nearest rank over the kept durations. */
+int64_t act_cli_steps_quantile(sum_steps *st, double q);
+
+/** Sorts the step families by count, most first. */
+void act_cli_steps_sort(summ *S);
 
 #endif /* ACT_CLI_SUMMARY_H */

@@ -22,8 +22,11 @@
  *     min and max are always exact.
  *   - flows: only identities with unmatched starts or finishes are held.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include <strings.h>
@@ -476,6 +479,105 @@ static void add_flow(summ *S, char ph, const act__jv *cat, const act__jv *name,
         flow_remove(S, f);
 }
 
+/* ---- numbered steps ------------------------------------------------------------------------ */
+
+static int ends_with_ci(const char *s, size_t n, const char *suf)
+{
+    size_t k = strlen(suf);
+    return n >= k && strncasecmp(s + n - k, suf, k) == 0;
+}
+
+static int contains_ci(const char *s, size_t n, const char *w)
+{
+    size_t k = strlen(w);
+    for (size_t i = 0; i + k <= n; i++)
+        if (strncasecmp(s + i, w, k) == 0)
+            return 1;
+    return 0;
+}
+
+const char *act_cli_step_group(const char *name, char *buf, size_t len, int *is_step)
+{
+    size_t n = strlen(name), d = n;
+    while (d && name[d - 1] >= '0' && name[d - 1] <= '9')
+        d--;
+    if (d == n || d < 2) /* no digits, or nothing before the separator */
+        return NULL;
+    char sep = name[d - 1];
+    size_t pre = d - 1; /* the prefix, without the separator */
+    int step = contains_ci(name, pre, "step") || contains_ci(name, pre, "iteration");
+    if (sep != '#' &&
+        !((sep == ' ' || sep == '_') &&
+          (ends_with_ci(name, pre, "step") || ends_with_ci(name, pre, "iteration"))))
+        return NULL;
+    /* "ProfilerStep#3" -> "ProfilerStep*" (torch's name); "step 3" ->
+     * "step *". */
+    size_t keep = sep == '#' ? pre : d;
+    if (keep + 2 > len)
+        return NULL;
+    memcpy(buf, name, keep);
+    buf[keep] = '*';
+    buf[keep + 1] = '\0';
+    if (is_step)
+        *is_step = step;
+    return buf;
+}
+
+static void add_step(summ *S, const char *group, int64_t dur)
+{
+    sum_steps *st = NULL;
+    for (size_t i = 0; i < S->nsteps; i++)
+        if (strcmp(S->steps[i].name, group) == 0)
+            st = &S->steps[i];
+    if (!st) {
+        if (S->nsteps == STEP_FAMILIES)
+            return; /* families past the first few: in the top lists only */
+        st = &S->steps[S->nsteps++];
+        st->name = act_cli_xstrdup(group);
+        st->min = INT64_MAX;
+    }
+    st->count++;
+    st->total = sum_add(st->total, dur);
+    if (dur < st->min)
+        st->min = dur;
+    if (dur > st->max)
+        st->max = dur;
+    if (st->nv < STEP_KEEP) {
+        act_cli_grow(&st->v, &st->cap, st->nv, sizeof *st->v);
+        st->v[st->nv++] = dur;
+        st->sorted = 0;
+    }
+}
+
+int64_t act_cli_steps_quantile(sum_steps *st, double q)
+{
+    if (!st->nv)
+        return 0;
+    if (!st->sorted)
+        qsort(st->v, st->nv, sizeof *st->v, cmp_i64);
+    st->sorted = 1;
+    size_t rank = (size_t)ceil(q * (double)st->nv);
+    if (rank < 1)
+        rank = 1;
+    if (rank > st->nv)
+        rank = st->nv;
+    return st->v[rank - 1];
+}
+
+static int cmp_steps(const void *a, const void *b)
+{
+    const sum_steps *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+void act_cli_steps_sort(summ *S)
+{
+    if (S->nsteps > 1)
+        qsort(S->steps, S->nsteps, sizeof *S->steps, cmp_steps);
+}
+
 /* ---- events --------------------------------------------------------------------------------- */
 
 static size_t name_stat(summ *S, const char *n)
@@ -687,7 +789,11 @@ static void add_event(summ *S, const act__jv *e)
     size_t p = thread != SIZE_MAX ? S->th[thread].proc : proc_of(S, f.pid);
     S->pr[p].events++;
     int64_t dev_arg;
-    if (!S->pr[p].is_device && act__jv_i64(act__jv_get(f.args, "device"), &dev_arg)) {
+    /* A device index is 0..INT32_MAX: a negative one would read as one of
+     * the "unknown device" keys (-1 - process index) and index the
+     * process table out of bounds. */
+    if (!S->pr[p].is_device && act__jv_i64(act__jv_get(f.args, "device"), &dev_arg) &&
+        dev_arg >= 0 && dev_arg <= INT32_MAX) {
         S->pr[p].is_device = 1;
         S->pr[p].device = dev_arg;
     }
@@ -697,6 +803,19 @@ static void add_event(summ *S, const act__jv *e)
     int is_x = ph && ph[0] == 'X' && !ph[1];
     if (is_x && act__jv_us_ns(f.dur, &dur) && dur >= 0) {
         const char *n = name ? name : "";
+        char gbuf[256];
+        int is_step = 0;
+        const char *grp = act_cli_step_group(n, gbuf, sizeof gbuf, &is_step);
+        int kind = device_kind(f.cat);
+        if (grp) {
+            /* Steps on the host only: Kineto repeats ProfilerStep#N on the
+             * GPU timeline as a "gpu_user_annotation". */
+            if (is_step && kind == DK_NONE && !S->pr[p].is_device &&
+                !(f.cat && f.cat->type == ACT__J_STRING &&
+                  strcmp(f.cat->s, "gpu_user_annotation") == 0))
+                add_step(S, grp, dur);
+            n = grp;
+        }
         size_t sti = name_stat(S, n);
         sum_nstat *st = &S->nm[sti];
         st->count++;
@@ -705,7 +824,6 @@ static void add_event(summ *S, const act__jv *e)
             st->max = dur;
         if (dur < st->min)
             st->min = dur;
-        int kind = device_kind(f.cat);
         if (kind != DK_NONE) {
             sum_proc *pr = &S->pr[p];
             size_t d = device_of(S, pr->is_device ? pr->device : -1 - (int64_t)p);
@@ -762,6 +880,10 @@ static void add_member(summ *S, const char *key, const act__jv *v)
         slot = &S->device_props;
     else if (strcmp(key, "actraceStats") == 0)
         slot = &S->stats;
+    else if (strcmp(key, "distributedInfo") == 0)
+        slot = &S->dist_info;
+    if (strcmp(key, "actraceRankDefault") == 0)
+        S->rank_default = v->type == ACT__J_TRUE;
     if (strcmp(key, "schemaVersion") == 0 || strcmp(key, "baseTimeNanoseconds") == 0 ||
         strcmp(key, "deviceProperties") == 0 || strcmp(key, "distributedInfo") == 0)
         S->kineto_keys = 1;
@@ -804,8 +926,17 @@ int act_cli_summary_collect(summ *S, act_cli_trace *tr, char *msg, size_t msglen
         if (dv->id >= 0 || !dv->lat_n)
             continue;
         const sum_proc *pr = &S->pr[(size_t)(-1 - dv->id)];
-        if (!pr->is_device)
+        if (!pr->is_device) {
+            /* Flows that end in a process with no device work are not
+             * launches (torch's "fwdbwd" flows join a forward op to its
+             * backward op on the host): no latency, no device. */
+            if (!dv->kind_count[DK_KERNEL] && !dv->kind_count[DK_MEMCPY] &&
+                !dv->kind_count[DK_MEMSET]) {
+                S->flow_host += dv->lat_n;
+                dv->lat_n = 0;
+            }
             continue;
+        }
         size_t to = device_of(S, pr->device);
         dv = &S->dv[d]; /* device_of may have moved the array */
         sum_device *t = &S->dv[to];
@@ -872,4 +1003,259 @@ void act_cli_summary_free(summ *S)
     free(S->device_props);
     free(S->stats);
     free(S->actrace_version);
+    free(S->dist_info);
+    for (size_t i = 0; i < S->nsteps; i++) {
+        free(S->steps[i].name);
+        free(S->steps[i].v);
+    }
+}
+
+/* ---- one file, a directory ------------------------------------------------------------------ */
+
+int act_cli_summary_file(summ *S, const char *path, char *msg, size_t msglen)
+{
+    act_cli_trace tr;
+    if (act_cli_trace_open(&tr, path, msg, msglen) != 0)
+        return -1;
+    int rc = act_cli_summary_collect(S, &tr, msg, msglen);
+    act_cli_trace_close(&tr);
+    if (rc != 0)
+        return -1;
+    /* Flows still open are unmatched. */
+    for (size_t i = 0; i < S->flcap; i++) {
+        if (!S->fl[i].key)
+            continue;
+        S->flow_unmatched_s += S->fl[i].ns;
+        S->flow_unmatched_f += S->fl[i].nf;
+    }
+    act_cli_steps_sort(S);
+    return 0;
+}
+
+int act_cli_is_dir(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int trace_name_ok(const char *n)
+{
+    size_t l = strlen(n);
+    if (n[0] == '.')
+        return 0;
+    return (l > 5 && strcmp(n + l - 5, ".json") == 0) ||
+           (l > 8 && strcmp(n + l - 8, ".json.gz") == 0);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+    const sum_rank *x = a, *y = b;
+    int ux = x->rank < 0, uy = y->rank < 0;
+    if (ux != uy)
+        return ux - uy;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return strcmp(x->file, y->file);
+}
+
+static int cmp_jkernel(const void *a, const void *b)
+{
+    const sum_jkernel *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* The row of trace @p S, and its kernels and steps into the job. */
+static void job_add(sum_job *J, sum_rank *r, summ *S)
+{
+    int64_t rk;
+    const act__jv *rv = act__jv_get(S->dist_info, "rank");
+    r->rank = !S->rank_default && act__jv_i64(rv, &rk) && rk >= 0 ? rk : -1;
+    r->events = S->events;
+    r->have_time = S->have_time;
+    r->first = S->first;
+    r->last = S->last;
+    r->start_unix = -1;
+    int64_t base, w;
+    if (S->have_time && act__jv_i64(S->base_time, &base) && base >= 0 &&
+        !__builtin_add_overflow(base, S->first, &w) && w >= 0)
+        r->start_unix = w;
+    int64_t window = S->have_time ? S->last - S->first : 0;
+    for (size_t d = 0; d < S->ndv; d++) {
+        sum_device *dv = &S->dv[d];
+        if (!dv->kind_count[DK_KERNEL] && !dv->kind_count[DK_MEMCPY] &&
+            !dv->kind_count[DK_MEMSET])
+            continue;
+        r->ndev++;
+        r->busy = sum_add(r->busy, act_cli_ivset_total(&dv->busy));
+    }
+    r->busy_pct = r->ndev && window > 0
+                      ? 100.0 * (double)r->busy / ((double)r->ndev * (double)window)
+                      : -1.0;
+    if (S->nsteps) {
+        sum_steps *st = &S->steps[0];
+        r->step_name = act_cli_xstrdup(st->name);
+        r->steps = st->count;
+        r->step_min = st->min;
+        r->step_max = st->max;
+        r->step_total = st->total;
+        r->step_p50 = act_cli_steps_quantile(st, 0.5);
+        r->step_p90 = act_cli_steps_quantile(st, 0.9);
+        /* The job's steps: the family of the first trace with steps. */
+        if (!J->steps.name)
+            J->steps.name = act_cli_xstrdup(st->name), J->steps.min = INT64_MAX;
+        for (size_t i = 0; i < S->nsteps; i++) {
+            sum_steps *f = &S->steps[i];
+            if (strcmp(f->name, J->steps.name) != 0)
+                continue;
+            sum_steps *js = &J->steps;
+            js->count += f->count;
+            js->total = sum_add(js->total, f->total);
+            if (f->min < js->min)
+                js->min = f->min;
+            if (f->max > js->max)
+                js->max = f->max;
+            for (size_t k = 0; k < f->nv && js->nv < STEP_KEEP; k++) {
+                act_cli_grow(&js->v, &js->cap, js->nv, sizeof *js->v);
+                js->v[js->nv++] = f->v[k];
+            }
+            js->sorted = 0;
+        }
+    }
+    size_t me = (size_t)(r - J->r);
+    for (size_t k = 0; k < S->nks; k++) {
+        const sum_kstat *ks = &S->ks[k];
+        size_t len = strlen(ks->name);
+        int created;
+        size_t *slot = act_cli_map_put(&J->kmap, ks->name, len, J->nk, &created);
+        if (created) {
+            act_cli_grow(&J->k, &J->kcap, J->nk, sizeof *J->k);
+            J->k[J->nk] = (sum_jkernel){act_cli_map_key(&J->kmap, ks->name, len), 0, 0,
+                                        0, 0, SIZE_MAX};
+            J->nk++;
+        }
+        sum_jkernel *jk = &J->k[*slot];
+        jk->count += ks->count;
+        jk->total = sum_add(jk->total, ks->total);
+        if (ks->max > jk->max)
+            jk->max = ks->max;
+        if (jk->last != me) {
+            jk->ranks++;
+            jk->last = me;
+        }
+    }
+}
+
+int act_cli_summary_dir(sum_job *J, const char *dir,
+                        void (*each)(void *ctx, const char *path, summ *S,
+                                     const char *err),
+                        void *ctx, char *msg, size_t msglen)
+{
+    J->dir = act_cli_xstrdup(dir);
+    J->slowest = SIZE_MAX;
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(msg, msglen, "cannot open directory: %s", strerror(errno));
+        return -1;
+    }
+    char **names = NULL;
+    size_t nn = 0, ncap = 0;
+    struct dirent *de;
+    size_t dl = strlen(dir);
+    while ((de = readdir(d)) != NULL) {
+        if (!trace_name_ok(de->d_name))
+            continue;
+        char *path = act_cli_xmalloc(dl + strlen(de->d_name) + 2);
+        sprintf(path, "%s/%s", dir, de->d_name);
+        struct stat st;
+        int reg = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+        free(path);
+        if (!reg)
+            continue;
+        act_cli_grow(&names, &ncap, nn, sizeof *names);
+        names[nn++] = act_cli_xstrdup(de->d_name);
+    }
+    closedir(d);
+    if (!nn) {
+        snprintf(msg, msglen, "no trace files (*.json, *.json.gz) in the directory");
+        free(names);
+        return -1;
+    }
+    qsort(names, nn, sizeof *names, cmp_str);
+    for (size_t i = 0; i < nn; i++) {
+        char *path = act_cli_xmalloc(dl + strlen(names[i]) + 2);
+        sprintf(path, "%s/%s", dir, names[i]);
+        act_cli_grow(&J->r, &J->rcap, J->nr, sizeof *J->r);
+        sum_rank *r = &J->r[J->nr++];
+        memset(r, 0, sizeof *r);
+        r->file = names[i];
+        r->rank = -1;
+        r->start_unix = -1;
+        r->busy_pct = -1.0;
+        summ *S = act_cli_xcalloc(1, sizeof *S);
+        char m[600];
+        if (act_cli_summary_file(S, path, m, sizeof m) != 0) {
+            r->error = act_cli_xstrdup(m);
+            J->nerr++;
+            if (each)
+                each(ctx, path, NULL, m);
+        } else {
+            job_add(J, r, S);
+            if (each)
+                each(ctx, path, S, NULL);
+        }
+        act_cli_summary_free(S);
+        free(S);
+        free(path);
+    }
+    free(names);
+    if (J->nr > 1)
+        qsort(J->r, J->nr, sizeof *J->r, cmp_rank);
+    if (J->nk > 1)
+        qsort(J->k, J->nk, sizeof *J->k, cmp_jkernel);
+    /* The slowest rank: the largest median step when every readable trace
+     * has steps, else the longest trace span. */
+    size_t ok = 0, with_steps = 0;
+    for (size_t i = 0; i < J->nr; i++) {
+        if (J->r[i].error || !J->r[i].have_time)
+            continue;
+        ok++;
+        with_steps += J->r[i].steps > 0;
+    }
+    J->slowest_by_steps = ok && with_steps == ok;
+    for (size_t i = 0; i < J->nr; i++) {
+        const sum_rank *r = &J->r[i];
+        if (r->error || !r->have_time)
+            continue;
+        int64_t v = J->slowest_by_steps ? r->step_p50 : r->last - r->first;
+        if (J->slowest == SIZE_MAX) {
+            J->slowest = i;
+            continue;
+        }
+        const sum_rank *b = &J->r[J->slowest];
+        if (v > (J->slowest_by_steps ? b->step_p50 : b->last - b->first))
+            J->slowest = i;
+    }
+    return 0;
+}
+
+void act_cli_summary_job_free(sum_job *J)
+{
+    for (size_t i = 0; i < J->nr; i++) {
+        free(J->r[i].file);
+        free(J->r[i].error);
+        free(J->r[i].step_name);
+    }
+    free(J->r);
+    act_cli_map_free(&J->kmap);
+    free(J->k);
+    free(J->steps.name);
+    free(J->steps.v);
+    free(J->dir);
 }
