@@ -816,14 +816,22 @@ static void op_times(ocl_op *op, int64_t seen)
         dq = ds;
     int clamped = clock_map(op->dev, op, dq, ds, de, seen, &op->start,
                             &op->end);
+    /* A command whose start and end are one time (pocl says so of a copy
+     * it need not make: a buffer with CL_MEM_USE_HOST_PTR) is drawn 1 ns
+     * long. Several of them done at once then lie one after the other on
+     * their track instead of at one ts, where a viewer binds every flow
+     * to one of them (hashcat's benchmark: 3 of 2207 launches joined to
+     * another command's span). */
+    if (op->end <= op->start)
+        op->end = op->start + 1;
     ocl_queue *q = op->q;
     if (q->in_order) {
         /* Never before the previous op's end (touching is fine: the
          * writer keeps ts + dur below the next ts in doubles). */
         if (q->last_end != INT64_MIN && op->start < q->last_end)
             op->start = q->last_end;
-        if (op->end < op->start)
-            op->end = op->start;
+        if (op->end <= op->start)
+            op->end = op->start + 1;
         q->last_end = op->end;
     } else {
         /* The first lane free at this start; with all busy, the one that

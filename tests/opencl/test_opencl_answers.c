@@ -42,6 +42,8 @@
  * "queue N (out-of-order), lane K"), and the
  * spans of each track must nest (the shared lint rejects a partial
  * overlap on one track; this used to fail under load, 93ed356).
+ * --same-start (OpenclSameStart): commands that start at once each keep
+ * their own flow (see same_start below).
  * Skipped (77) without an OpenCL platform.
  */
 #define CL_TARGET_OPENCL_VERSION 300
@@ -424,8 +426,126 @@ static int lanes(void)
     return check_done();
 }
 
+/* --same-start (OpenclSameStart): SAME non-blocking writes into buffers
+ * made with CL_MEM_USE_HOST_PTR, whose copies pocl does not make: it
+ * reports each one's start and end as one time, so several commands
+ * start at once on the queue. Each launch's flow must end at its own
+ * device span: in the trace, every "f" lies at (pid, tid, ts) of exactly
+ * one device span, whose correlation is that of the host span at its
+ * "s"; no two device spans of a track start at one ts. (On 75803da the
+ * zero-length copies all sat at one ts, as 3 of hashcat's 2207 did.) */
+#define SAME 64
+static int same_start(void)
+{
+    unsetenv("ACTRACE_PLUGINS");
+    unsetenv("OPENCL_LAYERS");
+    const char *plugins[] = {OPENCL_SO};
+    cl_device_id d;
+    act_session *s = started_session(plugins, 1, &d);
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, d, NULL, &err);
+    CHECK_FATAL(ctx && q);
+    static char host[SAME][64];
+    cl_mem m[SAME];
+    for (int i = 0; i < SAME; i++) {
+        m[i] = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, sizeof host[i],
+                              host[i], &err);
+        CHECK_FATAL(m[i] != NULL);
+    }
+    for (int r = 0; r < 4; r++) {
+        for (int i = 0; i < SAME; i++)
+            CHECK_EQ_INT(clEnqueueWriteBuffer(q, m[i], CL_FALSE, 0, sizeof host[i], host[i],
+                                              0, NULL, NULL), CL_SUCCESS);
+        CHECK_EQ_INT(clFinish(q), CL_SUCCESS);
+    }
+    CHECK_EQ_INT(act_session_stop(s), 0);
+    const char *dir = getenv("ACT_TRACE_DIR");
+    char trace[512];
+    snprintf(trace, sizeof trace, "%s/opencl_same_start.json", dir ? dir : ACT_TRACE_DIR);
+    CHECK_EQ_INT(act_session_write(s, trace), 0);
+    act_session_destroy(s);
+    for (int i = 0; i < SAME; i++)
+        clReleaseMemObject(m[i]);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+    json_error_t jerr;
+    json_t *root = json_load_file(trace, 0, &jerr);
+    CHECK_FATAL(root != NULL);
+    json_t *evs = json_object_get(root, "traceEvents");
+    size_t n = json_array_size(evs);
+    CHECK_EQ_INT(fu_count(root, NULL, "gpu_memcpy", 0), 4 * SAME);
+    int flows = 0, unbound = 0, wrong = 0, shared = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *f = json_array_get(evs, i);
+        const char *ph = json_string_value(json_object_get(f, "ph"));
+        const char *cat = json_string_value(json_object_get(f, "cat"));
+        if (ph && strcmp(ph, "X") == 0 && cat && strcmp(cat, "gpu_memcpy") == 0) {
+            /* Another device span of this track at this ts? */
+            for (size_t j = i + 1; j < n; j++) {
+                json_t *g = json_array_get(evs, j);
+                const char *c2 = json_string_value(json_object_get(g, "cat"));
+                if (c2 && strcmp(c2, "gpu_memcpy") == 0 &&
+                    json_equal(json_object_get(f, "pid"), json_object_get(g, "pid")) &&
+                    json_equal(json_object_get(f, "tid"), json_object_get(g, "tid")) &&
+                    json_number_value(json_object_get(f, "ts")) ==
+                        json_number_value(json_object_get(g, "ts")))
+                    shared++;
+            }
+            continue;
+        }
+        if (!ph || strcmp(ph, "f") != 0)
+            continue;
+        flows++;
+        /* The s of this id, and the host span it lies on. */
+        json_int_t host_corr = -1, dev_corr = -1;
+        int at_f = 0;
+        for (size_t j = 0; j < n; j++) {
+            json_t *g = json_array_get(evs, j);
+            const char *p2 = json_string_value(json_object_get(g, "ph"));
+            if (!p2)
+                continue;
+            if (strcmp(p2, "s") == 0 && json_equal(json_object_get(g, "id"),
+                                                   json_object_get(f, "id"))) {
+                for (size_t k = 0; k < n; k++) {
+                    json_t *h = json_array_get(evs, k);
+                    const char *p3 = json_string_value(json_object_get(h, "ph"));
+                    if (p3 && strcmp(p3, "X") == 0 &&
+                        json_equal(json_object_get(h, "pid"), json_object_get(g, "pid")) &&
+                        json_equal(json_object_get(h, "tid"), json_object_get(g, "tid")) &&
+                        json_number_value(json_object_get(h, "ts")) ==
+                            json_number_value(json_object_get(g, "ts")))
+                        host_corr = json_integer_value(
+                            json_object_get(json_object_get(h, "args"), "correlation"));
+                }
+            }
+            if (strcmp(p2, "X") == 0 &&
+                json_equal(json_object_get(g, "pid"), json_object_get(f, "pid")) &&
+                json_equal(json_object_get(g, "tid"), json_object_get(f, "tid")) &&
+                json_number_value(json_object_get(g, "ts")) ==
+                    json_number_value(json_object_get(f, "ts"))) {
+                at_f++;
+                dev_corr = json_integer_value(
+                    json_object_get(json_object_get(g, "args"), "correlation"));
+            }
+        }
+        if (at_f != 1)
+            unbound++;
+        else if (dev_corr != host_corr || host_corr <= 0)
+            wrong++;
+    }
+    CHECK_EQ_INT(flows, 4 * SAME);
+    CHECK_EQ_INT(shared, 0);
+    CHECK_EQ_INT(unbound, 0);
+    CHECK_EQ_INT(wrong, 0);
+    json_decref(root);
+    return check_done();
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--same-start") == 0)
+        return same_start();
     if (argc > 1 && strcmp(argv[1], "--lanes") == 0)
         return lanes();
     if (argc > 1 && strcmp(argv[1], "--prog") == 0)

@@ -21,6 +21,8 @@
 #  - OpenclLanes: commands of an out-of-order queue that overlap (a test
 #    layer below the plugin's makes them) go to lane tracks whose spans
 #    nest (test_opencl_answers.c --lanes, overlap_layer.c);
+#  - OpenclSameStart: commands that start at once (zero-length copies of
+#    CL_MEM_USE_HOST_PTR buffers) each keep the flow from their own launch;
 #  - OpenclMemcheck: the example under valgrind, with and without tracing
 #    (labelled memcheck and nosan: skipped in sanitizer and minimal builds).
 # Without an OpenCL platform they skip (77).
@@ -61,6 +63,10 @@ if(ACT_BUILD_PLUGINS AND TARGET actrace_plugin_opencl AND TARGET actrace_cl_demo
   add_dependencies(test_OpenclAnswers act_overlap_layer)
   add_test(NAME OpenclLanes COMMAND test_OpenclAnswers --lanes)
   set_tests_properties(OpenclLanes PROPERTIES TIMEOUT 120
+    LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
+    ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
+  add_test(NAME OpenclSameStart COMMAND test_OpenclAnswers --same-start)
+  set_tests_properties(OpenclSameStart PROPERTIES TIMEOUT 120
     LABELS "unit;plugin;opencl;nosan" SKIP_RETURN_CODE 77
     ENVIRONMENT "ACT_TRACE_DIR=${ACT_TRACE_DIR}")
   add_test(NAME OpenclLate COMMAND test_OpenclRecord --late)
