@@ -212,7 +212,9 @@ static void test_step_names(void)
                           "{\"ph\":\"X\",\"name\":\"layer_2\",\"cat\":\"c\",\"pid\":1,"
                           "\"tid\":1,\"ts\":9,\"dur\":1},"
                           "{\"ph\":\"X\",\"name\":\"opt#3\",\"cat\":\"c\",\"pid\":1,"
-                          "\"tid\":1,\"ts\":11,\"dur\":1}]"));
+                          "\"tid\":1,\"ts\":11,\"dur\":1},"
+                          "{\"ph\":\"X\",\"name\":\"gemm#7\",\"cat\":\"kernel\",\"pid\":2,"
+                          "\"tid\":1,\"ts\":11,\"dur\":1,\"args\":{\"device\":0}}]"));
     cli_result r = cli_run("summary '%s'", f);
     CHECK_INT(r.code, 0);
     CHECK(has(r.out, "\nsteps:       2 train_step_*: total 6.00 \xC2\xB5s; min 2.00 \xC2\xB5s, "
@@ -221,6 +223,8 @@ static void test_step_names(void)
     CHECK(has(r.out, "  conv2d\n"));
     CHECK(has(r.out, "  layer_2\n")); /* not a step, not "#": as it is */
     CHECK(has(r.out, "  opt*\n"));    /* "#N": grouped, not a step */
+    CHECK(has(r.out, "  gemm#7\n"));  /* a kernel keeps its name */
+    CHECK(strstr(r.out, "gemm*") == NULL);
     if (check_failed_)
         fprintf(stderr, "%s", r.out);
     cli_free(&r);

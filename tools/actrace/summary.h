@@ -4,7 +4,8 @@
  * (summary_collect.c) and then prints as text or JSON (cmd_summary.c).
  *
  * Memory is O(distinct names + processes + threads + counter series +
- * devices + open slices + open flows), independent of the file size:
+ * devices + open slices + open flows; plus up to STEP_KEEP durations for
+ * each of at most STEP_FAMILIES step families), independent of the file size:
  * every per-key structure is a hash map (act_cli_map) into a growable
  * array; per-thread slice stacks and per-device interval sets are capped
  * (see SELF_STACK and IV_KEEP in summary_collect.c).
@@ -141,7 +142,7 @@ typedef struct sum_flow {
  * distribution. Exact up to STEP_KEEP steps a family; past that, count,
  * total, min and max stay exact and the quantiles come from the first
  * STEP_KEEP. */
-#define STEP_KEEP 1048576
+#define STEP_KEEP 65536
 #define STEP_FAMILIES 8
 
 typedef struct sum_steps {

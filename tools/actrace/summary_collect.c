@@ -805,8 +805,11 @@ static void add_event(summ *S, const act__jv *e)
         const char *n = name ? name : "";
         char gbuf[256];
         int is_step = 0;
-        const char *grp = act_cli_step_group(n, gbuf, sizeof gbuf, &is_step);
         int kind = device_kind(f.cat);
+        /* Numbered host names are grouped; device spans (kernels) keep
+         * their names. */
+        const char *grp = kind == DK_NONE ? act_cli_step_group(n, gbuf, sizeof gbuf, &is_step)
+                                          : NULL;
         if (grp) {
             /* Steps on the host only: Kineto repeats ProfilerStep#N on the
              * GPU timeline as a "gpu_user_annotation". */
