@@ -30,4 +30,13 @@ if(TARGET actrace_cli AND TARGET actrace_demo AND TARGET actrace_plugin_example)
                    $<TARGET_FILE:actrace_plugin_example> "${_act_cl_demo}")
   set_tests_properties(Merge.hta PROPERTIES LABELS "python;merge;nosan" TIMEOUT 600
     SKIP_RETURN_CODE 77)
+  # Every HTA analysis that runs on Kineto's traces runs on a trace of the
+  # OpenCL demo (test_hta_ns.py: HTA's microsecond rounding and its switch).
+  add_test(NAME Merge.hta_ns
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/run_hta.sh ${PROJECT_SOURCE_DIR}
+                   $<TARGET_FILE:actrace_cli> $<TARGET_FILE:actrace_demo>
+                   $<TARGET_FILE:actrace_plugin_example> "${_act_cl_demo}"
+                   tests/merge/test_hta_ns.py)
+  set_tests_properties(Merge.hta_ns PROPERTIES LABELS "python;merge;nosan" TIMEOUT 600
+    SKIP_RETURN_CODE 77)
 endif()
