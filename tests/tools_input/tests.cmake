@@ -6,7 +6,8 @@
 # tests/perfetto/check_broken.py (PerfettoCheckBroken).
 find_program(ACT_PYTHON3 python3)
 if(ACT_PYTHON3 AND TARGET actrace_cli)
-  foreach(case record_non_utf8_name)
+  foreach(case record_non_utf8_name merge_last_ids merge_far_bases convert_one_ended_flow
+               convert_base_overflow options_anywhere)
     add_test(NAME ToolsInput.${case}
              COMMAND ${ACT_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_tools_input.py
                      $<TARGET_FILE:actrace_cli> ${case})
