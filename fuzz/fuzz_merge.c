@@ -85,9 +85,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!dir[0]) {
-        strcpy(dir, "/tmp/act_fuzz_merge_XXXXXX");
-        if (!mkdtemp(dir))
-            abort();
+        /* In memory where there is a tmpfs: three files per input. */
+        strcpy(dir, "/dev/shm/act_fuzz_merge_XXXXXX");
+        if (!mkdtemp(dir)) {
+            strcpy(dir, "/tmp/act_fuzz_merge_XXXXXX");
+            if (!mkdtemp(dir))
+                abort();
+        }
         atexit(cleanup);
     }
     const uint8_t *cut = size >= 6 ? memmem(data, size, SEP, 6) : NULL;

@@ -1301,6 +1301,31 @@ int act_cmd_convert(int argc, char **argv)
     return act_cli_convert(in, outp);
 }
 
+/* Everything @p c holds (and the record buffer @p ab). */
+static void conv_free(conv *c, abuf *ab)
+{
+    if (c->spill)
+        fclose(c->spill);
+    free(c->spillbuf);
+    for (size_t i = 0; i < c->ntrk; i++)
+        free(c->trk[i].name);
+    for (size_t i = 0; i < c->nprocs; i++)
+        free(c->procs[i].name);
+    free(c->trk);
+    free(c->procs);
+    free(c->run_off);
+    free(c->runbuf);
+    free(ab->p);
+    for (size_t i = 0; i < c->nunits; i++)
+        free(c->unit[i]);
+    free(c->unit);
+    act_cli_map_free(&c->units);
+    act_cli_map_free(&c->tracks);
+    act_cli_map_free(&c->procmap);
+    free(c->flowids.key);
+    free(c->flowids.n);
+}
+
 int act_cli_convert(const char *in, const char *outp)
 {
     char msg[512];
@@ -1346,6 +1371,8 @@ int act_cli_convert(const char *in, const char *outp)
         fprintf(stderr, "%s: error: %s\n", in, act__rd_errmsg(tr.rd));
         act_cli_trace_close(&tr);
         act__pf_free(&pf);
+        act__out_abort(&c.meta);
+        conv_free(&c, &ab);
         return 2;
     }
     act_cli_trace_close(&tr);
@@ -1358,6 +1385,8 @@ int act_cli_convert(const char *in, const char *outp)
                 "(%" PRId64 " ns to %" PRId64 " ns after it) passes the 64-bit range of "
                 "nanoseconds\n", in, c.base_ns, c.tmin, c.tmax);
         act__pf_free(&pf);
+        act__out_abort(&c.meta);
+        conv_free(&c, &ab);
         return 2;
     }
     /* The last run stays in memory and is merged with the spilled ones. */
@@ -1366,6 +1395,8 @@ int act_cli_convert(const char *in, const char *outp)
     if (act__out_open(&out, outp, msg, sizeof msg) != 0) {
         fprintf(stderr, "actrace convert: %s\n", msg);
         act__pf_free(&pf);
+        act__out_abort(&c.meta);
+        conv_free(&c, &ab);
         return 1;
     }
     act__pf_set_out(&pf, &out);
@@ -1379,10 +1410,12 @@ int act_cli_convert(const char *in, const char *outp)
     if (rc) {
         act__out_abort(&out);
         fprintf(stderr, "actrace: out of memory\n");
+        conv_free(&c, &ab);
         return 1;
     }
     if (act__out_finish(&out) != 0) {
         fprintf(stderr, "actrace convert: %s\n", act__out_errmsg(&out));
+        conv_free(&c, &ab);
         return 1;
     }
     if (c.skipped_be || c.skipped_bad || clamped || c.unbound_flows || c.lonely_flows)
@@ -1392,25 +1425,6 @@ int act_cli_convert(const char *in, const char *outp)
                 " flows with no slice starting with them, %" PRIu64
                 " one-ended flows left out (their other end is not in the trace)\n",
                 in, c.skipped_be, c.skipped_bad, clamped, c.unbound_flows, c.lonely_flows);
-    if (c.spill)
-        fclose(c.spill);
-    free(c.spillbuf);
-    for (size_t i = 0; i < c.ntrk; i++)
-        free(c.trk[i].name);
-    for (size_t i = 0; i < c.nprocs; i++)
-        free(c.procs[i].name);
-    free(c.trk);
-    free(c.procs);
-    free(c.run_off);
-    free(c.runbuf);
-    free(ab.p);
-    for (size_t i = 0; i < c.nunits; i++)
-        free(c.unit[i]);
-    free(c.unit);
-    act_cli_map_free(&c.units);
-    act_cli_map_free(&c.tracks);
-    act_cli_map_free(&c.procmap);
-    free(c.flowids.key);
-    free(c.flowids.n);
+    conv_free(&c, &ab);
     return 0;
 }

@@ -496,7 +496,8 @@ static int renumber_ids(minput *in, size_t n)
 {
     static const char *const what[4] = {"\"correlation\" args", "\"External id\" args",
                                         "flow events' \"id\"", "\"stream\" args"};
-    static const int plus[4] = {0, 0, 1, 1}; /* correlation 0 is "none"; flow and stream 0 are ids */
+    /* Correlation 0 is "none" and stays; flow and stream 0 are ids. */
+    static const int plus[4] = {0, 0, 1, 1};
     uint64_t next[4] = {0, 0, 0, 0};
     for (size_t j = 0; j < n && n > 1; j++) {
         minput *f = &in[j];
