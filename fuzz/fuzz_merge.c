@@ -7,7 +7,7 @@
  * either refuses (status 1 or 2, writing nothing) or writes a trace that
  * the trace reader (strict: RFC 8259, UTF-8) takes whole, with every input
  * event once, and an id that was a non-negative integer in an input still
- * one in the output (renumbering never wraps).
+ * one in the output (renumbering never wraps). Dictionary: merge.dict.
  */
 #include <inttypes.h>
 #include <stdint.h>
