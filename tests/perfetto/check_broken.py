@@ -119,6 +119,29 @@ CASES = {
     'sequence_clock_missing': (HEAD + packet(fv(SEQ, 2), fv(FLAGS, 1), fb(59, fv(CLOCK, 64))) +
                                event(2, 1, 3, track=TR, name='x'),
                                'sequence-scoped clock 64 with no ClockSnapshot'),
+    # Flow id 2^64-1: once the map's empty marker (id + 1 wrapped to 0), so
+    # a one-ended flow with it passed; on two events it is a flow.
+    'lonely_flow_max_id': (HEAD + seq_start(2, track=TR) +
+                           event(2, 1, 3, name='x', extra=fixed64(47, 2**64 - 1)),
+                           'flow id 18446744073709551615 is on one event only'),
+    'flow_max_id_pair': (HEAD + seq_start(2, track=TR) +
+                         event(2, 1, 3, name='x', extra=fixed64(47, 2**64 - 1)) +
+                         event(2, 1, 3, name='y', extra=fixed64(48, 2**64 - 1)), None),
+    # Interned ids of 2^56 or more: once keyed (kind << 56 | iid), so name
+    # iid 2^57+5 defined name iid 5, and category iid 2^57+5 defined debug
+    # annotation name iid 5.
+    'iid_past_2_56_same_kind': (HEAD + seq_start(2, track=TR) +
+                                packet(fv(SEQ, 2), fv(FLAGS, 2), interned_name(2**57 + 5, 'n')) +
+                                event(2, 1, 3, extra=fv(10, 5)),
+                                'event name iid 5 is not defined'),
+    'iid_past_2_56_other_kind': (HEAD + seq_start(2, track=TR) +
+                                 packet(fv(SEQ, 2), fv(FLAGS, 2),
+                                        fb(12, fb(1, fv(1, 2**57 + 5) + fb(2, 'c')))) +
+                                 event(2, 1, 3, name='x', extra=fb(4, fv(1, 5) + fv(4, 1))),
+                                 'debug annotation name iid 5 is not defined'),
+    'iid_past_2_56_ok': (HEAD + seq_start(2, track=TR) +
+                         packet(fv(SEQ, 2), fv(FLAGS, 2), interned_name(2**63 + 5, 'n')) +
+                         event(2, 1, 3, extra=fv(10, 2**63 + 5)), None),
 }
 
 

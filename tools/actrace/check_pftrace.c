@@ -145,11 +145,16 @@ static int next_field(const uint8_t **p, const uint8_t *end, pbf *f)
 
 /* ---- state ----------------------------------------------------------------- */
 
+/* Kinds of interned strings. */
+enum { K_CAT = 1, K_NAME = 2, K_ANN = 3, K_STRVAL = 4, K_COUNT };
+
 /* A set of 64-bit keys with a value, open addressing (key 0 stored as a flag). */
 typedef struct u64map {
     uint64_t *key;
     uint64_t *val;
     size_t cap, n;
+    int has0;      /* key 0 is in the map, its value in val0 (slots use 0 for empty) */
+    uint64_t val0;
 } u64map;
 
 static size_t slot_of(const u64map *m, uint64_t k)
@@ -160,11 +165,19 @@ static size_t slot_of(const u64map *m, uint64_t k)
     return j;
 }
 
-/* The value slot of @p k (k != 0), inserted as 0 with *fresh = 1. */
+/* The value slot of @p k, inserted as 0 with *fresh = 1. */
 static uint64_t *map_put(u64map *m, uint64_t k, int *fresh)
 {
+    if (k == 0) {
+        if (fresh)
+            *fresh = !m->has0;
+        if (!m->has0)
+            m->val0 = 0;
+        m->has0 = 1;
+        return &m->val0;
+    }
     if ((m->n + 1) * 2 > m->cap) {
-        u64map nm = {NULL, NULL, m->cap ? m->cap * 2 : 64, 0};
+        u64map nm = {NULL, NULL, m->cap ? m->cap * 2 : 64, 0, m->has0, m->val0};
         nm.key = act_cli_xcalloc(nm.cap, sizeof *nm.key);
         nm.val = act_cli_xcalloc(nm.cap, sizeof *nm.val);
         for (size_t i = 0; i < m->cap; i++)
@@ -190,8 +203,10 @@ static uint64_t *map_put(u64map *m, uint64_t k, int *fresh)
     return &m->val[j];
 }
 
-static uint64_t *map_get(const u64map *m, uint64_t k)
+static uint64_t *map_get(u64map *m, uint64_t k)
 {
+    if (k == 0)
+        return m->has0 ? &m->val0 : NULL;
     if (!m->cap)
         return NULL;
     size_t j = slot_of(m, k);
@@ -210,7 +225,8 @@ typedef struct seqst {
     uint32_t clock;        /* default timestamp clock (TracePacketDefaults), 0: none */
     uint64_t default_track;
     int has_default_track;
-    u64map iids;           /* (kind << 56 | iid) + 1 -> generation */
+    u64map iids[K_COUNT];  /* per kind: iid -> generation (one map per kind:
+                              no iid of one kind is taken for another's) */
     uint64_t gen;          /* clears so far */
     u64map clocks;         /* clock id + 1 -> incremental(1)/absolute(2), value */
     u64map clock_ts;       /* clock id + 1 -> last timestamp */
@@ -235,7 +251,7 @@ typedef struct pfcheck {
     u64map tracks;    /* uuid -> index + 1 into trk */
     track *trk;
     size_t ntrk, captrk;
-    u64map flows;     /* flow id + 1 -> count */
+    u64map flows;     /* flow id -> count */
     u64map global_clocks; /* builtin clock ids + 1 seen in a snapshot */
     int quiet;
 } pfcheck;
@@ -275,7 +291,6 @@ static track *track_get(pfcheck *c, uint64_t uuid)
 
 /* ---- packets ----------------------------------------------------------------- */
 
-enum { K_CAT = 1, K_NAME = 2, K_ANN = 3, K_STRVAL = 4 };
 
 static void define_iids(pfcheck *c, seqst *q, const uint8_t *p, const uint8_t *end)
 {
@@ -296,7 +311,7 @@ static void define_iids(pfcheck *c, seqst *q, const uint8_t *p, const uint8_t *e
             err(c, "interned entry without an iid (0 is invalid)");
             continue;
         }
-        *map_put(&q->iids, ((uint64_t)kind << 56 | iid) + 1, NULL) = q->gen + 1;
+        *map_put(&q->iids[kind], iid, NULL) = q->gen + 1;
     }
     if (r < 0)
         err(c, "malformed InternedData");
@@ -304,7 +319,7 @@ static void define_iids(pfcheck *c, seqst *q, const uint8_t *p, const uint8_t *e
 
 static void use_iid(pfcheck *c, seqst *q, int kind, uint64_t iid, const char *what)
 {
-    uint64_t *g = map_get(&q->iids, ((uint64_t)kind << 56 | iid) + 1);
+    uint64_t *g = map_get(&q->iids[kind], iid);
     if (!g || *g != q->gen + 1)
         err(c, "%s iid %" PRIu64 " is not defined on sequence %" PRIu64
                " since its last clear", what, iid, (uint64_t)q->id);
@@ -349,13 +364,13 @@ static void check_track_event(pfcheck *c, seqst *q, const uint8_t *p, const uint
         case 47:
         case 48:
             if (f.wt == 1)
-                (*map_put(&c->flows, f.v + 1, NULL))++;
+                (*map_put(&c->flows, f.v, NULL))++;
             else if (f.wt == 2)
                 for (size_t i = 0; i + 8 <= f.len; i += 8) {
                     uint64_t v = 0;
                     for (int b = 0; b < 8; b++)
                         v |= (uint64_t)f.data[i + b] << (8 * b);
-                    (*map_put(&c->flows, v + 1, NULL))++;
+                    (*map_put(&c->flows, v, NULL))++;
                 }
             break;
         default: break;
@@ -697,10 +712,12 @@ int act_cli_check_pftrace(const char *file, int quiet)
                 err(&c, "%" PRIu64 " slice(s) never end (SLICE_BEGIN without SLICE_END) on track %" PRIu64,
                     c.trk[i].open, c.trk[i].uuid);
             }
+        if (c.flows.has0 && c.flows.val0 < 2)
+            err(&c, "flow id 0 is on one event only (a flow needs two)");
         for (size_t j = 0; j < c.flows.cap; j++)
             if (c.flows.key[j] && c.flows.val[j] < 2)
                 err(&c, "flow id %" PRIu64 " is on one event only (a flow needs two)",
-                    c.flows.key[j] - 1);
+                    c.flows.key[j]);
         if (c.errors > MAX_SHOWN && !quiet)
             printf("%s: ... and %" PRIu64 " more errors\n", file, c.errors - MAX_SHOWN);
         if (quiet >= 2)
@@ -713,7 +730,8 @@ int act_cli_check_pftrace(const char *file, int quiet)
     }
     free(buf);
     for (size_t i = 0; i < c.nseq; i++) {
-        map_free(&c.seq[i].iids);
+        for (int k = 0; k < K_COUNT; k++)
+            map_free(&c.seq[i].iids[k]);
         map_free(&c.seq[i].clocks);
         map_free(&c.seq[i].clock_ts);
     }

@@ -25,7 +25,26 @@ typedef struct act_cli_flag {
     int *set;
 } act_cli_flag;
 
-/* Parse "[FLAGS] [--] FILE" (cli_args.c). Returns 0 with *file set; 1 after
+/* An option of a subcommand: "--name" (or its alias) sets *set to 1, or,
+ * with @p value, takes a value ("--name V", "--name=V", or for a one-letter
+ * alias "-o V" and "-oV") into *value. An array of them ends with a NULL
+ * name. */
+typedef struct act_cli_opt {
+    const char *name, *alias;
+    int *set;
+    const char **value;
+} act_cli_opt;
+
+/* Parse GNU style (cli_args.c): options anywhere among the operands, "--"
+ * ending them ("-" alone is an operand: standard input), "-h"/"--help"
+ * printing @p usage. The operands, in order, go to @p operands (room for
+ * argc of them) and their count to *noperands; argv[0] is skipped. Returns
+ * 0; 1 after printing help (exit 0); 2 after printing a usage error (an
+ * unknown option, a missing value; exit 2). */
+int act_cli_parse(const char *cmd, int argc, char **argv, const act_cli_opt *opts,
+                  void (*usage)(FILE *), const char **operands, int *noperands);
+
+/* Parse "[FLAGS] [--] FILE", flags anywhere (act_cli_parse). Returns 0 with *file set; 1 after
  * printing help (exit 0); 2 after printing a usage error (exit 2). @p flags
  * ends with a NULL name. */
 int act_cli_file_args(const char *cmd, int argc, char **argv,

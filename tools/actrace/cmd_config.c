@@ -143,20 +143,22 @@ static int config_check(int argc, char **argv)
     opts.on_warning = on_warning;
     const char *file = NULL, *chip = NULL;
     int strict = 0;
-    /* --chip takes a value: taken out before the common parser runs. */
-    char **args = calloc((size_t)argc + 1, sizeof *args);
-    int nargs = 0;
-    if (!args)
+    const act_cli_opt o[] = {{"--strict", NULL, &strict, NULL},
+                             {"--chip", NULL, NULL, &chip},
+                             {NULL, NULL, NULL, NULL}};
+    const char **ops = calloc((size_t)argc + 1, sizeof *ops);
+    int n = 0;
+    if (!ops)
         return 1;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--chip") == 0 && i + 1 < argc && !chip)
-            chip = argv[++i];
-        else
-            args[nargs++] = argv[i];
+    int rc = act_cli_parse("config check", argc, argv, o, usage, ops, &n);
+    if (rc == 0 && n != 1) {
+        if (n > 1)
+            fprintf(stderr, "actrace config check: one FILE only\n");
+        usage(stderr);
+        rc = 2;
     }
-    const act_cli_flag flags[] = {{"--strict", NULL, &strict}, {NULL, NULL, NULL}};
-    int rc = act_cli_file_args("config check", nargs, args, flags, usage, &file);
-    free(args);
+    file = n > 0 ? ops[0] : NULL;
+    free(ops);
     if (rc)
         return rc == 1 ? 0 : 2;
     if (strict)

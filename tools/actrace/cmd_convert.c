@@ -14,14 +14,15 @@
  * run) and each track becomes one sequence, its spans fed to the encoder
  * in start order. Memory: the run buffer and its sort, the reader's item
  * buffer (1 MiB, more only for a larger event), the encoder's intern
- * table (capped), one READ_BUF per spilled run, and per track its name
- * and ids, never anything per event. A trace that fits in one run never
- * touches the disk.
+ * table (capped), one READ_BUF per spilled run, per track its name and
+ * ids, and per flow id a count (flowcount), never anything per event. A
+ * trace that fits in one run never touches the disk.
  *
  * What maps to what: X events are spans, i/I instants, C counters (one
  * counter track per (pid, name, key): "name key"), s/t flows start and f
  * flows end on the slice that begins at the same time on the same track (a
- * flow with no such slice is an instant "flow" carrying it), M events name
+ * flow with no such slice is an instant "flow" carrying it; a flow id on
+ * one event only is left out, as Perfetto needs two), M events name
  * processes and threads, and the top-level members (baseTimeNanoseconds,
  * deviceProperties, actraceStats, ...) go on the "actrace" track as the
  * session writer puts them. B/E events are counted and skipped (actrace
@@ -103,6 +104,47 @@ typedef struct run {
     int eof;
 } run;
 
+/* How many events carry each flow id (0, 1, 2 or more): a flow on one
+ * event only (a trace cut at its window keeps a launch's start and not its
+ * end) is written without its id, since a Perfetto flow needs two. Open
+ * addressing, key 0 as a flag: 9 bytes a slot, at most half full. */
+typedef struct flowcount {
+    uint64_t *key;
+    uint8_t *n;
+    size_t cap, used;
+    uint8_t n0; /* id 0's count */
+} flowcount;
+
+static uint8_t *fc_slot(flowcount *m, uint64_t id, int add)
+{
+    if (id == 0)
+        return &m->n0;
+    if (add && (m->used + 1) * 2 > m->cap) {
+        flowcount nm = {NULL, NULL, m->cap ? m->cap * 2 : 1024, 0, m->n0};
+        nm.key = act_cli_xcalloc(nm.cap, sizeof *nm.key);
+        nm.n = act_cli_xcalloc(nm.cap, 1);
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->key[i]) {
+                *fc_slot(&nm, m->key[i], 1) = m->n[i];
+            }
+        free(m->key);
+        free(m->n);
+        *m = nm;
+    }
+    if (!m->cap)
+        return NULL;
+    size_t j = (size_t)((id * 0x9E3779B97F4A7C15u) >> 17) & (m->cap - 1);
+    while (m->key[j] && m->key[j] != id)
+        j = (j + 1) & (m->cap - 1);
+    if (!m->key[j]) {
+        if (!add)
+            return NULL;
+        m->key[j] = id;
+        m->used++;
+    }
+    return &m->n[j];
+}
+
 typedef struct conv {
     const char *in;
     uint8_t *runbuf;
@@ -144,7 +186,10 @@ typedef struct conv {
     char **unit;
     size_t nunits, capunits;
     int64_t base_ns;
-    uint64_t events, skipped_be, skipped_bad, unbound_flows;
+    int64_t tmin, tmax; /* the events' times (ns from the base), when has_t */
+    int has_t;
+    flowcount flowids;
+    uint64_t events, skipped_be, skipped_bad, unbound_flows, lonely_flows;
 } conv;
 
 /* ---- tracks ------------------------------------------------------------- */
@@ -679,6 +724,12 @@ static void add_event(conv *c, int kind, uint32_t track, int64_t t0, int64_t t1,
     if (args && args->type == ACT__J_OBJECT)
         for (const act__jv *a = args->child; a; a = a->next)
             encode_value(ab, c, a->key, a->klen, a);
+    int64_t hi = kind == R_SLICE ? t1 : t0;
+    if (!c->has_t || t0 < c->tmin)
+        c->tmin = t0;
+    if (!c->has_t || hi > c->tmax)
+        c->tmax = hi;
+    c->has_t = 1;
     crec *r = rec_new(c, sizeof(crec) + ab->len);
     r->tk = track << TRACK_SHIFT | flags | (uint32_t)kind;
     r->t0 = t0;
@@ -744,7 +795,11 @@ static void read_event(conv *c, const act__jv *e, abuf *ab)
     case 'X':
         if (!f.dur || !act_cli_json_ns(f.dur, &dur) || dur < 0)
             dur = 0;
-        add_event(c, R_SLICE, track_of(c, pid, tid, NULL, 0), ts, ts + dur, f.name, f.cat,
+        if (__builtin_add_overflow(ts, dur, &dur)) { /* dur: the end, now */
+            c->skipped_bad++;
+            return;
+        }
+        add_event(c, R_SLICE, track_of(c, pid, tid, NULL, 0), ts, dur, f.name, f.cat,
                   f.args, ab);
         break;
     case 'i':
@@ -769,6 +824,9 @@ static void read_event(conv *c, const act__jv *e, abuf *ab)
             c->skipped_bad++;
             return;
         }
+        uint8_t *cnt = fc_slot(&c->flowids, id, 1);
+        if (*cnt < 2)
+            ++*cnt;
         add_event(c, ph == 'f' ? R_FLOW_IN : R_FLOW_OUT, track_of(c, pid, tid, NULL, 0), ts,
                   (int64_t)id, NULL, NULL, NULL, ab);
         break;
@@ -1158,13 +1216,19 @@ static void write_events(conv *c, act__pf *pf)
         int64_t t0 = r->t0 + c->base_ns;
         switch (kind) {
         case R_FLOW_OUT:
-        case R_FLOW_IN:
+        case R_FLOW_IN: {
+            const uint8_t *cnt = fc_slot(&c->flowids, (uint64_t)r->t1, 0);
+            if (!cnt || *cnt < 2) {
+                c->lonely_flows++; /* its other end is not in the trace */
+                break;
+            }
             if (fl.n == FLOWS_MAX)
                 flows_alone(c, pf, seq, &fl);
             fl.t = r->t0;
             fl.dir[fl.n] = kind == R_FLOW_IN;
             fl.id[fl.n++] = (uint64_t)r->t1;
             break;
+        }
         case R_COUNTER: {
             double v;
             memcpy(&v, &r->t1, 8);
@@ -1209,27 +1273,57 @@ static void write_meta(conv *c, act__pf *pf)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: actrace convert IN OUT\n"
+    fprintf(f, "usage: actrace convert [--] IN OUT\n"
                "  IN: a Chrome JSON trace (actrace's, Kineto's; .gz; - for stdin)\n"
                "  OUT: a Perfetto trace (.pftrace, .pftrace.gz)\n");
 }
 
 int act_cmd_convert(int argc, char **argv)
 {
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        usage(stdout);
-        return 0;
-    }
-    if (argc != 3) {
+    const act_cli_opt opts[] = {{NULL, NULL, NULL, NULL}};
+    const char **ops = act_cli_xcalloc((size_t)argc + 1, sizeof *ops);
+    int n = 0;
+    int prc = act_cli_parse("convert", argc, argv, opts, usage, ops, &n);
+    if (prc == 0 && n != 2) {
+        fprintf(stderr, "actrace convert: %s\n",
+                n < 2 ? "IN and OUT are needed" : "one IN and one OUT only");
         usage(stderr);
-        return 2;
+        prc = 2;
     }
-    const char *in = argv[1], *outp = argv[2];
+    const char *in = n > 0 ? ops[0] : NULL, *outp = n > 1 ? ops[1] : NULL;
+    free(ops);
+    if (prc)
+        return prc == 1 ? 0 : 2;
     if (!act_cli_is_pftrace(outp)) {
         fprintf(stderr, "actrace convert: %s: the output must end in .pftrace or .pftrace.gz\n", outp);
         return 2;
     }
     return act_cli_convert(in, outp);
+}
+
+/* Everything @p c holds (and the record buffer @p ab). */
+static void conv_free(conv *c, abuf *ab)
+{
+    if (c->spill)
+        fclose(c->spill);
+    free(c->spillbuf);
+    for (size_t i = 0; i < c->ntrk; i++)
+        free(c->trk[i].name);
+    for (size_t i = 0; i < c->nprocs; i++)
+        free(c->procs[i].name);
+    free(c->trk);
+    free(c->procs);
+    free(c->run_off);
+    free(c->runbuf);
+    free(ab->p);
+    for (size_t i = 0; i < c->nunits; i++)
+        free(c->unit[i]);
+    free(c->unit);
+    act_cli_map_free(&c->units);
+    act_cli_map_free(&c->tracks);
+    act_cli_map_free(&c->procmap);
+    free(c->flowids.key);
+    free(c->flowids.n);
 }
 
 int act_cli_convert(const char *in, const char *outp)
@@ -1277,15 +1371,32 @@ int act_cli_convert(const char *in, const char *outp)
         fprintf(stderr, "%s: error: %s\n", in, act__rd_errmsg(tr.rd));
         act_cli_trace_close(&tr);
         act__pf_free(&pf);
+        act__out_abort(&c.meta);
+        conv_free(&c, &ab);
         return 2;
     }
     act_cli_trace_close(&tr);
+    /* Absolute times are the base plus each event's: refused when that
+     * leaves 64 bits (the output's times would wrap). */
+    int64_t lo, hi;
+    if (c.has_t && (__builtin_add_overflow(c.base_ns, c.tmin, &lo) ||
+                    __builtin_add_overflow(c.base_ns, c.tmax, &hi))) {
+        fprintf(stderr, "%s: error: baseTimeNanoseconds %" PRId64 " plus the events' times "
+                "(%" PRId64 " ns to %" PRId64 " ns after it) passes the 64-bit range of "
+                "nanoseconds\n", in, c.base_ns, c.tmin, c.tmax);
+        act__pf_free(&pf);
+        act__out_abort(&c.meta);
+        conv_free(&c, &ab);
+        return 2;
+    }
     /* The last run stays in memory and is merged with the spilled ones. */
 
     act__out out;
     if (act__out_open(&out, outp, msg, sizeof msg) != 0) {
         fprintf(stderr, "actrace convert: %s\n", msg);
         act__pf_free(&pf);
+        act__out_abort(&c.meta);
+        conv_free(&c, &ab);
         return 1;
     }
     act__pf_set_out(&pf, &out);
@@ -1299,35 +1410,21 @@ int act_cli_convert(const char *in, const char *outp)
     if (rc) {
         act__out_abort(&out);
         fprintf(stderr, "actrace: out of memory\n");
+        conv_free(&c, &ab);
         return 1;
     }
     if (act__out_finish(&out) != 0) {
         fprintf(stderr, "actrace convert: %s\n", act__out_errmsg(&out));
+        conv_free(&c, &ab);
         return 1;
     }
-    if (c.skipped_be || c.skipped_bad || clamped || c.unbound_flows)
+    if (c.skipped_be || c.skipped_bad || clamped || c.unbound_flows || c.lonely_flows)
         fprintf(stderr,
                 "actrace convert: %s: %" PRIu64 " B/E events skipped, %" PRIu64
                 " malformed events skipped, %" PRIu64 " slices cut to their parent's end, %" PRIu64
-                " flows with no slice starting with them\n",
-                in, c.skipped_be, c.skipped_bad, clamped, c.unbound_flows);
-    if (c.spill)
-        fclose(c.spill);
-    free(c.spillbuf);
-    for (size_t i = 0; i < c.ntrk; i++)
-        free(c.trk[i].name);
-    for (size_t i = 0; i < c.nprocs; i++)
-        free(c.procs[i].name);
-    free(c.trk);
-    free(c.procs);
-    free(c.run_off);
-    free(c.runbuf);
-    free(ab.p);
-    for (size_t i = 0; i < c.nunits; i++)
-        free(c.unit[i]);
-    free(c.unit);
-    act_cli_map_free(&c.units);
-    act_cli_map_free(&c.tracks);
-    act_cli_map_free(&c.procmap);
+                " flows with no slice starting with them, %" PRIu64
+                " one-ended flows left out (their other end is not in the trace)\n",
+                in, c.skipped_be, c.skipped_bad, clamped, c.unbound_flows, c.lonely_flows);
+    conv_free(&c, &ab);
     return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * actrace merge [-o OUT] [--force] TRACE...
+ * actrace merge [-o OUT] [--force] [--] TRACE...
  *
  * Merges rank (or per-process) traces, from one host or many, into one
  * trace on one timeline. Two streaming passes over each input with the
@@ -35,7 +35,10 @@
  * its metadata and a map of its pids; nothing per event.
  *
  * Errors name the file, the line (plain files) and the event: an input
- * that is not a valid trace stops the merge before anything is written; the
+ * that is not a valid trace stops the merge before anything is written, as
+ * do ids that would pass 2^53 once offset (naming the file and the id) and
+ * base times too far apart for one 64-bit nanosecond timeline (naming the
+ * files); the
  * output is written as the library writes a trace (temporary name and
  * rename, .gz compressed), and nothing replaces an existing file without
  * --force. Exit status: 0, 1 (an input or the output failed), 2 (usage).
@@ -72,17 +75,20 @@ typedef struct minput {
     size_t npids, pidcap;
     uint64_t max_corr, max_ext, max_flow, max_stream;
     uint64_t off_corr, off_ext, off_flow, off_stream;
+    int64_t min_ts, max_ts;    /* its events' ts, in ns (has_ts) */
+    int has_ts;
     uint64_t events;
 } minput;
 
 static void merge_usage(FILE *f)
 {
-    fprintf(f, "usage: actrace merge [-o OUT] [--force] TRACE...\n"
+    fprintf(f, "usage: actrace merge [-o OUT] [--force] [--] TRACE...\n"
                "  Merges rank or per-process traces (JSON, .gz) onto one timeline, aligned\n"
                "  by their wall-clock base times; ranks stay apart (pids, correlation,\n"
                "  flow and stream ids renumbered where they would collide).\n"
-               "  -o OUT    the merged trace (default merged.json; .gz compresses)\n"
-               "  --force   replace OUT if it exists\n");
+               "  -o, --output OUT  the merged trace (default merged.json; .gz compresses)\n"
+               "  --force           replace OUT if it exists\n"
+               "  Options may come before or after the traces; -- ends them.\n");
 }
 
 /* The 1-based line of byte @p off of a plain file, or 0 (gzip, error). */
@@ -221,6 +227,15 @@ static int scan(minput *f)
                 break;
             }
             note_pid(f, p);
+        }
+        const act__jv *ts = act__jv_get(v, "ts");
+        int64_t tns;
+        if (ts && ts->type == ACT__J_NUMBER && act__jv_us_ns(ts, &tns)) {
+            if (!f->has_ts || tns < f->min_ts)
+                f->min_ts = tns;
+            if (!f->has_ts || tns > f->max_ts)
+                f->max_ts = tns;
+            f->has_ts = 1;
         }
         if (is_flow(v))
             max_id(act__jv_get(v, "id"), &f->max_flow);
@@ -460,14 +475,78 @@ static void free_inputs(minput *in, size_t n)
     free(in);
 }
 
-static int write_merged(minput *in, size_t n, const char *out)
+/* The output's base time: the smallest input's (0 when none has one). */
+static int64_t base_of(const minput *in, size_t n)
 {
     int64_t base = INT64_MAX;
+    int any = 0;
     for (size_t i = 0; i < n; i++)
-        if (in[i].has_base && in[i].base_ns < base)
+        if (in[i].has_base && (!any || in[i].base_ns < base)) {
             base = in[i].base_ns;
-    if (base == INT64_MAX)
-        base = 0;
+            any = 1;
+        }
+    return any ? base : 0;
+}
+
+/* Each file's id offsets: what the files before it take. With two files
+ * or more, every file's ids after their offset must stay within 2^53 (the
+ * earlier files' as the later ones' offsets, the last file's as what it
+ * writes). 0, or -1 after naming the file and the id. */
+static int renumber_ids(minput *in, size_t n)
+{
+    static const char *const what[4] = {"\"correlation\" args", "\"External id\" args",
+                                        "flow events' \"id\"", "\"stream\" args"};
+    /* Correlation 0 is "none" and stays; flow and stream 0 are ids. */
+    static const int plus[4] = {0, 0, 1, 1};
+    uint64_t next[4] = {0, 0, 0, 0};
+    for (size_t j = 0; j < n && n > 1; j++) {
+        minput *f = &in[j];
+        uint64_t *off[4] = {&f->off_corr, &f->off_ext, &f->off_flow, &f->off_stream};
+        const uint64_t max[4] = {f->max_corr, f->max_ext, f->max_flow, f->max_stream};
+        for (int k = 0; k < 4; k++) {
+            *off[k] = next[k];
+            if (!add_off(*off[k], max[k], plus[k], &next[k])) {
+                fprintf(stderr, "actrace merge: %s: its %s (up to %" PRIu64 ") cannot "
+                        "be renumbered after the %" PRIu64 " taken by the files before it: they "
+                        "would pass 2^53, past which JSON readers lose integers\n", f->path,
+                        what[k], max[k], *off[k]);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Each event moves by its file's base time minus the output's: refused
+ * (naming both files) when that move, or an event's time after it, leaves
+ * the 64-bit range of nanoseconds. 0, or -1 after saying why. */
+static int align_times(const minput *in, size_t n)
+{
+    int64_t base = base_of(in, n);
+    const minput *first = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (in[i].has_base && in[i].base_ns == base && !first)
+            first = &in[i];
+    for (size_t i = 0; i < n; i++) {
+        const minput *f = &in[i];
+        if (!f->has_base || f == first)
+            continue;
+        int64_t delta, lo = 0, hi = 0;
+        if (__builtin_sub_overflow(f->base_ns, base, &delta) ||
+            (f->has_ts && (__builtin_add_overflow(f->min_ts, delta, &lo) ||
+                           __builtin_add_overflow(f->max_ts, delta, &hi)))) {
+            fprintf(stderr, "actrace merge: %s and %s cannot be put on one timeline: their "
+                    "baseTimeNanoseconds (%" PRId64 " and %" PRId64 ") are too far apart for "
+                    "event times in 64-bit nanoseconds\n", first->path, f->path, base,
+                    f->base_ns);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int write_merged(minput *in, size_t n, const char *out, int64_t base)
+{
     act__out o;
     char err[1024];
     if (act__out_open(&o, out, err, sizeof err) != 0) {
@@ -544,31 +623,29 @@ static int write_merged(minput *in, size_t n, const char *out)
     return 0;
 }
 
+static int merge_files(const char *out, int force, const char *const *paths, size_t n);
+
 int act_cmd_merge(int argc, char **argv)
 {
     const char *out = "merged.json";
-    int force = 0, i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        } else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
-            out = argv[++i];
-        } else if (strcmp(a, "--force") == 0) {
-            force = 1;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            merge_usage(stdout);
-            return 0;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "actrace merge: unknown option '%s'\n", a);
-            merge_usage(stderr);
-            return 2;
-        } else {
-            break;
-        }
+    int force = 0;
+    const act_cli_opt opts[] = {{"--output", "-o", NULL, &out},
+                                {"--force", NULL, &force, NULL},
+                                {NULL, NULL, NULL, NULL}};
+    const char **paths = act_cli_xcalloc((size_t)argc + 1, sizeof *paths);
+    int np = 0;
+    int prc = act_cli_parse("merge", argc, argv, opts, merge_usage, paths, &np);
+    if (prc) {
+        free(paths);
+        return prc == 1 ? 0 : 2;
     }
-    size_t n = (size_t)(argc - i);
+    int rc = merge_files(out, force, paths, (size_t)np);
+    free(paths);
+    return rc;
+}
+
+static int merge_files(const char *out, int force, const char *const *paths, size_t n)
+{
     if (n == 0) {
         fprintf(stderr, "actrace merge: no trace given\n");
         merge_usage(stderr);
@@ -586,7 +663,7 @@ int act_cmd_merge(int argc, char **argv)
     }
     minput *in = act_cli_xcalloc(n, sizeof *in);
     for (size_t j = 0; j < n; j++) {
-        in[j].path = argv[i + (int)j];
+        in[j].path = paths[j];
         in[j].order = j;
         if (strcmp(in[j].path, "-") == 0) {
             fprintf(stderr, "actrace merge: standard input cannot be merged (each trace is "
@@ -609,22 +686,12 @@ int act_cmd_merge(int argc, char **argv)
         }
     }
     qsort(in, n, sizeof *in, cmp_inputs);
-    for (size_t j = 1; j < n; j++) {
-        const minput *p = &in[j - 1];
-        minput *f = &in[j];
-        /* Correlation 0 is "none" and stays; flow and stream 0 are ids. */
-        if (!add_off(p->off_corr, p->max_corr, 0, &f->off_corr) ||
-            !add_off(p->off_ext, p->max_ext, 0, &f->off_ext) ||
-            !add_off(p->off_flow, p->max_flow, 1, &f->off_flow) ||
-            !add_off(p->off_stream, p->max_stream, 1, &f->off_stream)) {
-            fprintf(stderr, "actrace merge: %s: its ids cannot be renumbered past those of the "
-                    "files before it (beyond 2^53)\n", f->path);
-            free_inputs(in, n);
-            return 1;
-        }
+    if (renumber_ids(in, n) != 0 || align_times(in, n) != 0) {
+        free_inputs(in, n);
+        return 1;
     }
     assign_pids(in, n);
-    int rc = write_merged(in, n, out);
+    int rc = write_merged(in, n, out, base_of(in, n));
     if (rc == 0) {
         uint64_t ev = 0;
         for (size_t j = 0; j < n; j++)

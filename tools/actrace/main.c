@@ -24,7 +24,10 @@ static void usage(FILE *f)
             "  config check FILE      validate a config, print the effective one\n"
             "  trigger [--serve] [--pid PID]... [--duration-ms MS | --iterations N] ...\n"
             "                         ask running processes for a trace (dynolog's way)\n"
-            "  version                print the version\n");
+            "  version                print the version\n"
+            "\n"
+            "Options may come before or after a command's files; -- ends them (record:\n"
+            "everything from CMD on is the program's).\n");
 }
 
 int main(int argc, char **argv)

@@ -68,26 +68,30 @@ static void put_i64(mout *o, int64_t v)
 }
 
 /* @p s as a JSON string, handed to @p emit in pieces (the merge's output
- * and the light logs' buffer share it). */
+ * and the light logs' buffer share it): escaped as the library's writer
+ * escapes (act__json_escape_units), so bytes that are not UTF-8 (a process
+ * named "caf\xe9") become U+FFFD and the trace stays valid JSON. Plain
+ * ASCII runs, nearly every string, are handed over as they are. */
 static void jstr_to(void (*emit)(void *, const char *, size_t), void *ctx, const char *s,
                     size_t n)
 {
     emit(ctx, "\"", 1);
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
+    size_t i = 0;
+    while (i < n) {
+        size_t start = i;
+        while (i < n && (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x80 &&
+               s[i] != '"' && s[i] != '\\')
+            i++;
         emit(ctx, s + start, i - start);
-        char e[8];
-        if (c == '"' || c == '\\')
-            snprintf(e, sizeof e, "\\%c", c);
-        else
-            snprintf(e, sizeof e, "\\u%04x", c);
-        emit(ctx, e, strlen(e));
-        start = i + 1;
+        if (i == n)
+            break;
+        /* Up to 256 units from here: escaped or repaired, never split. */
+        char e[6 * 256];
+        size_t lim = n - i < 256 ? n - i : 256, used;
+        char *end = act__json_escape_units(e, s + i, lim, n - i, &used);
+        emit(ctx, e, (size_t)(end - e));
+        i += used;
     }
-    emit(ctx, s + start, n - start);
     emit(ctx, "\"", 1);
 }
 
