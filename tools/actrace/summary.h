@@ -168,6 +168,11 @@ typedef struct summ {
     act__jv *trace_name, *base_time, *device_props, *stats;
     int kineto_keys, top_array;
     char *actrace_version;
+    /* Called after each event (key NULL) and each other top-level member
+     * (its key) has been counted: `actrace report` gathers its own
+     * statistics in the same pass. NULL: none. */
+    void (*hook)(void *ctx, struct summ *S, const char *key, const act__jv *v);
+    void *hook_ctx;
 } summ;
 
 /** Read the whole trace of @p tr into @p S (zeroed by the caller).
@@ -184,5 +189,11 @@ int64_t act_cli_ivset_total(sum_ivset *iv);
 int64_t act_cli_lat_quantile(sum_device *d, double q);
 
 extern const char *const act_cli_copy_dir_names[CD_COUNT];
+
+/** The index in S->pr of the process @p pid (added if new). */
+size_t act_cli_summary_proc(summ *S, const act__jv *pid);
+
+/** The device span kind (DK_*) of an event of category @p cat. */
+int act_cli_device_kind(const act__jv *cat);
 
 #endif /* ACT_CLI_SUMMARY_H */
