@@ -233,8 +233,21 @@ def check_trace(dom, ti, trace, S, need_devices=False, need_steps=False,
     close(row["events"], S["events"], 0, "events")
     close(row["span_us"], S["time"]["span_us"], 3, "time span", rel=1e-9)
     close(row["dropped"], S["dropped"]["total"], 0, "dropped")
+    with open(trace) as f:
+        top = json.load(f)
+    if isinstance(top, dict) and isinstance(top.get("host_name"), str) and \
+            row["host_name"] != top["host_name"]:
+        fail("host %r on the page, %r in the trace" % (row["host_name"], top["host_name"]))
     devs = {str(d["device"]) if d["device"] is not None else "null": d
             for d in S["device_activity"]}
+    # The busy-over-time chart's bins add up to the busy time.
+    for d in dom.data["traces"][ti]["devices"]:
+        b = d.get("bins") or {}
+        if b.get("busy_pct"):
+            area = sum(v / 100.0 * b["w_us"] for v in b["busy_pct"])
+            if abs(area - d["busy_us"]) > 0.01 * d["busy_us"] + 1e-3:
+                fail("device %s: the busy chart holds %.3f us, busy is %.3f us" %
+                     (d["device"], area, d["busy_us"]))
     shown = {t["ctx"].get("data-device") for t in dom.find("split", trace=ti)}
     if shown != set(devs):
         fail("devices on the page %s, in the summary %s" % (sorted(shown), sorted(devs)))
@@ -343,6 +356,9 @@ def load_and_check(page, case):
         fail("the page made network requests: %s" % urls)
     dom = Dom()
     dom.feed(dom_text)
+    a = dom_text.index('<script type="application/json" id="actrace-data">')
+    a = dom_text.index(">", a) + 1
+    dom.data = json.loads(dom_text[a:dom_text.index("</script>", a)])
     if not dom.rendered:
         fail("the page did not finish drawing (no data-rendered on body)")
     if dom_text.count("<canvas") < 1:

@@ -623,7 +623,7 @@ static void write_trace(jw *w, one *o, size_t index)
     }
     jint(w, "rank", o->R.rank >= 0 ? o->R.rank : (int64_t)index);
     jint(w, "rank_given", o->R.rank >= 0);
-    js(w, "host", o->R.host);
+    js(w, "host_name", o->R.host);
     js(w, "trace_name", S->trace_name && S->trace_name->type == ACT__J_STRING
                             ? S->trace_name->s : NULL);
     js(w, "producer", producer_of(S));

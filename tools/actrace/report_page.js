@@ -110,14 +110,15 @@
     var b = d.bins;
     if (b && b.busy_pct) {
       var pts = b.busy_pct.map(function (v, i) { return { x: (b.t0_us + i * b.w_us) / 1e3, y: v }; });
-      /* Idle before the first bin and after the last. */
+      /* Idle before the first bin and after the last (Chart.js's
+       * "before" step holds a point's value until the next point). */
       var end = (b.t0_us + b.busy_pct.length * b.w_us) / 1e3;
       if (b.t0_us > 0) pts.unshift({ x: 0, y: 0 });
       pts.push({ x: end, y: 0 });
       if (end < t.span_us / 1e3) pts.push({ x: t.span_us / 1e3, y: 0 });
       chart(grid, {
         type: 'line',
-        data: { datasets: [{ label: 'busy %', data: pts, borderColor: KIND.compute, backgroundColor: 'rgba(59,111,216,0.15)', fill: true, pointRadius: 0, stepped: 'after' }] },
+        data: { datasets: [{ label: 'busy %', data: pts, borderColor: KIND.compute, backgroundColor: 'rgba(59,111,216,0.15)', fill: true, pointRadius: 0, stepped: 'before' }] },
         options: {
           plugins: { title: { display: true, text: 'Busy over time (bins of ' + human(b.w_us) + ')' }, legend: { display: false },
             tooltip: { callbacks: { label: function (c) { return fix(c.raw.y, 1) + ' % busy at ' + fix(c.raw.x, 3) + ' ms'; } } } },
@@ -249,7 +250,7 @@
     }
     warnings(sec, t.warnings);
     table(sec, { 'class': 'overview' }, [['producer', 'producer', null], ['events', 'events', 0],
-      ['span_us', 'time span (µs)', 3], ['dropped', 'dropped', 0], ['host', 'host', null]], [t]);
+      ['span_us', 'time span (µs)', 3], ['dropped', 'dropped', 0], ['host_name', 'host', null]], [t]);
     add(sec, 'h2', null, 'Devices');
     if (!t.devices.length)
       add(sec, 'p', { 'class': 'note' }, 'No device work in this trace.');
