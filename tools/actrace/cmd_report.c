@@ -144,6 +144,9 @@ typedef struct one {
     rpt R;
     int ok;
     char err[600];
+    int64_t (*work)[4]; /* per step: device time by kind (step_work) */
+    uint64_t *nkern;
+    int work_cut;
 } one;
 
 static int cmp_kernel_total(const void *a, const void *b)
@@ -322,31 +325,8 @@ static void write_steps(jw *w, one *o)
         js(w, "steps", NULL);
         return;
     }
-    qsort(R->st, R->nst, sizeof *R->st, cmp_step);
-    qsort(R->sp, R->nsp, sizeof *R->sp, cmp_span);
-    int64_t maxspan = 0;
-    for (size_t i = 0; i < R->nsp; i++)
-        if (R->sp[i].e - R->sp[i].s > maxspan)
-            maxspan = R->sp[i].e - R->sp[i].s;
-    /* Device work inside each step's window, by kind (summed over devices
-     * and streams: concurrent spans each count). */
-    int64_t(*work)[4] = act_cli_xcalloc(R->nst, sizeof *work);
-    uint64_t *nkern = act_cli_xcalloc(R->nst, sizeof *nkern);
-    size_t lo = 0;
-    for (size_t i = 0; i < R->nst; i++) {
-        int64_t s = R->st[i].ts, e = s + R->st[i].dur;
-        while (lo < R->nsp && R->sp[lo].s < s - maxspan)
-            lo++;
-        for (size_t j = lo; j < R->nsp && R->sp[j].s < e; j++) {
-            int64_t os = R->sp[j].s > s ? R->sp[j].s : s;
-            int64_t oe = R->sp[j].e < e ? R->sp[j].e : e;
-            if (oe <= os)
-                continue;
-            work[i][R->sp[j].kind] += oe - os;
-            if (R->sp[j].kind == DK_KERNEL && R->sp[j].s >= s)
-                nkern[i]++;
-        }
-    }
+    int64_t(*work)[4] = o->work;
+    uint64_t *nkern = o->nkern;
     int64_t *d = act_cli_xmalloc(R->nst * sizeof *d);
     int64_t sum = 0;
     for (size_t i = 0; i < R->nst; i++) {
@@ -407,8 +387,47 @@ static void write_steps(jw *w, one *o)
     jclose(w, '}');
 #undef RANK
     free(d);
-    free(work);
-    free(nkern);
+}
+
+/* Device work inside each step's window, by kind (summed over devices and
+ * streams: concurrent spans each count). Steps and spans sorted by start;
+ * a span longer than the others makes the window of spans to look at wide,
+ * so the overlap tests are counted and stop at STEP_WORK_BUDGET (the page
+ * then says the per-step work is partial). */
+#define STEP_WORK_BUDGET 200000000u
+static void step_work(one *o)
+{
+    rpt *R = &o->R;
+    if (!R->nst)
+        return;
+    qsort(R->st, R->nst, sizeof *R->st, cmp_step);
+    qsort(R->sp, R->nsp, sizeof *R->sp, cmp_span);
+    int64_t maxspan = 0;
+    for (size_t i = 0; i < R->nsp; i++)
+        if (R->sp[i].e - R->sp[i].s > maxspan)
+            maxspan = R->sp[i].e - R->sp[i].s;
+    o->work = act_cli_xcalloc(R->nst, sizeof *o->work);
+    o->nkern = act_cli_xcalloc(R->nst, sizeof *o->nkern);
+    uint64_t budget = STEP_WORK_BUDGET;
+    size_t lo = 0;
+    for (size_t i = 0; i < R->nst && !o->work_cut; i++) {
+        int64_t s = R->st[i].ts, e = s + R->st[i].dur;
+        while (lo < R->nsp && R->sp[lo].s < s - maxspan)
+            lo++;
+        for (size_t j = lo; j < R->nsp && R->sp[j].s < e; j++) {
+            if (!budget--) {
+                o->work_cut = 1;
+                break;
+            }
+            int64_t os = R->sp[j].s > s ? R->sp[j].s : s;
+            int64_t oe = R->sp[j].e < e ? R->sp[j].e : e;
+            if (oe <= os)
+                continue;
+            o->work[i][R->sp[j].kind] = sum_add(o->work[i][R->sp[j].kind], oe - os);
+            if (R->sp[j].kind == DK_KERNEL && R->sp[j].s >= s)
+                o->nkern[i]++;
+        }
+    }
 }
 
 static int cmp_pn_total(const void *a, const void *b)
@@ -582,6 +601,12 @@ static void write_warnings(jw *w, one *o)
                  RPT_SPANS_MAX, RPT_SPANS_MAX);
         js(w, NULL, buf);
     }
+    if (o->work_cut) {
+        snprintf(buf, sizeof buf,
+                 "Per-step device work is partial: long device spans made the steps "
+                 "overlap too many others to count them all.");
+        js(w, NULL, buf);
+    }
     if (o->R.series_left_out) {
         snprintf(buf, sizeof buf,
                  "More than %d counter series: %" PRIu64 " more are not drawn "
@@ -662,6 +687,7 @@ static void read_one(one *o)
         o->S.flow_unmatched_s += o->S.fl[i].ns;
         o->S.flow_unmatched_f += o->S.fl[i].nf;
     }
+    step_work(o);
     o->ok = 1;
 }
 
@@ -957,6 +983,8 @@ int act_cmd_report(int argc, char **argv)
 done:
     for (size_t i = 0; i < nf; i++) {
         act_cli_report_free(&tr[i].R);
+        free(tr[i].work);
+        free(tr[i].nkern);
         act_cli_summary_free(&tr[i].S);
         free(tr[i].file);
     }
