@@ -552,6 +552,19 @@ def case_errors(tmp):
     r = subprocess.run([ACTRACE, "report", empty], capture_output=True, text=True)
     if r.returncode != 2 or "no trace" not in r.stderr:
         fail("an empty directory: exit %d, %r" % (r.returncode, r.stderr))
+    # In a directory, a trace that cannot be read is named, the others kept.
+    mixed = os.path.join(tmp, "mixed")
+    os.mkdir(mixed)
+    shutil.copy(bad, os.path.join(mixed, "rank1.json"))
+    with open(os.path.join(mixed, "rank0.json"), "w") as f:
+        json.dump(rank_trace(0, 1000), f)
+    out = os.path.join(tmp, "mixed.html")
+    r = subprocess.run([ACTRACE, "report", "-o", out, mixed], capture_output=True, text=True)
+    if r.returncode != 0 or "rank1.json: error:" not in r.stderr or \
+            "wrote " + out + " (1 trace)" not in r.stdout:
+        fail("a directory with a cut trace: exit %d, %r %r" % (r.returncode, r.stdout, r.stderr))
+    if "rank1.json" not in open(out).read():
+        fail("the unreadable rank is not named on the page")
     # A name that would end the page's script element stays inside it.
     with open(trace, "w") as f:
         json.dump({"traceEvents": [
@@ -570,7 +583,8 @@ def case_errors(tmp):
             fail("hostile name page: %r %r" % (console, urls))
         if "&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;" not in dom_text:
             fail("the hostile kernel name is not shown as text")
-    print("errors: missing Chart.js, a cut trace, an empty directory, a hostile name")
+    print("errors: missing Chart.js, a cut trace, an empty directory, a directory with a cut "
+          "trace, a hostile name")
 
 
 def main():

@@ -147,6 +147,8 @@ typedef struct one {
     int64_t (*work)[4]; /* per step: device time by kind (step_work) */
     uint64_t *nkern;
     int work_cut;
+    char *json; /* what the page holds of it, written right after reading */
+    size_t jlen;
 } one;
 
 static int cmp_kernel_total(const void *a, const void *b)
@@ -890,6 +892,27 @@ int act_cmd_report(int argc, char **argv)
             good++;
         else
             fprintf(stderr, "%s: error: %s\n", tr[i].file, tr[i].err);
+        /* Its part of the page now, and its statistics freed: a directory
+         * of many ranks holds one trace's statistics at a time. */
+        FILE *m = open_memstream(&tr[i].json, &tr[i].jlen);
+        if (!m) {
+            fputs("actrace: out of memory\n", stderr);
+            exit(1);
+        }
+        jw W = {m, 1};
+        write_trace(&W, &tr[i], i);
+        if (fclose(m) != 0) {
+            fputs("actrace: out of memory\n", stderr);
+            exit(1);
+        }
+        act_cli_report_free(&tr[i].R);
+        act_cli_summary_free(&tr[i].S);
+        free(tr[i].work);
+        free(tr[i].nkern);
+        memset(&tr[i].S, 0, sizeof tr[i].S);
+        memset(&tr[i].R, 0, sizeof tr[i].R);
+        tr[i].work = NULL;
+        tr[i].nkern = NULL;
     }
     int rc = 0;
     if (!good) {
@@ -959,8 +982,11 @@ int act_cmd_report(int argc, char **argv)
     jint(w, "directory", is_dir);
     js(w, "chart_library", lib_from);
     jopen(w, "traces", '[');
-    for (size_t i = 0; i < nf; i++)
-        write_trace(w, &tr[i], i);
+    for (size_t i = 0; i < nf; i++) {
+        if (i)
+            fputc(',', f);
+        fwrite(tr[i].json, 1, tr[i].jlen, f);
+    }
     jclose(w, ']');
     jclose(w, '}');
     fputs("</script>\n<script>\n/* Chart.js, from ", f);
@@ -982,10 +1008,7 @@ int act_cmd_report(int argc, char **argv)
     free(path);
 done:
     for (size_t i = 0; i < nf; i++) {
-        act_cli_report_free(&tr[i].R);
-        free(tr[i].work);
-        free(tr[i].nkern);
-        act_cli_summary_free(&tr[i].S);
+        free(tr[i].json);
         free(tr[i].file);
     }
     free(tr);
