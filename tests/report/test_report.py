@@ -552,6 +552,11 @@ def case_errors(tmp):
     r = subprocess.run([ACTRACE, "report", empty], capture_output=True, text=True)
     if r.returncode != 2 or "no trace" not in r.stderr:
         fail("an empty directory: exit %d, %r" % (r.returncode, r.stderr))
+    # -o naming the trace it reads is refused, and the trace kept.
+    before = open(trace).read()
+    r = subprocess.run([ACTRACE, "report", "-o", trace, trace], capture_output=True, text=True)
+    if r.returncode != 2 or "one of the traces read" not in r.stderr or open(trace).read() != before:
+        fail("-o over the input: exit %d, %r" % (r.returncode, r.stderr))
     # In a directory, a trace that cannot be read is named, the others kept.
     mixed = os.path.join(tmp, "mixed")
     os.mkdir(mixed)

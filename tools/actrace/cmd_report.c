@@ -941,6 +941,21 @@ int act_cmd_report(int argc, char **argv)
             path[l - 5] = '\0';
         strcat(path, ".html");
     }
+    /* Never over one of the traces it reads. */
+    struct stat ost;
+    if (stat(path, &ost) == 0) {
+        for (size_t i = 0; i < nf; i++) {
+            struct stat ist;
+            if (stat(files[i], &ist) == 0 && ist.st_dev == ost.st_dev &&
+                ist.st_ino == ost.st_ino) {
+                fprintf(stderr, "actrace report: %s is one of the traces read; "
+                                "choose another -o\n", path);
+                free(path);
+                rc = 2;
+                goto done;
+            }
+        }
+    }
     /* Written to a fresh temporary beside it, then renamed over it. */
     size_t tl = strlen(path) + 16;
     char *tmp = act_cli_xmalloc(tl);
