@@ -94,6 +94,16 @@ void act_cli_report_attach(rpt *R, summ *S);
 void act_cli_report_finish(rpt *R);
 void act_cli_report_free(rpt *R);
 
+/** Read the trace @p file (the @p index th of the page) and write its part
+ *  of the page, one JSON object, to @p out. 1 when it was read; 0 with the
+ *  reader's message in @p err (the object then says so). */
+int act_cli_report_trace(const char *file, size_t index, FILE *out, char *err,
+                         size_t errlen);
+
+/** Write @p s (NULL: "") as a JSON string that is safe inside a <script>
+ *  element (<, >, & and control bytes as \\u escapes). */
+void act_cli_report_jstr(FILE *f, const char *s);
+
 /** The quantile @p q of a kernel's durations (ns), within 1/16. */
 int64_t act_cli_report_kquantile(const rpt_kernel *k, double q);
 
