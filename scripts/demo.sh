@@ -36,3 +36,6 @@ if [ -x "$BUILD/bin/actrace-cl-demo" ]; then
     echo "(no OpenCL platform: the OpenCL example is not recorded; apt-get install pocl-opencl-icd)"
   fi
 fi
+# The demo's report: one HTML page that opens offline (docs/report.md).
+"$BUILD/bin/actrace" report -o "$BUILD/traces/demo.html" "$BUILD/traces/demo.json" >/dev/null &&
+  echo "report: $BUILD/traces/demo.html (open it in a browser; no network needed)" || :

@@ -15,7 +15,7 @@ command -v apt-get >/dev/null 2>&1 || exit 0
 
 PKGS="build-essential cmake clang libclang-rt-14-dev zlib1g-dev libjansson-dev
 pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd gzip valgrind
-protobuf-compiler python3"
+protobuf-compiler python3 libjs-chart.js"
 
 # One dpkg-query for all; a package it does not know prints nothing.
 # shellcheck disable=SC2086

@@ -5,6 +5,8 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from conftest import events, inside, thread_names
 
 API_SCRIPT = r'''
@@ -333,6 +335,26 @@ def test_command_from_the_venv(venv):
     r = subprocess.run([venv.actrace, "record", "-o", "/dev/null", "--force", "--",
                         venv.python, "-c", "raise SystemExit(3)"], env=venv.env())
     assert r.returncode == 3
+
+
+def test_report_from_the_venv(venv, tmp_path):
+    """python -m actrace report (docs/report.md) runs the wheel's command:
+    one page with Chart.js inlined, or the message naming the package."""
+    trace = tmp_path / "t.json"
+    trace.write_text('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 1,'
+                     ' "tid": 1, "ts": 1, "dur": 2, "args": {"device": 0}}]}')
+    out = str(tmp_path / "t.html")
+    r = subprocess.run([venv.python, "-m", "actrace", "report", "-o", out, str(trace)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode == 2 and "libjs-chart.js" in r.stderr:
+        pytest.skip("Chart.js is not installed (apt-get install libjs-chart.js)")
+    assert r.returncode == 0, r.stderr
+    page = open(out).read()
+    assert "Chart.js" in page and '"name":"k"' in page and "default-src 'none'" in page
+    r = subprocess.run([venv.python, "-m", "actrace", "report", "--chartjs",
+                        str(tmp_path / "none.js"), str(trace)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 2 and "none.js" in r.stderr
 
 
 def test_start_stop_write_by_hand(venv, trace_path, tmp_path):

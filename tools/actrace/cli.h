@@ -10,6 +10,7 @@ int act_cmd_types(int argc, char **argv);
 int act_cmd_config(int argc, char **argv);
 int act_cmd_record(int argc, char **argv);
 int act_cmd_summary(int argc, char **argv);
+int act_cmd_report(int argc, char **argv);
 int act_cmd_check(int argc, char **argv);
 int act_cmd_convert(int argc, char **argv);
 int act_cmd_trigger(int argc, char **argv);

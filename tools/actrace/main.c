@@ -14,6 +14,8 @@ static void usage(FILE *f)
             "  record [-o FILE] [-c CONFIG] [--plugin PATH]... [--force] -- CMD [ARGS]\n"
             "                         run CMD and write its trace\n"
             "  summary [--json] FILE  summarise a trace (actrace's or Kineto's)\n"
+            "  report [-o OUT.html] [--chartjs FILE] TRACE|DIR\n"
+            "                         one self-contained HTML page (charts, offline)\n"
             "  check [--strict] [--quiet] FILE\n"
             "                         validate a trace's structure (JSON or .pftrace)\n"
             "  convert IN OUT.pftrace convert a JSON trace to Perfetto's protobuf\n"
@@ -45,6 +47,8 @@ int main(int argc, char **argv)
         return act_cmd_record(argc - 1, argv + 1);
     if (strcmp(cmd, "summary") == 0)
         return act_cmd_summary(argc - 1, argv + 1);
+    if (strcmp(cmd, "report") == 0)
+        return act_cmd_report(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0)
         return act_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "convert") == 0)

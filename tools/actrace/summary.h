@@ -195,6 +195,11 @@ typedef struct summ {
      * actrace's "actraceRankDefault": its rank is a default, not a rank. */
     act__jv *dist_info;
     int rank_default;
+    /* Called after each event (key NULL) and each other top-level member
+     * (its key) has been counted: `actrace report` gathers its own
+     * statistics in the same pass. NULL: none. */
+    void (*hook)(void *ctx, struct summ *S, const char *key, const act__jv *v);
+    void *hook_ctx;
 } summ;
 
 /* ---- a directory of traces (a job) ---------------------------------------- */
@@ -292,5 +297,10 @@ int64_t act_cli_steps_quantile(sum_steps *st, double q);
 
 /** Sorts the step families by count, most first. */
 void act_cli_steps_sort(summ *S);
+/** The index in S->pr of the process @p pid (added if new). */
+size_t act_cli_summary_proc(summ *S, const act__jv *pid);
+
+/** The device span kind (DK_*) of an event of category @p cat. */
+int act_cli_device_kind(const act__jv *cat);
 
 #endif /* ACT_CLI_SUMMARY_H */

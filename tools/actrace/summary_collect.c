@@ -908,6 +908,8 @@ int act_cli_summary_collect(summ *S, act_cli_trace *tr, char *msg, size_t msglen
             add_event(S, it.v);
         else
             add_member(S, it.key, it.v);
+        if (S->hook)
+            S->hook(S->hook_ctx, S, k == ACT__RD_EVENT ? NULL : it.key, it.v);
         if ((++items & 4095) == 0)
             act_cli_progress(&prog, act__rd_bytes_read(tr->rd), 0);
     }
@@ -959,6 +961,16 @@ int act_cli_summary_collect(summ *S, act_cli_trace *tr, char *msg, size_t msglen
         dv->lat_n = 0;
     }
     return 0;
+}
+
+size_t act_cli_summary_proc(summ *S, const act__jv *pid)
+{
+    return proc_of(S, pid);
+}
+
+int act_cli_device_kind(const act__jv *cat)
+{
+    return device_kind(cat);
 }
 
 void act_cli_summary_free(summ *S)
