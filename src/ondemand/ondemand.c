@@ -13,10 +13,12 @@
  * actrace_cli_never_polls). Where Kineto polls (KINETO_USE_DAEMON set and
  * a loaded object defines libkineto_init: torch), Kineto owns on-demand:
  * the poller stops before its next poll, and actrace's plugins ride in
- * Kineto's session through actrace.torch.enable(). A forked child binds
- * and polls only after it has lived one poll interval: a child that execs
- * at once never registers an endpoint that vanishes (dynolog blocks its
- * IPC thread retrying a reply to one), nor leaves a socket file.
+ * Kineto's session through actrace.torch.enable(). A process (a forked
+ * child, or a new image after exec) binds and polls only after it has
+ * lived one poll interval: one that execs or exits sooner (a shell, a
+ * wrapper script, the child of a fork+exec) never registers an endpoint
+ * that vanishes (dynolog blocks its IPC thread retrying a reply to one),
+ * nor leaves a socket file.
  *
  * Ready at start. The plugins the process's own config names (the ones a
  * request's session would load) get what their runtimes read at their
@@ -699,8 +701,8 @@ static int kineto_polls(void)
 static void *poller(void *arg)
 {
     (void)arg;
-    /* The first poll registers the process: at once, or after one poll
-     * interval in a forked child (od_first_ns). */
+    /* The first poll registers the process: after it has lived one poll
+     * interval (od_first_ns; see the top). */
     int64_t next = act__clock_ns() + od_first_ns;
     while (!atomic_load(&od_exiting)) {
         int64_t now = act__clock_ns();
@@ -811,12 +813,12 @@ static int64_t poll_interval_ms(void)
     return env_ms("ACTRACE_DAEMON_POLL_MS", secs * 1000, 1, 3600000);
 }
 
-/* The poller thread; it binds its endpoint itself before its first poll
- * (after @p first_ms in a forked child). */
-static int start_poller(int64_t first_ms)
+/* The poller thread; it binds its endpoint itself before its first poll,
+ * one poll interval from now. */
+static int start_poller(void)
 {
     od_poll_ns = poll_interval_ms() * 1000000;
-    od_first_ns = first_ms * 1000000;
+    od_first_ns = od_poll_ns;
     od_start_timeout_ns = env_ms("ACTRACE_DAEMON_START_TIMEOUT_MS", 60000, 1, 86400000) * 1000000;
     find_pids();
     make_name();
@@ -872,7 +874,7 @@ static void od_atfork_child(void)
     /* Late: a child that execs (or exits) within one poll interval never
      * registers with the daemon nor leaves an endpoint behind. */
     if (!atomic_load(&od_exiting) && enabled())
-        start_poller(od_poll_ns / 1000000);
+        start_poller();
 }
 
 /* ---- ready at start ------------------------------------------------------- */
@@ -982,5 +984,5 @@ static void od_init(void)
     atomic_store(&act__step_hook, od_step);
     act__atfork_install(); /* the engine's fork handler runs first */
     pthread_atfork(NULL, NULL, od_atfork_child);
-    start_poller(0);
+    start_poller();
 }

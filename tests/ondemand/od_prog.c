@@ -12,7 +12,7 @@
  *   od_prog forkexec N MS CHILD_MS  N steps; in each a child is forked
  *                        that lives CHILD_MS ms, then execs /bin/true
  *   od_prog kineto N MS LIB  N steps; LIB is dlopen'd (RTLD_LOCAL) after
- *                        the first
+ *                        half of them, and "loaded" printed
  *   od_prog idle MS      prints "pid P", then sleeps MS ms: no act_step
  *   od_prog probe MS     after MS ms, prints "threads T sockets S poller P":
  *                        its thread count (/proc/self/task), its sockets
@@ -148,9 +148,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < atoi(argv[2]); i++) {
             sleep_ms(atoi(argv[3]));
             act_step();
-            if (i == 0 && !dlopen(argv[4], RTLD_NOW | RTLD_LOCAL)) {
-                fprintf(stderr, "od_prog: %s\n", dlerror());
-                return 1;
+            if (i == atoi(argv[2]) / 2) {
+                if (!dlopen(argv[4], RTLD_NOW | RTLD_LOCAL)) {
+                    fprintf(stderr, "od_prog: %s\n", dlerror());
+                    return 1;
+                }
+                printf("loaded\n");
+                fflush(stdout);
             }
         }
         return 0;

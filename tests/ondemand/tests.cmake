@@ -23,12 +23,12 @@ if(ACT_PYTHON3 AND TARGET actrace_cli)
   set(_od_cases registration duration_busy_iterations no_daemon own_session fork path plugins
       exit trigger trigger_busy trigger_not_ours trigger_tcp abstract
       standin_trace_id standin_forkexec cli_never_polls kineto_owns trigger_forged
-      iter_timeout exit_write file_safety remote_keys)
+      iter_timeout exit_write file_safety remote_keys doc_python)
   set(_od_env "ACT_TEST_KINETO_LIB=$<TARGET_FILE:kineto_standin>"
       "ACT_TEST_SLOW_WRITE=$<TARGET_FILE:od_slow_write>"
       "ACT_TEST_LIBACTRACE=$<TARGET_FILE:actrace>")
   if(TARGET actrace_cl_demo_dlopen)
-    list(APPEND _od_cases opencl_ready)
+    list(APPEND _od_cases opencl_ready doc_c)
     list(APPEND _od_env "ACT_TEST_CL_DEMO=$<TARGET_FILE:actrace_cl_demo_dlopen>")
   endif()
   foreach(case ${_od_cases})
@@ -36,7 +36,12 @@ if(ACT_PYTHON3 AND TARGET actrace_cli)
              COMMAND ${ACT_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/ondemand/test_ondemand.py
                      $<TARGET_FILE:od_prog> $<TARGET_FILE:actrace_cli> ${case})
     set_tests_properties(OnDemand.${case} PROPERTIES LABELS "unit;ondemand;tsan" TIMEOUT 120
+                         SKIP_RETURN_CODE 77
                          ENVIRONMENT "${_od_env}")
   endforeach()
-  set_tests_properties(OnDemand.abstract PROPERTIES RESOURCE_LOCK dynolog_abstract)
+  set_tests_properties(OnDemand.abstract OnDemand.doc_python PROPERTIES
+                       RESOURCE_LOCK dynolog_abstract)
+  if(TARGET actrace_cl_demo_dlopen)
+    set_tests_properties(OnDemand.doc_c PROPERTIES RESOURCE_LOCK dynolog_abstract)
+  endif()
 endif()
