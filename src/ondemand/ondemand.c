@@ -125,7 +125,8 @@ static void clear_step_window(void)
 #define ACT__OD_EXIT_WAIT_S 120 /* the longest exit waits for a write */
 
 static int od_fd = -1;
-static pid_t od_owner;        /* the process that bound od_fd */
+static _Atomic int od_owner;  /* the process that bound od_fd (the poller
+                                * sets it, the exit handler reads it) */
 static int64_t od_first_ns;   /* the first poll's delay (a forked child's) */
 static int64_t od_start_timeout_ns; /* iteration windows: see the top */
 static char od_name[80];      /* our endpoint's name */
@@ -372,6 +373,10 @@ static int64_t resolve_start_iter(const act_config *req, const req_keys *k, int6
     int64_t start = k->start_iter ? get_int(req, "PROFILE_START_ITERATION", 0) : 0;
     int64_t warm = get_int(req, "ACTIVITIES_WARMUP_ITERATIONS", 0);
     int64_t round = k->roundup ? get_int(req, "PROFILE_START_ITERATION_ROUNDUP", 0) : 0;
+    if (warm > ACT__OD_MAX_ITERS) /* the bounds of visit_req */
+        warm = ACT__OD_MAX_ITERS;
+    if (round > ACT__OD_MAX_ROUNDUP)
+        round = ACT__OD_MAX_ROUNDUP;
     /* The request comes in the middle of step `cur`: the first whole step
      * it can have is the next one (Kineto, which checks at act_step's
      * boundary, can start at `cur` itself). */
@@ -438,6 +443,9 @@ static void start_request(const char *text, size_t len)
     act_config_foreach(req, visit_req, &k);
     if (k.act_id || k.req_id)
         fprintf(k.text, "REQUEST_TRACE_ID = %s\n", k.act_id ? k.act_id : k.req_id);
+    /* Kineto's format, whatever the process's own OUTPUT_FORMAT: the
+     * trace is written through a descriptor, whose name says nothing. */
+    fprintf(k.text, "OUTPUT_FORMAT = json\n");
     if (k.duration) {
         /* One duration, in milliseconds, at most max_ms. */
         int64_t ms = get_int(req, "ACTIVITIES_DURATION_MSECS", 0);
@@ -718,7 +726,7 @@ static void *poller(void *arg)
                     return NULL;
                 }
                 od_fd = fd;
-                od_owner = getpid();
+                atomic_store(&od_owner, (int)getpid());
             }
             send_poll(is_busy);
             next = now + od_poll_ns;
@@ -748,7 +756,7 @@ static void *poller(void *arg)
         pthread_mutex_unlock(&od_lock);
     }
     if (od_fd >= 0 && !atomic_load(&od_exiting)) {
-        od_owner = 0;
+        atomic_store(&od_owner, 0);
         act__dyno_unbind(od_fd, od_name);
         od_fd = -1;
     }
@@ -795,7 +803,7 @@ static void od_at_exit(void)
      * with the process; its file, in the directory mode, goes now. */
     struct sockaddr_un sa;
     socklen_t salen;
-    if (od_owner == getpid() && act__dyno_addr(od_name, &sa, &salen) == 0 && sa.sun_path[0])
+    if (atomic_load(&od_owner) == (int)getpid() && act__dyno_addr(od_name, &sa, &salen) == 0 && sa.sun_path[0])
         unlink(sa.sun_path);
 }
 
@@ -823,7 +831,7 @@ static int start_poller(void)
     find_pids();
     make_name();
     od_fd = -1;
-    od_owner = 0;
+    atomic_store(&od_owner, 0);
     /* Every signal blocked, so the program's threads take them. */
     sigset_t all, old;
     sigfillset(&all);
@@ -869,7 +877,7 @@ static void od_atfork_child(void)
     if (od_fd >= 0)
         close(od_fd); /* never unlink: the file is the parent's */
     od_fd = -1;
-    od_owner = 0;
+    atomic_store(&od_owner, 0);
     od_warned_sender = 0;
     /* Late: a child that execs (or exits) within one poll interval never
      * registers with the daemon nor leaves an endpoint behind. */
