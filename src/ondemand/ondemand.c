@@ -402,7 +402,7 @@ static void finish_locked(void)
     clear_step_window();
     char target[64], err[4200];
     act__od_file_target(&od_file, target, sizeof target);
-    atomic_store(&od_writing, 1);
+    atomic_store(&od_writing, 1); /* until the session is gone: exit waits */
     int rc = act_session_write(s, target);
     if (rc == 0) {
         rc = act__od_file_commit(&od_file, err, sizeof err);
@@ -416,9 +416,9 @@ static void finish_locked(void)
         act_log(ACT_LOG_ERROR, "on-demand: cannot write the trace: %s", act_session_errmsg(s));
         act__od_file_abort(&od_file);
     }
-    atomic_store(&od_writing, 0);
     act_session_destroy(s);
     od_session = NULL;
+    atomic_store(&od_writing, 0);
 }
 
 static void start_request(const char *text, size_t len)
