@@ -203,6 +203,11 @@ static const char *plugin_dir(void)
     return ACT_PLUGIN_INSTALL_DIR;
 }
 
+const char *act__plugins_dir(void)
+{
+    return plugin_dir();
+}
+
 /* ---- safety of the file and of every directory above it ---------------- */
 
 static int owner_ok(const struct stat *st)

@@ -20,6 +20,9 @@ typedef struct act__plugins act__plugins;
 int act__plugins_load(act_session *s, const act_config *cfg,
                       const char *const *extra, size_t nextra,
                       act__plugins **out);
+/* The folder bare plugin names are found in (ACTRACE_PLUGIN_DIR, else
+ * beside the library; loader.c). */
+const char *act__plugins_dir(void);
 /* start / stop+flush every plugin that initialised. */
 void act__plugins_start(act__plugins *p);
 void act__plugins_stop(act__plugins *p);

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "engine/spool.h"
-#include "ondemand/ondemand.h"
 #include "plugin/loader.h"
 #include "session/session.h"
 #include "writer/visit.h"
@@ -188,9 +187,13 @@ int act_session_start(act_session *s)
     return 0;
 }
 
+void (*_Atomic act__step_hook)(void);
+
 void act_step(void)
 {
-    act__ondemand_step(); /* counts the step; drives an on-demand iteration window */
+    void (*hook)(void) = atomic_load_explicit(&act__step_hook, memory_order_relaxed);
+    if (hook)
+        hook(); /* on-demand: counts the step, drives its iteration window */
     if (!atomic_load_explicit(&act__started, memory_order_relaxed))
         return;
     /* Announce the step, then look again (seq_cst on both sides, against

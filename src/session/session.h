@@ -7,8 +7,9 @@
  * and destroy with their plugins, start, the collection window, act_step,
  * stop, write. autostart.c: the auto-started session of `actrace record`.
  * rebuild.c (rebuild.h): a dead process's trace from its spool. On-demand
- * tracing (src/ondemand) sits beside it and opens and closes windows
- * through it.
+ * tracing (src/ondemand) is a client above it: it starts sessions, opens
+ * and closes their windows, and is reached from here only through
+ * act__step_hook, never by name.
  */
 #ifndef ACT_SESSION_SESSION_H
 #define ACT_SESSION_SESSION_H
@@ -21,6 +22,11 @@
  * plugins start), close a COLLECTING one's (they stop and flush). */
 void act__session_open_window(act_session *s);
 void act__session_close_window(act_session *s);
+
+/* Called first by every act_step() when set (NULL: nothing): a client
+ * above the session that counts steps (on-demand's iteration windows)
+ * installs it once, at load, before the program's threads run. */
+extern void (*_Atomic act__step_hook)(void);
 
 void act__session_seterr(act_session *s, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)

@@ -3,8 +3,10 @@
 # The library's layers (docs/building.md, "Source layout"): arrows point
 # down, never up.
 #
-#   3  session/ ondemand/   drive sessions: lifecycle, autostart, on demand,
-#                           the spool rebuild's write-out
+#   4  ondemand/            on-demand tracing: a client of the session, which
+#                           reaches it only through a hook (act__step_hook)
+#   3  session/             drive sessions: lifecycle, autostart, the spool
+#                           rebuild's write-out
 #   2  plugin/  writer/     the plugin loader; the trace writers
 #   1  engine/              recording core and spool storage
 #   0  util/ config/ activity_type/
@@ -30,7 +32,8 @@ rank() {
     util | config | activity_type) echo 0 ;;
     engine) echo 1 ;;
     plugin | writer) echo 2 ;;
-    session | ondemand) echo 3 ;;
+    session) echo 3 ;;
+    ondemand) echo 4 ;;
     *) echo "" ;;
     esac
 }

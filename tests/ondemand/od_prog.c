@@ -9,6 +9,11 @@
  *   od_prog fork N MS    the same in a forked child too (both print)
  *   od_prog own N MS FILE  the same inside a session of its own, written
  *                        to FILE
+ *   od_prog forkexec N MS CHILD_MS  N steps; in each a child is forked
+ *                        that lives CHILD_MS ms, then execs /bin/true
+ *   od_prog kineto N MS LIB  N steps; LIB is dlopen'd (RTLD_LOCAL) after
+ *                        half of them, and "loaded" printed
+ *   od_prog idle MS      prints "pid P", then sleeps MS ms: no act_step
  *   od_prog probe MS     after MS ms, prints "threads T sockets S poller P":
  *                        its thread count (/proc/self/task), its sockets
  *                        (/proc/self/fd) and whether a thread is named
@@ -17,6 +22,7 @@
  */
 #define _GNU_SOURCE 1
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +125,46 @@ int main(int argc, char **argv)
         steps(atoi(argv[2]), atoi(argv[3]));
         return 0;
     }
+    if (argc == 5 && strcmp(argv[1], "forkexec") == 0) {
+        printf("pid %d\n", (int)getpid());
+        fflush(stdout);
+        for (int i = 0; i < atoi(argv[2]); i++) {
+            pid_t c = fork();
+            if (c == 0) {
+                sleep_ms(atoi(argv[4]));
+                execl("/bin/true", "true", (char *)NULL);
+                _exit(127);
+            }
+            sleep_ms(atoi(argv[3]));
+            act_step();
+            int st;
+            waitpid(c, &st, 0);
+        }
+        return 0;
+    }
+    if (argc == 5 && strcmp(argv[1], "kineto") == 0) {
+        printf("pid %d\n", (int)getpid());
+        fflush(stdout);
+        for (int i = 0; i < atoi(argv[2]); i++) {
+            sleep_ms(atoi(argv[3]));
+            act_step();
+            if (i == atoi(argv[2]) / 2) {
+                if (!dlopen(argv[4], RTLD_NOW | RTLD_LOCAL)) {
+                    fprintf(stderr, "od_prog: %s\n", dlerror());
+                    return 1;
+                }
+                printf("loaded\n");
+                fflush(stdout);
+            }
+        }
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "idle") == 0) {
+        printf("pid %d\n", (int)getpid());
+        fflush(stdout);
+        sleep_ms(atoi(argv[2]));
+        return 0;
+    }
     if (argc == 5 && strcmp(argv[1], "own") == 0) {
         act_session *s = NULL;
         if (act_session_create(NULL, &s) != 0 || act_session_start(s) != 0)
@@ -128,6 +174,7 @@ int main(int argc, char **argv)
         act_session_destroy(s);
         return rc == 0 ? 0 : 1;
     }
-    fprintf(stderr, "usage: od_prog steps|fork N MS | own N MS FILE | probe MS\n");
+    fprintf(stderr, "usage: od_prog steps|fork N MS | own N MS FILE | forkexec N MS CHILD_MS | "
+                    "kineto N MS LIB | idle MS | probe MS\n");
     return 2;
 }

@@ -479,7 +479,8 @@ def case_trigger_tcp():
         check(req["fn"] == "setKinetOnDemandRequest" and req["job_id"] == 7 and
               req["pids"] == [4321, 99], "request %s" % req)
         check(req["config"] == "ACTIVITIES_LOG_FILE=/tmp/x \"q\".json\nPROFILE_START_ITERATION=0\n"
-              "PROFILE_START_ITERATION_ROUNDUP=50\nACTIVITIES_ITERATIONS=6\nREQUEST_TRACE_ID=tcp-1\n",
+              "PROFILE_START_ITERATION_ROUNDUP=50\nACTIVITIES_ITERATIONS=6\nACTRACE_TRACE_ID=tcp-1\n"
+              "REQUEST_TRACE_ID=tcp-1\n",
               "config %r" % req["config"])
         check("activityProfilersTriggered" in r.stdout, "response not printed: %r" % r.stdout)
     srv.close()
@@ -513,6 +514,408 @@ def case_abstract():
     p.kill()
     p.communicate()
 
+
+
+# ---- issue 33: through a stand-in dynolog; a hostile local user ------------
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def asan_preload():
+    """ASAN_OPTIONS for a program with a library preloaded before ASan's."""
+    return (os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
+
+
+def standin(**kw):
+    from standin_dynolog import Dynolog
+    return Dynolog(sockdir, **kw).start()
+
+
+def dyno(d, *args):
+    """actrace trigger to the stand-in daemon's TCP port, as dyno does."""
+    e = dict(env)
+    return subprocess.run([ACTRACE, "trigger", "--host", "127.0.0.1", "--port", str(d.port),
+                           "--job-id", "4242"] + list(args), env=e, capture_output=True,
+                          text=True, timeout=60)
+
+
+def wait_for(cond, timeout=30):
+    end = time.monotonic() + timeout
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.05)
+    return cond()
+
+
+def case_standin_trace_id():
+    """Item 2: dynolog appends its own REQUEST_TRACE_ID after the request's
+    text; --trace-id still names the trace (ACTRACE_TRACE_ID)."""
+    d = standin()
+    p, pid = start(["steps", "400", "10"])
+    check(wait_for(lambda: d.polled(pid), 10), "no registration")
+    r = dyno(d, "--pid", str(pid), "--duration-ms", "200", "--log-file", tmp + "/tid.json",
+             "--trace-id", "mine-7")
+    check(r.returncode == 0, "trigger through the stand-in: %d %r %r" % (r.returncode, r.stdout, r.stderr))
+    path = "%s/tid_%d.json" % (tmp, pid)
+    if check(wait_for(lambda: os.path.exists(path)), "no trace at " + path):
+        t = trace_at(path)
+        check(t.get("trace_id") == "mine-7", "trace_id %r (the daemon's ids: %s)" %
+              (t.get("trace_id"), d.trace_ids))
+    # Without --trace-id, the daemon's id is the trace's.
+    r = dyno(d, "--pid", str(pid), "--duration-ms", "100", "--log-file", tmp + "/tid2.json")
+    path = "%s/tid2_%d.json" % (tmp, pid)
+    if check(wait_for(lambda: os.path.exists(path)), "no trace at " + path):
+        check(trace_at(path).get("trace_id") == d.trace_ids[-1], "trace_id %r, daemon's %s" %
+              (trace_at(path).get("trace_id"), d.trace_ids))
+    p.kill()
+    p.communicate()
+    d.stop()
+
+
+def case_standin_forkexec():
+    """Items 3 and 11: a polling process that forks and execs children:
+    none registers (dynolog would stall its IPC thread on each vanished
+    endpoint), none leaves an endpoint file; another process's trace comes
+    with no stall."""
+    d = standin()
+    over = {"ACTRACE_DAEMON_POLL_MS": "1000"}
+    p, pid = start(["forkexec", "80", "30", "20"], **over)
+    other, opid = start(["steps", "400", "10"])
+    check(wait_for(lambda: d.polled(pid) and d.polled(opid), 10), "no registrations")
+    r = dyno(d, "--pid", str(opid), "--duration-ms", "100", "--log-file", tmp + "/other.json")
+    check(r.returncode == 0, "trigger: %r" % r.stdout)
+    finish(p)
+    path = "%s/other_%d.json" % (tmp, opid)
+    check(wait_for(lambda: os.path.exists(path)), "no trace at " + path)
+    with d.lock:
+        firsts = sorted({q[1][0] for q in d.polls})
+    check(sorted(firsts) == sorted([pid, opid]), "processes that polled: %s (parent %d, other %d)"
+          % (firsts, pid, opid))
+    check(d.stalls == 0, "%d replies to vanished endpoints (%.1f s stalled)" % (d.stalls, d.stall_s))
+    finish(other)
+    left = sorted(f for f in os.listdir(sockdir) if f != "dynolog")
+    check(left == [], "endpoint files left: %s" % left)
+    d.stop()
+
+
+def case_cli_never_polls():
+    """Item 3: the actrace command itself never registers, even with the
+    variable set; the program it records does."""
+    d = standin()
+    out = os.path.join(tmp, "rec.json")
+    r = subprocess.Popen([ACTRACE, "record", "-o", out, "--", OD_PROG, "steps", "50", "10"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    so, se = r.communicate(timeout=60)
+    m = re.search(r"pid (\d+)", so)
+    child = int(m.group(1)) if m else -1
+    time.sleep(0.2)
+    with d.lock:
+        firsts = {q[1][0] for q in d.polls}
+    check(r.pid not in firsts, "the actrace command (pid %d) polled: %s" % (r.pid, firsts))
+    check(child in firsts, "the recorded program (pid %d) did not poll: %s %r" % (child, firsts, se[-500:]))
+    d.stop()
+
+
+def case_kineto_owns():
+    """Item 4: where Kineto polls (KINETO_USE_DAEMON and a library with
+    libkineto_init), libactrace's poller stops: one poller per process."""
+    lib = os.environ["ACT_TEST_KINETO_LIB"]
+    d = standin()
+    p, pid = start(["kineto", "200", "10", lib], ACTRACE_USE_DAEMON=None, KINETO_USE_DAEMON="1")
+    check(p.stdout.readline().strip() == "loaded", "od_prog did not load the library")
+    before = len(d.polled(pid))
+    time.sleep(0.3)  # a poll already under way
+    after = len(d.polled(pid))
+    time.sleep(0.5)  # a poller alive would poll about 12 times
+    check(before > 0, "libactrace never polled before Kineto was loaded")
+    check(len(d.polled(pid)) == after, "%d polls from libactrace after Kineto was loaded" %
+          (len(d.polled(pid)) - after))
+    finish(p)
+    check(sorted(f for f in os.listdir(sockdir) if f != "dynolog") == [], "endpoint file left")
+    # ACTRACE_USE_DAEMON alone: Kineto does not poll, libactrace does.
+    p, pid = start(["kineto", "80", "10", lib])
+    finish(p)
+    check(len(d.polled(pid)) >= 5, "ACTRACE_USE_DAEMON alone: %d polls" % len(d.polled(pid)))
+    d.stop()
+
+
+def case_trigger_forged():
+    """Item 8: a poll claiming another process's pid gets nothing."""
+    victim, vpid = start(["idle", "20000"], ACTRACE_USE_DAEMON=None)
+    forger = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    forger.bind(os.path.join(sockdir, "dynoconfigclientforged"))
+    e = dict(env)
+    e.pop("ACTRACE_USE_DAEMON")
+    t = subprocess.Popen([ACTRACE, "trigger", "--serve", "--pid", str(vpid), "--job-id", "4242",
+                          "--timeout-ms", "1500", "--log-file", tmp + "/forged.json"], env=e,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    body = POLL.pack(2, 1, 4242) + struct.pack("=i", vpid)
+    got = []
+    end = time.monotonic() + 1.2
+    forger.settimeout(0.1)
+    while time.monotonic() < end:
+        try:
+            forger.sendto(HDR.pack(len(body), b"req") + body, os.path.join(sockdir, "dynolog"))
+        except OSError:
+            pass
+        try:
+            got.append(forger.recv(1 << 16))
+        except socket.timeout:
+            pass
+    so, se = t.communicate(timeout=30)
+    check("triggered" not in so and t.returncode == 1, "forged poll: %d %r" % (t.returncode, so))
+    check("claims pid %d" % vpid in se, "no message about the forged poll: %r" % se)
+    check(all(g[HDR.size:] == b"" for g in got), "the forger received a config: %r" % got[:1])
+    victim.kill()
+    victim.communicate()
+    forger.close()
+
+
+def case_iter_timeout():
+    """Item 9: an iteration request to a process that never steps is given
+    up; the process takes the next request."""
+    d = Daemon(sockdir)
+    p, pid = start(["idle", "8000"], ACTRACE_DAEMON_START_TIMEOUT_MS="500")
+    it = ("ACTIVITIES_LOG_FILE=%s/never.json\nPROFILE_START_ITERATION=0\n"
+          "PROFILE_START_ITERATION_ROUNDUP=1\nACTIVITIES_ITERATIONS=2\n" % tmp)
+    state = {"n": 0}
+    dur = "ACTIVITIES_LOG_FILE=%s/after.json\nACTIVITIES_DURATION_MSECS=100\n" % tmp
+
+    def answer(q):
+        state["n"] += 1
+        if state["n"] == 1:
+            return it
+        if q.ctype == 2 and state["n"] > 2 and not state.get("dur"):
+            state["dur"] = True
+            return dur
+        return ""
+    path = "%s/after_%d.json" % (tmp, pid)
+    d.serve_until(lambda: os.path.exists(path), 20, answer)
+    check(os.path.exists(path), "the request after a given-up iteration request: no trace")
+    p.kill()
+    _, err = p.communicate()
+    check("given up" in err, "no message: %r" % err[-800:])
+    check(not os.path.exists("%s/never_%d.json" % (tmp, pid)), "the iteration request wrote a trace")
+    d.close()
+
+
+def case_exit_write():
+    """Item 10: the program ends while its trace is being written: the
+    trace is complete, and no temporary file stays."""
+    d = Daemon(sockdir)
+    answer = once("ACTIVITIES_LOG_FILE=%s/slow.json\nACTIVITIES_DURATION_MSECS=200\n" % tmp)
+    p, pid = start(["steps", "100", "10"], LD_PRELOAD=os.environ["ACT_TEST_SLOW_WRITE"],
+                   ACT_TEST_SLOW_WRITE_MS="3500", ASAN_OPTIONS=asan_preload())
+    # The window closes at about 0.2 s, the write takes 3.5 s, and the
+    # program ends at about 1 s, more than 2 s before the write does.
+    d.serve_until(lambda: p.poll() is not None, 60, answer)
+    finish(p)
+    path = "%s/slow_%d.json" % (tmp, pid)
+    if check(os.path.exists(path), "the trace written during exit is lost"):
+        check(len(steps_in(trace_at(path))) > 0, "empty trace")
+    left = [f for f in os.listdir(tmp) if ".tmp" in f]
+    check(left == [], "temporary files left: %s" % left)
+    d.close()
+
+
+def case_file_safety():
+    """Items 5-7: a symlinked folder, a FIFO or another user's file at the
+    trace's name: never followed nor written through; the trace is this
+    user's, with its umask."""
+    allowed = os.path.join(tmp, "allowed")
+    outside = os.path.join(tmp, "outside")
+    os.mkdir(allowed)
+    os.mkdir(outside)
+    os.symlink(outside, os.path.join(allowed, "link"))
+    over = {"KINETO_ONDEMAND_TRACE_DIR": allowed}
+
+    def run(text, check_done, preexec=None):
+        d = Daemon(sockdir)
+        e = dict(env)
+        e.update(over)
+        p = subprocess.Popen([OD_PROG, "steps", "300", "10"], env=e, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
+        pid = int(re.match(r"pid (\d+)", p.stdout.readline()).group(1))
+        d.serve_until(lambda: check_done(pid), 30, once(text % {"pid": pid}))
+        p.kill()
+        _, err = p.communicate()
+        d.close()
+        return pid, err
+
+    # 5: a folder that is a symbolic link.
+    pid, err = run("ACTIVITIES_LOG_FILE=" + allowed + "/link/x.json\nACTIVITIES_DURATION_MSECS=50\n",
+                   lambda pid: os.path.exists("%s/libkineto_activities_%d.json" % (allowed, pid)))
+    check(os.listdir(outside) == [], "wrote through the symlinked folder: %s" % os.listdir(outside))
+    check(os.path.exists("%s/libkineto_activities_%d.json" % (allowed, pid)), "no default trace")
+    # 6: a FIFO at the name: not opened (the poller would block), the trace
+    # goes to an unguessable name, the poller keeps polling.
+    fifo_pid = []
+
+    def fifo_pre():
+        pass
+    d = Daemon(sockdir)
+    e = dict(env)
+    e.update(over)
+    p = subprocess.Popen([OD_PROG, "steps", "300", "10"], env=e, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    pid = int(re.match(r"pid (\d+)", p.stdout.readline()).group(1))
+    fifo = "%s/ff_%d.json" % (allowed, pid)
+    os.mkfifo(fifo, 0o666)
+    alt = lambda: [f for f in os.listdir(allowed) if f.startswith("ff_%d." % pid) and f.endswith(".json")
+                   and f != os.path.basename(fifo)]
+    d.serve_until(lambda: alt(), 30,
+                  once("ACTIVITIES_LOG_FILE=%s/ff.json\nACTIVITIES_DURATION_MSECS=50\n" % allowed))
+    check(alt() and len(alt()[0]) >= len("ff_%d.0123456789abcdef.json" % pid),
+          "no trace beside the FIFO: %s" % os.listdir(allowed))
+    more = d.serve_until(lambda: False, 0.5)
+    check(len(more) >= 3, "the poller stopped polling after the FIFO: %d polls" % len(more))
+    p.kill()
+    p.communicate()
+    d.close()
+    # 7: another user's 0666 file at the name, umask 077: left alone; the
+    # trace is ours, mode 0600.
+    if os.geteuid() == 0:
+        victim = {}
+
+        def plant():
+            os.umask(0o077)
+        d = Daemon(sockdir)
+        p = subprocess.Popen([OD_PROG, "steps", "300", "10"], env=e, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, preexec_fn=plant)
+        pid = int(re.match(r"pid (\d+)", p.stdout.readline()).group(1))
+        planted = "%s/own_%d.json" % (allowed, pid)
+        with open(planted, "w") as f:
+            f.write("nobody's\n")
+        os.chown(planted, 65534, 65534)
+        os.chmod(planted, 0o666)
+        alt = lambda: [f for f in os.listdir(allowed) if f.startswith("own_%d." % pid)
+                       and f != os.path.basename(planted)]
+        d.serve_until(lambda: alt(), 30,
+                      once("ACTIVITIES_LOG_FILE=%s/own.json\nACTIVITIES_DURATION_MSECS=50\n" % allowed))
+        p.kill()
+        p.communicate()
+        d.close()
+        st = os.stat(planted)
+        check(open(planted).read() == "nobody's\n" and st.st_uid == 65534, "the planted file changed")
+        if check(alt(), "no trace beside the planted file"):
+            st = os.stat(os.path.join(allowed, alt()[0]))
+            check(st.st_uid == os.geteuid() and (st.st_mode & 0o777) == 0o600,
+                  "trace owner %d mode %o" % (st.st_uid, st.st_mode & 0o777))
+    # Our own earlier trace at the name is replaced, never written through
+    # (a hard link to it keeps the old content).
+    d = Daemon(sockdir)
+    p = subprocess.Popen([OD_PROG, "steps", "300", "10"], env=e, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    pid = int(re.match(r"pid (\d+)", p.stdout.readline()).group(1))
+    mine = "%s/again_%d.json" % (allowed, pid)
+    with open(mine, "w") as f:
+        f.write("old\n")
+    os.link(mine, mine + ".keep")
+    d.serve_until(lambda: os.path.getsize(mine) > 4, 30,
+                  once("ACTIVITIES_LOG_FILE=%s/again.json\nACTIVITIES_DURATION_MSECS=50\n" % allowed))
+    p.kill()
+    p.communicate()
+    d.close()
+    check(open(mine + ".keep").read() == "old\n", "wrote through our old trace")
+    check(len(steps_in(trace_at(mine))) > 0, "the new trace at the name")
+    check([f for f in os.listdir(allowed) if "tmp" in f] == [], "temporary files left")
+
+
+def case_remote_keys():
+    """Item 12: a request may set only the window, the file and the ids;
+    the rest is the process's own, and durations are bounded."""
+    d = Daemon(sockdir)
+    answer = once(
+        "ACTIVITIES_LOG_FILE=%s/keys.json\nACTIVITIES_DURATION_MSECS=99999999\n"
+        "MAX_BUFFER_SIZE_MB=1\nSPILL_DIR=/etc\nDEFAULT_PLUGINS=true\nSPOOL_MAX_MB=1\n" % tmp)
+    p, pid = start(["steps", "300", "10"], ACTRACE_DAEMON_MAX_DURATION_MS="300")
+    path = "%s/keys_%d.json" % (tmp, pid)
+    d.serve_until(lambda: os.path.exists(path), 30, answer)
+    p.kill()
+    _, err = p.communicate()
+    if check(os.path.exists(path), "no trace"):
+        s = steps_in(trace_at(path))
+        check(0 < len(s) < 290, "the bounded window's steps: %d" % len(s))
+    check("MAX_BUFFER_SIZE_MB" in err and "SPILL_DIR" in err and "left out" in err,
+          "no warning about the keys left out: %r" % err[-1500:])
+    check("bounded" in err, "no warning about the bound")
+    d.close()
+
+
+def case_opencl_ready():
+    """Item 1: ACTRACE_USE_DAEMON=1 ACTRACE_PLUGINS=opencl is all it takes:
+    a request after the program's first OpenCL calls gets its kernels."""
+    demo = os.environ["ACT_TEST_CL_DEMO"]
+    d = standin()
+    e = dict(env)
+    e.update({"LD_PRELOAD": os.environ["ACT_TEST_LIBACTRACE"], "ACTRACE_PLUGINS": "opencl",
+              "ACTRACE_LOG": "info", "ASAN_OPTIONS": asan_preload()})
+    e["CL_DEMO_SHOW_LAYERS"] = "1"  # on stderr once its OpenCL is set up
+    p = subprocess.Popen([demo, "30000"], env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    early = []
+    for line in p.stderr:
+        early.append(line)
+        if line.startswith("OPENCL_LAYERS="):
+            break
+    if not early or not early[-1].startswith("OPENCL_LAYERS="):
+        _, err = p.communicate()
+        if p.returncode == 77:
+            print("skip: no OpenCL platform: %r" % "".join(early))
+            sys.exit(77)
+        check(False, "cl_demo: %d %r" % (p.returncode, "".join(early)))
+        return
+    pid = p.pid
+    check(wait_for(lambda: d.polled(pid), 10), "no registration")
+    r = dyno(d, "--pid", str(pid), "--duration-ms", "300", "--log-file", tmp + "/cl.json")
+    check(r.returncode == 0, "trigger: %r" % r.stdout)
+    path = "%s/cl_%d.json" % (tmp, pid)
+    ok = wait_for(lambda: os.path.exists(path), 20)
+    check(p.poll() is None, "cl_demo ended before the trace was written")
+    p.kill()
+    _, err = p.communicate()
+    if check(ok, "no trace: %r" % err[-1500:]):
+        ev = trace_at(path)["traceEvents"]
+        kernels = [x for x in ev if x.get("cat") == "kernel"]
+        copies = [x for x in ev if x.get("cat") in ("gpu_memcpy", "gpu_memset")]
+        check(kernels, "no kernels in the on-demand trace: cats %s" %
+              sorted({str(x.get("cat")) for x in ev}))
+        check(copies, "no copies in the on-demand trace")
+    d.stop()
+
+
+def doc_block(name):
+    """docs/on-demand.md's block "<!-- example: on-demand NAME -->", run as
+    written from the build folder (the abstract name "dynolog": ctest's
+    resource lock keeps the cases apart)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    text = open(os.path.join(root, "docs", "on-demand.md")).read()
+    m = re.search(r"<!-- example: on-demand %s -->\s*```sh\n(.*?)```" % name, text, re.S)
+    if not check(m, "docs/on-demand.md lost its %s block" % name):
+        return None
+    e = dict(os.environ)
+    for k in ("ACTRACE_USE_DAEMON", "KINETO_USE_DAEMON", "KINETO_IPC_SOCKET_DIR",
+              "KINETO_ONDEMAND_TRACE_DIR", "ACTRACE_PLUGINS", "SLURM_JOB_ID", "ACTRACE_LOG"):
+        e.pop(k, None)
+    build = os.path.dirname(os.path.dirname(os.path.abspath(ACTRACE)))
+    r = subprocess.run(["bash", "-e", "-c", m.group(1)], cwd=build, env=e, capture_output=True,
+                       text=True, timeout=100)
+    sys.stderr.write(r.stdout[-3000:] + r.stderr[-3000:])
+    check(r.returncode == 0, "the %s block: exit %d" % (name, r.returncode))
+    return r
+
+
+def case_doc_c():
+    if "ACT_TEST_CL_DEMO" not in os.environ:
+        print("skip: no OpenCL")
+        sys.exit(77)
+    r = doc_block("C")
+    check(r and re.search(r"^\s*\d+\s+kernel", r.stdout, re.M), "no kernels in its summary")
+
+
+def case_doc_python():
+    r = doc_block("Python")
+    check(r and r.stdout.strip().splitlines()[-1].isdigit() and
+          int(r.stdout.strip().splitlines()[-1]) > 0, "no kernels in its trace")
 
 try:
     globals()["case_" + CASE]()

@@ -14,7 +14,11 @@
  *    no dynolog runs: it binds the daemon's endpoint on the IPC fabric
  *    (dyno_ipc.h), answers every poll, hands the config to the next poll of
  *    each matching process, and reports a process that polls while its own
- *    trace runs (config type 0) as busy: such a request is not queued.
+ *    trace runs (config type 0) as busy: such a request is not queued. A
+ *    poll counts only when the kernel's credentials on its datagram name
+ *    the pid it claims first, and a user whose processes obey this one
+ *    (the same user, or trigger runs as root): any local user can send
+ *    polls to the daemon's name.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +36,11 @@
 #include "ondemand/dyno_ipc.h"
 
 #define MAX_PIDS 64
+
+/* The actrace command itself never polls a daemon, even with
+ * ACTRACE_USE_DAEMON set: libactrace's on-demand looks this symbol up
+ * (exported: tools/actrace/CMakeLists.txt) before it starts its poller. */
+__attribute__((visibility("default"))) const int actrace_cli_never_polls = 1;
 
 typedef struct trig {
     long long duration_ms, iterations, roundup, start_time, job, limit, timeout_ms, count;
@@ -68,7 +77,9 @@ static void usage(FILE *f)
             "  --log-file FILE  the trace, FILE with _<pid> inserted (default\n"
             "                   /tmp/actrace_trigger.json; must be under /tmp or\n"
             "                   KINETO_ONDEMAND_TRACE_DIR)\n"
-            "  --trace-id ID    written as the traces' trace_id (REQUEST_TRACE_ID)\n"
+            "  --trace-id ID    written as the traces' trace_id (ACTRACE_TRACE_ID, which\n"
+            "                   dynolog keeps, and REQUEST_TRACE_ID for Kineto clients,\n"
+            "                   which dynolog replaces with its own id)\n"
             "\n"
             "Exit status: 0 all triggered, 1 a process was busy, none matched or the\n"
             "daemon failed, 2 usage.\n");
@@ -105,7 +116,7 @@ static char *request_config(const trig *t)
         fprintf(f, "ACTIVITIES_DURATION_MSECS=%lld\n", t->duration_ms);
     }
     if (t->trace_id)
-        fprintf(f, "REQUEST_TRACE_ID=%s\n", t->trace_id);
+        fprintf(f, "ACTRACE_TRACE_ID=%s\nREQUEST_TRACE_ID=%s\n", t->trace_id, t->trace_id);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
@@ -283,6 +294,15 @@ static int serve(const trig *t, const char *config)
             act__dyno_msg_free(&m);
             continue;
         }
+        /* The pid a poll claims is the kernel's word, or nothing: another
+         * user could send a poll in any process's name. */
+        if (!m.has_cred || m.pid != pids[0]) {
+            fprintf(stderr, "actrace trigger: a poll from \"%s\" claims pid %d, but %s: "
+                    "ignored\n", m.src, (int)pids[0],
+                    m.has_cred ? "its sender is another process" : "it has no credentials");
+            act__dyno_msg_free(&m);
+            continue;
+        }
         /* Which of ours it is: the process itself or an ancestor (as
          * dynolog matches), of the job; never this command itself. */
         int match = job == t->job && pids[0] != (int32_t)getpid();
@@ -303,7 +323,14 @@ static int serve(const trig *t, const char *config)
         const char *reply = "";
         if (match) {
             int is_busy = !(type & ACT__DYNO_CFG_ACTIVITIES);
-            if (is_busy) {
+            if (geteuid() != 0 && m.uid != geteuid()) {
+                /* It obeys only root or its own user: it would drop the
+                 * request. */
+                printf("pid %d: runs as uid %d, which takes requests only from root or "
+                       "itself: not triggered\n", (int)pids[0], (int)m.uid);
+                is_busy = 1;
+                nbusy++;
+            } else if (is_busy) {
                 printf("pid %d: busy (its own trace is running): not triggered\n", (int)pids[0]);
                 nbusy++;
             } else {
