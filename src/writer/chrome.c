@@ -48,34 +48,6 @@ typedef struct wctx {
     int oom;
 } wctx;
 
-static void lit(act__out *o, const char *s)
-{
-    act__out_write(o, s, strlen(s));
-}
-
-static void put_i64(act__out *o, int64_t v)
-{
-    char *p = act__out_reserve(o, ACT__FMT_I64_MAX);
-    act__out_commit(o, act__fmt_i64(p, v));
-}
-
-static void put_u64(act__out *o, uint64_t v)
-{
-    char *p = act__out_reserve(o, ACT__FMT_U64_MAX);
-    act__out_commit(o, act__fmt_u64(p, v));
-}
-
-static void put_double(act__out *o, double v)
-{
-    char *p = act__out_reserve(o, ACT__FMT_DOUBLE_MAX);
-    act__out_commit(o, act__fmt_double(p, v));
-}
-
-static void put_str0(act__out *o, const char *s)
-{
-    act__out_str(o, s, strlen(s));
-}
-
 static inline char *cpy(char *p, const char *s, size_t n)
 {
     memcpy(p, s, n);

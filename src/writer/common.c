@@ -3,47 +3,19 @@
  * What both trace writers (chrome.c, perfetto.c) use and neither owns: the
  * sink's open and close with the writers' error messages, and the two JSON
  * blocks both traces carry (a deviceProperties entry; actraceStats, which
- * the Perfetto trace keeps as an annotation).
+ * the Perfetto trace keeps as an annotation), and the small output helpers
+ * both use.
  *
  * Layering inside writer/ (tests/layering/check_layering.sh): write.c
  * dispatches to chrome.c or perfetto.c; those two never call each other;
  * both call down into this file, visit.c, pftrace.c and the sink
  * (json_fmt.c, out_sink.c), which call no writer.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "engine/engine.h"
 #include "writer/common.h"
-
-static void lit(act__out *o, const char *s)
-{
-    act__out_write(o, s, strlen(s));
-}
-
-static void put_i64(act__out *o, int64_t v)
-{
-    char *p = act__out_reserve(o, ACT__FMT_I64_MAX);
-    act__out_commit(o, act__fmt_i64(p, v));
-}
-
-static void put_u64(act__out *o, uint64_t v)
-{
-    char *p = act__out_reserve(o, ACT__FMT_U64_MAX);
-    act__out_commit(o, act__fmt_u64(p, v));
-}
-
-static void put_double(act__out *o, double v)
-{
-    char *p = act__out_reserve(o, ACT__FMT_DOUBLE_MAX);
-    act__out_commit(o, act__fmt_double(p, v));
-}
-
-static void put_str0(act__out *o, const char *s)
-{
-    act__out_str(o, s, strlen(s));
-}
 
 int act__writer_open(act__out *o, const char *path, char *err, size_t errcap)
 {
@@ -98,7 +70,6 @@ void act__write_device_json(act__out *o, const act__vdevice *dev)
     }
     act__out_char(o, '}');
 }
-
 
 /* actraceStats as one JSON object (both writers; the Perfetto writer
  * carries it as an annotation). Args are counted apart from events: an arg
