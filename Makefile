@@ -4,7 +4,9 @@
 #   make [build]     install missing Debian packages (scripts/deps.sh), make the
 #                    cached Python venv (scripts/pyvenv.sh), configure (once)
 #                    and build into $(BUILD)
-#   make demo        build, then run the main job (scripts/demo.sh)
+#   make demo        build quietly (output in $(BUILD)/build.log), record the
+#                    example, print where the trace is (scripts/demo.sh;
+#                    V=1 prints everything)
 #   make test        build, then run every test through ctest
 #   make bench       build and run the benchmarks
 #   make asan        ASan+UBSan build in build-asan, run the unit tests
@@ -20,6 +22,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
+# No "Entering/Leaving directory" lines from the makes that CMake runs.
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all build demo test bench install clean asan tsan fuzz validate deps pyvenv
 
@@ -43,8 +47,10 @@ deps:
 pyvenv:
 	@sh ./scripts/pyvenv.sh >/dev/null || echo "warning: scripts/pyvenv.sh failed: the Python tests will fail until it succeeds"
 
-demo: build
-	@./scripts/demo.sh $(BUILD)
+# The demo needs no Python venv: only the Debian packages, then
+# scripts/demo.sh configures and builds with its output in a log.
+demo: deps
+	@JOBS=$(JOBS) CMAKE_FLAGS='$(CMAKE_FLAGS)' ./scripts/demo.sh --build $(if $(V),-v) $(BUILD)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_FLAGS)

@@ -28,6 +28,7 @@
 #include "writer/json_out.h"
 #include "writer/pftrace.h"
 #include "writer/visit.h"
+#include "writer/common.h"
 #include "writer/writers.h"
 
 typedef struct pctx {

@@ -18,27 +18,6 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-int act__writer_open(act__out *o, const char *path, char *err, size_t errcap)
-{
-    int rc = act__out_open(o, path, NULL, 0);
-    if (rc)
-        snprintf(err, errcap, "%s", act__out_errmsg(o));
-    return rc;
-}
-
-int act__writer_close(act__out *o, int oom, const char *path, char *err, size_t errcap)
-{
-    if (oom && !act__out_error(o)) {
-        act__out_abort(o);
-        snprintf(err, errcap, "%s: out of memory while writing the trace", path);
-        return ACT_ENOMEM;
-    }
-    int rc = act__out_finish(o);
-    if (rc)
-        snprintf(err, errcap, "%s", act__out_errmsg(o));
-    return rc;
-}
-
 int act__format_of_path(const char *path)
 {
     static const char *const pf[] = {".pftrace", ".pftrace.gz", ".perfetto-trace",

@@ -23,22 +23,10 @@ int act__format_of_path(const char *path);
  *  for (write.c). */
 int act__write_trace(act_session *s, const char *path, char *err, size_t errcap);
 
-/** Open @p o on @p path for a writer; the message in @p err on failure. */
-int act__writer_open(act__out *o, const char *path, char *err, size_t errcap);
-/** Finish @p o (or abandon it when @p oom, with an out-of-memory message
- *  unless the sink has an error of its own, which then wins). */
-int act__writer_close(act__out *o, int oom, const char *path, char *err, size_t errcap);
-
 /** Chrome Trace Event JSON (chrome.c). */
 int act__write_chrome(act_session *s, const char *path, char *err, size_t errcap);
 
 /** Perfetto protobuf (perfetto.c). */
 int act__write_perfetto(act_session *s, const char *path, char *err, size_t errcap);
-
-/** One deviceProperties entry as a JSON object (chrome.c). */
-void act__write_device_json(act__out *o, const act__vdevice *dev);
-
-/** actraceStats as one compact JSON object (chrome.c). */
-void act__write_stats_json(act__out *o, const act__vstats *st);
 
 #endif /* ACT_WRITER_WRITERS_H */

@@ -14,7 +14,7 @@ foreach(_dir "${ACT_SHARED_DIR}" "$ENV{ACT_SHARED_DIR}" "${PROJECT_SOURCE_DIR}/.
 endforeach()
 if(NOT _act_kineto_ref)
   list(APPEND ACT_MISSING_TEST_DEPS
-       "shared/data/kineto-cpu-ops.json (CliSummary/CliCheck skip the Kineto checks; set ACT_SHARED_DIR)")
+       "shared/data/kineto-cpu-ops.json (CliSummary/CliCheck skip the Kineto checks, set ACT_SHARED_DIR)")
 endif()
 
 set(_act_cli_libs Threads::Threads)

@@ -16,6 +16,14 @@
 # reaches it through the session: engine.h, report_plugins); plugin/ uses
 # the writer's UTF-8 check (writer/json_out.h).
 #
+# Inside writer/ the files have layers of their own (wrank):
+#   2  write.c               picks the writer a path asks for
+#   1  chrome.c perfetto.c   the two writers: neither uses the other
+#   0  the rest              common.c (what both writers share), visit.c,
+#                            pftrace.c, json_fmt.c, out_sink.c, readback.c
+# (checked on symbols, per object; a new writer file is rank 0 until it is
+# listed here).
+#
 #   check_layering.sh includes SRC_DIR
 #       every #include "dir/..." in SRC_DIR/<component>/*.[ch] names a
 #       component of the same layer or a lower one;
@@ -35,6 +43,15 @@ rank() {
     session) echo 3 ;;
     ondemand) echo 4 ;;
     *) echo "" ;;
+    esac
+}
+
+# The file layer inside writer/ of object or source basename $1.
+wrank() {
+    case "$1" in
+    write.c | write.c.o | write.o) echo 2 ;;
+    chrome.c | chrome.c.o | chrome.o | perfetto.c | perfetto.c.o | perfetto.o) echo 1 ;;
+    *) echo 0 ;;
     esac
 }
 
@@ -88,19 +105,28 @@ symbols)
         r=$(rank "$comp")
         [ -n "$r" ] || continue
         "$nm" -P "$o" >"$tmp".one || { echo "layering: $nm cannot read $o" >&2; exit 2; }
-        awk -v r="$r" -v c="$comp" '$2 ~ /^[A-TV-Z]$/ { print $1, r, c }' "$tmp".one >>"$tmp".def
-        awk -v r="$r" -v c="$comp" -v o="$(basename "$o" .o)" \
-            '$2 == "U" { print $1, r, c, o }' "$tmp".one >>"$tmp".und
+        b=$(basename "$o")
+        w=$(wrank "$b")
+        awk -v r="$r" -v c="$comp" -v o="${b%.o}" -v w="$w" \
+            '$2 ~ /^[A-TV-Z]$/ { print $1, r, c, o, w }' "$tmp".one >>"$tmp".def
+        awk -v r="$r" -v c="$comp" -v o="${b%.o}" -v w="$w" \
+            '$2 == "U" { print $1, r, c, o, w }' "$tmp".one >>"$tmp".und
     done
     if [ ! -s "$tmp".def ]; then
         echo "layering: no symbols read from the objects" >&2
         exit 2
     fi
     # A symbol is defined once in the library: its component decides.
-    out=$(awk 'NR == FNR { d[$1] = $2; dc[$1] = $3; next }
+    # Inside writer/: a file uses no file of a higher file layer, and the
+    # two writers (file layer 1) not each other.
+    out=$(awk 'NR == FNR { d[$1] = $2; dc[$1] = $3; df[$1] = $4; dw[$1] = $5; next }
                ($1 in d) && (d[$1] > $2 || ($3 == "writer" && dc[$1] == "plugin")) {
                    printf "layering: %s/%s (layer %s) uses %s, defined in %s/ (layer %s)\n",
-                          $3, $4, $2, $1, dc[$1], d[$1] }' "$tmp".def "$tmp".und | sort -u)
+                          $3, $4, $2, $1, dc[$1], d[$1]; next }
+               ($1 in d) && $3 == "writer" && dc[$1] == "writer" && df[$1] != $4 &&
+               (dw[$1] > $5 || (dw[$1] == 1 && $5 == 1)) {
+                   printf "layering: writer/%s (file layer %s) uses %s, defined in writer/%s (file layer %s)\n",
+                          $4, $5, $1, df[$1], dw[$1] }' "$tmp".def "$tmp".und | sort -u)
     if [ -n "$out" ]; then
         echo "$out"
         bad=1

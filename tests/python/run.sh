@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# ctest's Python test: run python/tests with the cached venv's pytest.
-#   run.sh SOURCE_DIR BINARY_DIR
+# ctest's Python tests: run python/tests with the cached venv's pytest.
+#   run.sh SOURCE_DIR BINARY_DIR [PYTEST_ARGS...]   (default: python/tests)
 set -eu
 src=$1
+shift 2
+[ $# -gt 0 ] || set -- python/tests
 venv=$(sh "$src/scripts/pyvenv.sh" --path)
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pytest, scikit_build_core' 2>/dev/null; then
     if [ "${ACT_NO_VENV:-0}" = 1 ]; then
@@ -15,4 +17,4 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pytest, scikit
     exit 1
 fi
 cd "$src"
-exec "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
