@@ -294,7 +294,7 @@ static track *track_get(pfcheck *c, uint64_t uuid)
 
 static void define_iids(pfcheck *c, seqst *q, const uint8_t *p, const uint8_t *end)
 {
-    pbf f;
+    pbf f = {0};
     int r;
     while ((r = next_field(&p, end, &f)) > 0) {
         int kind = f.field == 1 ? K_CAT : f.field == 2 ? K_NAME : f.field == 3 ? K_ANN
@@ -302,7 +302,7 @@ static void define_iids(pfcheck *c, seqst *q, const uint8_t *p, const uint8_t *e
         if (!kind || f.wt != 2)
             continue;
         const uint8_t *e = f.data, *ee = f.data + f.len;
-        pbf g;
+        pbf g = {0};
         uint64_t iid = 0;
         while (next_field(&e, ee, &g) > 0)
             if (g.field == 1 && g.wt == 0)
@@ -327,7 +327,7 @@ static void use_iid(pfcheck *c, seqst *q, int kind, uint64_t iid, const char *wh
 
 static void check_annotations(pfcheck *c, seqst *q, const uint8_t *p, const uint8_t *end)
 {
-    pbf f;
+    pbf f = {0};
     while (next_field(&p, end, &f) > 0) {
         if (f.field == 1 && f.wt == 0)
             use_iid(c, q, K_ANN, f.v, "debug annotation name");
@@ -340,7 +340,7 @@ static void check_annotations(pfcheck *c, seqst *q, const uint8_t *p, const uint
 
 static void check_track_event(pfcheck *c, seqst *q, const uint8_t *p, const uint8_t *end)
 {
-    pbf f;
+    pbf f = {0};
     uint64_t type = 0, uuid = 0;
     int has_uuid = 0, has_value = 0, r;
     while ((r = next_field(&p, end, &f)) > 0) {
@@ -415,7 +415,7 @@ static void check_track_event(pfcheck *c, seqst *q, const uint8_t *p, const uint
 
 static void check_descriptor(pfcheck *c, const uint8_t *p, const uint8_t *end)
 {
-    pbf f;
+    pbf f = {0};
     uint64_t uuid = 0, parent = 0;
     int has_uuid = 0, has_parent = 0, counter = 0, r;
     while ((r = next_field(&p, end, &f)) > 0) {
@@ -429,7 +429,7 @@ static void check_descriptor(pfcheck *c, const uint8_t *p, const uint8_t *end)
             counter = 1;
         } else if ((f.field == 3 || f.field == 4) && f.wt == 2) {
             const uint8_t *e = f.data, *ee = f.data + f.len;
-            pbf g;
+            pbf g = {0};
             int has_pid = 0, has_tid = 0;
             while (next_field(&e, ee, &g) > 0) {
                 if (g.field == 1 && g.wt == 0) {
@@ -493,12 +493,12 @@ static void check_descriptor(pfcheck *c, const uint8_t *p, const uint8_t *end)
 
 static void check_snapshot(pfcheck *c, seqst *q, const uint8_t *p, const uint8_t *end)
 {
-    pbf f;
+    pbf f = {0};
     while (next_field(&p, end, &f) > 0) {
         if (f.field != 1 || f.wt != 2)
             continue;
         const uint8_t *e = f.data, *ee = f.data + f.len;
-        pbf g;
+        pbf g = {0};
         uint64_t id = 0, ts = 0;
         int inc = 0;
         while (next_field(&e, ee, &g) > 0) {
@@ -524,7 +524,7 @@ static void check_snapshot(pfcheck *c, seqst *q, const uint8_t *p, const uint8_t
 
 static void check_packet(pfcheck *c, const uint8_t *p, const uint8_t *end)
 {
-    pbf f;
+    pbf f = {0};
     int r;
     uint32_t seq_id = 0, flags = 0, clock = 0;
     int has_ts = 0, has_clock = 0, cleared_old = 0;
@@ -573,13 +573,13 @@ static void check_packet(pfcheck *c, const uint8_t *p, const uint8_t *end)
     }
     if (defs && q) {
         const uint8_t *e = defs, *ee = defs + defs_n;
-        pbf g;
+        pbf g = {0};
         while (next_field(&e, ee, &g) > 0) {
             if (g.field == 58 && g.wt == 0)
                 q->clock = (uint32_t)g.v;
             else if (g.field == 11 && g.wt == 2) {
                 const uint8_t *x = g.data, *xe = g.data + g.len;
-                pbf h;
+                pbf h = {0};
                 while (next_field(&x, xe, &h) > 0)
                     if (h.field == 11 && h.wt == 0) {
                         q->default_track = h.v;
