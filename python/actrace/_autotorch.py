@@ -3,7 +3,9 @@
 
 ``actrace record`` puts a ``sitecustomize.py`` first on ``PYTHONPATH``
 (``--no-python-ops`` leaves it out). When a Python process below record
-starts, that file calls install() here, which adds an import hook: once
+starts, that file runs this one by path (as ``_actrace_autotorch``: the
+actrace package itself is not imported until torch is) and calls
+install(), which adds an import hook: once
 the program imports ``torch`` (and only then: a process that never does
 pays for one finder on ``sys.meta_path``), actrace.torch.record_ops() is
 turned on, so every aten op and record_function region goes into the

@@ -318,6 +318,18 @@ class Session final : public libkineto::IActivityProfilerSession {
                     ++it;
                 }
         }
+        // Another owner's session (actrace record's, the program's own):
+        // one per process, so this one would fail to start (and its
+        // plugins print their warnings for nothing). Said once per process.
+        if (act_session_active() || std::getenv("ACTRACE_RECORD_DIR")) {
+            notes_.push_back("another actrace session owns this process (actrace record, or the "
+                             "program's own): its trace has the plugins' device work, this one "
+                             "has torch's events only");
+            static std::atomic<bool> said{false};
+            if (!said.exchange(true))
+                std::fprintf(stderr, "actrace: %s\n", notes_.back().c_str());
+            return;
+        }
         std::vector<const char *> names;
         for (const auto &p : plugins)
             names.push_back(p.c_str());

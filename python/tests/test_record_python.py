@@ -96,3 +96,55 @@ def test_the_users_sitecustomize_still_runs(venv, tmp_path):
     assert "USER SITECUSTOMIZE" in r.stdout
     assert [e for e in events(t, ph="X") if e.get("cat") == "cpu_op"]
     assert not [f for f in os.listdir(tmpd) if f.startswith("actrace-")], os.listdir(tmpd)
+
+
+def test_a_python_without_torch_imports_nothing_of_actrace(venv, tmp_path):
+    """The hook costs a process that never imports torch one finder: the
+    actrace package is not imported, threading is left alone."""
+    r = subprocess.run([venv.actrace, "record", "-o", str(tmp_path / "p.json"), "--",
+                        venv.python, "-c",
+                        "import sys; print(sorted(m for m in sys.modules if 'actrace' in m), "
+                        "[type(f).__name__ for f in sys.meta_path])"],
+                       env=venv.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("[] [") and "_TorchFinder" in r.stdout, r.stdout + r.stderr
+
+
+def test_torch_profiler_inside_record(venv, tmp_path):
+    """enable() and a torch.profiler cycle inside record: record's trace
+    keeps the plugins' device work and the ops outside the profile; torch's
+    trace is written; actrace says once (not per cycle, not per plugin) why
+    torch's has no device work (75803da: 8 warnings ending in 'cannot start
+    the actrace session')."""
+    script = tmp_path / "prof.py"
+    script.write_text(r'''
+import sys
+sys.path.insert(0, %r)
+import ocl_ctypes, torch, actrace.torch
+from torch.profiler import profile, ProfilerActivity
+actrace.torch.enable(plugins=["opencl", "host"])
+o = ocl_ctypes.Ocl()
+x = torch.randn(8, 8)
+for cycle in range(2):
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        o.round(2.0)
+        y = x @ x
+    prof.export_chrome_trace(sys.argv[1] + "%%d.json" %% cycle)
+print("done")
+''' % HERE)
+    out = tmp_path / "r.json"
+    r = subprocess.run([venv.actrace, "record", "-o", str(out), "--", venv.python, str(script),
+                        str(tmp_path / "torch")], env=venv.env(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=600)
+    assert r.returncode == 0 and "done" in r.stdout, r.stderr
+    assert "cannot start" not in r.stderr, r.stderr
+    assert r.stderr.count("another actrace session owns this process") == 1, r.stderr
+    t = venv.check_trace(str(out))
+    assert [e for e in events(t, ph="X") if isinstance(e.get("pid"), int)
+            and e["pid"] >= DEVICE_PID and e["name"] == "scale"]
+    import json
+    for c in range(2):
+        with open(str(tmp_path / "torch") + "%d.json" % c) as f:
+            k = json.load(f)
+        assert any(e.get("name") == "aten::mm" for e in k["traceEvents"])

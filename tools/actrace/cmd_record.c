@@ -163,8 +163,9 @@ static int append_env(const char *name, const char *value, char sep)
  * record puts first on PYTHONPATH. A Python process that starts (any,
  * at any depth below record) runs it at startup; it takes itself off
  * sys.path, runs the sitecustomize it hides (if any), and, when the
- * actrace package is importable in that Python, installs
- * actrace._autotorch's import hook: once `torch` is imported, its aten ops
+ * actrace package is on that Python's path, runs its _autotorch.py (by
+ * file: the package itself is imported only with torch), whose import
+ * hook acts once `torch` is imported, its aten ops
  * and record_function regions are recorded (actrace.torch.record_ops()).
  * The folder is private (0700, mkdtemp) and removed when record ends.
  */
@@ -182,11 +183,22 @@ static const char py_hook_src[] =
     "    except Exception as e:\n"
     "        sys.stderr.write('Error in sitecustomize: %r\\n' % (e,))\n"
     "    sys.modules.setdefault('sitecustomize', mine)\n"
+    /* The hook's file, not the package: a process that never imports
+     * torch never imports actrace either. */
     "    try:\n"
-    "        import actrace._autotorch\n"
-    "    except ImportError:\n"
+    "        import importlib.machinery, importlib.util\n"
+    "        spec = importlib.machinery.PathFinder.find_spec('actrace')\n"
+    "        if spec is None or not spec.submodule_search_locations:\n"
+    "            return\n"
+    "        f = os.path.join(list(spec.submodule_search_locations)[0], '_autotorch.py')\n"
+    "        if not os.path.isfile(f):\n"
+    "            return\n"
+    "        s = importlib.util.spec_from_file_location('_actrace_autotorch', f)\n"
+    "        m = importlib.util.module_from_spec(s)\n"
+    "        s.loader.exec_module(m)\n"
+    "    except Exception:\n"
     "        return\n"
-    "    actrace._autotorch.install()\n"
+    "    m.install()\n"
     "_actrace_record_hook()\n"
     "del _actrace_record_hook\n";
 
