@@ -152,6 +152,21 @@ def _refuse(p, st, why):
                      "$ACTRACE_CACHE_DIR" % (p, why, st.st_uid, stat.S_IMODE(st.st_mode)))
 
 
+def _private_group(gid):
+    """A group only this user is in (user private groups, umask 002): its
+    write bit lets nobody else in."""
+    if gid != os.getegid():
+        return False
+    try:
+        import grp
+        import pwd
+        members = grp.getgrgid(gid).gr_mem
+        me = pwd.getpwuid(os.geteuid()).pw_name
+    except (ImportError, KeyError):
+        return False
+    return all(m == me for m in members)
+
+
 def _check_open(path):
     """Open the shim at @p path once, without following a link, and check
     what was opened: a regular file owned by this user (or root) that
@@ -171,7 +186,8 @@ def _check_open(path):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             _refuse(path, st, "not a regular file")
-        if st.st_uid not in me or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        if st.st_uid not in me or st.st_mode & stat.S_IWOTH or \
+                (st.st_mode & stat.S_IWGRP and not _private_group(st.st_gid)):
             _refuse(path, st, "owned by another user or writable by others")
         d = os.path.dirname(os.path.abspath(path))
         while True:
@@ -182,7 +198,9 @@ def _check_open(path):
                 continue
             if dst.st_uid not in me:
                 _refuse(d, dst, "a folder owned by another user")
-            if dst.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not dst.st_mode & stat.S_ISVTX:
+            if (dst.st_mode & stat.S_IWOTH or
+                    (dst.st_mode & stat.S_IWGRP and not _private_group(dst.st_gid))) \
+                    and not dst.st_mode & stat.S_ISVTX:
                 _refuse(d, dst, "a folder writable by others, without the sticky bit")
             up = os.path.dirname(d)
             if up == d:
