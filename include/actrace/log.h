@@ -32,6 +32,14 @@ typedef void (*act_log_fn)(void *user, act_log_level level, const char *msg);
  */
 ACT_API void act_log_set(act_log_fn fn, void *user);
 
+/**
+ * The current callback and its @p user (the default's, which prints to
+ * stderr, when none was set): a component that must see messages for a
+ * while (the torch.profiler bridge) forwards to it rather than replace an
+ * application's callback for good. Appended after ABI 0.3.
+ */
+ACT_API void act_log_get(act_log_fn *fn, void **user);
+
 /** Messages below @p level are discarded (default ACT_LOG_WARN; the
  *  environment variable ACTRACE_LOG=debug|info|warn|error|off overrides the
  *  default at first use). */

@@ -108,6 +108,7 @@ if isinstance(_name_prop, property) and not disabled:
 _output = None        # where start()'s session is written at stop or exit
 _mode = None          # 0 own, 1 attached (actrace record), 2 disabled
 _pending = False      # an own session that was started and not written yet
+_pid = None           # the process that started it: only it writes it
 
 
 def _config_text(config):
@@ -132,12 +133,41 @@ def start(config=None, output=None):
     ``actrace-<pid>.json``. Under ``actrace record`` the recorder's session is
     used (and written by the recorder); returns "running", "attached" or
     "disabled"."""
-    global _output, _mode, _pending
-    _mode = _C._start(_config_text(config))
-    if _mode == 0:
+    global _output, _mode, _pending, _pid
+    mode = _C._start(_config_text(config))
+    if mode == 0:
+        prev = (_output, _pid)
         _output = output
+        try:
+            _check_output(_default_output())
+        except OSError:
+            _output, _pid = prev
+            _C._stop()
+            _C._discard()
+            raise
+    _mode = mode
+    if _mode == 0:
         _pending = True
+        _pid = _os.getpid()
     return ("running", "attached", "disabled")[_mode]
+
+
+def _check_output(path):
+    """Fail at start, not after the run: the trace's folder must exist and
+    be writable, and the path must not be a folder (as `actrace record`
+    checks its -o before the program runs)."""
+    import errno
+    p = _os.path.abspath(path)
+    d = _os.path.dirname(p)
+    if _os.path.isdir(p):
+        raise IsADirectoryError(errno.EISDIR, "actrace: cannot write the trace: it is a "
+                                "directory", path)
+    if not _os.path.isdir(d):
+        raise FileNotFoundError(errno.ENOENT, "actrace: cannot write the trace: no such "
+                                "directory %s" % d, path)
+    if not _os.access(d, _os.W_OK | _os.X_OK):
+        raise PermissionError(errno.EACCES, "actrace: cannot write the trace: directory "
+                              "%s is not writable" % d, path)
 
 
 def stop():
@@ -156,7 +186,7 @@ def write(path=None):
     when there is nothing of this module's to write (disabled, or under
     ``actrace record``, whose recorder writes the trace)."""
     global _pending
-    if _mode != 0:
+    if _mode != 0 or _pid != _os.getpid():
         return None
     p = _os.fspath(path) if path is not None else _default_output()
     if _C._write(p):
@@ -186,7 +216,9 @@ class session:
 
 
 def _at_exit():
-    if _pending and _mode == 0:
+    # Only the process that started the session writes it: a forked child
+    # that ends normally holds a stale copy of it (docs/architecture.md).
+    if _pending and _mode == 0 and _pid == _os.getpid():
         try:
             stop()
             write()

@@ -64,8 +64,9 @@ def _compiler():
         cxx = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
     if not cxx:
         raise BuildError("actrace.torch: no C++ compiler found (CXX=%s; set CXX, or install one: "
-                         "apt-get install g++); record_ops() builds a small shim against "
-                         "the installed torch on first use" % os.environ.get("CXX", ""))
+                         "apt-get install g++); actrace.torch builds a small shim against "
+                         "the installed torch %s on first use" % (os.environ.get("CXX", ""),
+                                                                 _torch.__version__))
     return cxx
 
 
@@ -145,16 +146,85 @@ def _build(src, out, what="the RecordFunction shim", extra=(), built_for=None):
     os.replace(tmp, out)
 
 
-def _check_owned(path):
-    """Refuse to load code from a file or folder that someone else could
-    have written (a shared cache folder, a hostile $ACTRACE_CACHE_DIR)."""
+def _refuse(p, st, why):
     import stat
-    for p in (os.path.dirname(path), path):
-        st = os.stat(p)
-        if st.st_uid not in (0, os.geteuid()) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise BuildError("actrace.torch: refusing %s: owned by uid %d or writable by "
-                             "others (mode %o); use a private $ACTRACE_CACHE_DIR"
-                             % (p, st.st_uid, stat.S_IMODE(st.st_mode)))
+    raise BuildError("actrace.torch: refusing %s: %s (owner uid %d, mode %o); use a private "
+                     "$ACTRACE_CACHE_DIR" % (p, why, st.st_uid, stat.S_IMODE(st.st_mode)))
+
+
+def _private_group(gid):
+    """A group only this user is in (user private groups, umask 002): its
+    write bit lets nobody else in."""
+    if gid != os.getegid():
+        return False
+    try:
+        import grp
+        import pwd
+        members = grp.getgrgid(gid).gr_mem
+        me = pwd.getpwuid(os.geteuid()).pw_name
+    except (ImportError, KeyError):
+        return False
+    return all(m == me for m in members)
+
+
+def _check_open(path):
+    """Open the shim at @p path once, without following a link, and check
+    what was opened: a regular file owned by this user (or root) that
+    nobody else may write, in folders that nobody else could have swapped
+    (each folder up to / owned by this user or root, and writable by
+    others only with the sticky bit, as /tmp). Returns the descriptor;
+    the caller loads that very file (/proc/self/fd/N), so a file swapped
+    in at the path after the check is never the one loaded."""
+    import stat
+    me = (0, os.geteuid())
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise BuildError("actrace.torch: refusing %s: %s (a link, or unreadable); use a "
+                         "private $ACTRACE_CACHE_DIR" % (path, e.strerror))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            _refuse(path, st, "not a regular file")
+        if st.st_uid not in me or st.st_mode & stat.S_IWOTH or \
+                (st.st_mode & stat.S_IWGRP and not _private_group(st.st_gid)):
+            _refuse(path, st, "owned by another user or writable by others")
+        d = os.path.dirname(os.path.abspath(path))
+        while True:
+            dst = os.lstat(d)
+            if stat.S_ISLNK(dst.st_mode):
+                # A link in the path: check where it leads instead.
+                d = os.path.realpath(d)
+                continue
+            if dst.st_uid not in me:
+                _refuse(d, dst, "a folder owned by another user")
+            if (dst.st_mode & stat.S_IWOTH or
+                    (dst.st_mode & stat.S_IWGRP and not _private_group(dst.st_gid))) \
+                    and not dst.st_mode & stat.S_ISVTX:
+                _refuse(d, dst, "a folder writable by others, without the sticky bit")
+            up = os.path.dirname(d)
+            if up == d:
+                break
+            d = up
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+_fds = []  # descriptors of the loaded shims, kept open: their /proc/self/fd names stay unique
+
+
+def _dlopen_checked(path):
+    fd = _check_open(path)
+    name = "/proc/self/fd/%d" % fd
+    try:
+        lib = ctypes.CDLL(name)
+    except OSError as e:
+        os.close(fd)
+        raise BuildError("actrace.torch: cannot load %s (%s): %s" % (path, name, e))
+    _fds.append(fd)
+    return lib
 
 
 def _load():
@@ -163,8 +233,7 @@ def _load():
         src, out = shim_path()
         if not os.path.exists(out):
             _build(src, out)
-        _check_owned(out)
-        lib = ctypes.CDLL(out)
+        lib = _dlopen_checked(out)
         lib.actrace_torch_enable.argtypes = [ctypes.c_int]
         lib.actrace_torch_enable.restype = ctypes.c_int
         lib.actrace_torch_ops.restype = ctypes.c_uint64
@@ -270,8 +339,7 @@ def _load_kineto(path=None, built_for=None):
     if not os.path.exists(out):
         _build(src, out, what="the Kineto child-profiler shim",
                built_for=built_for or _torch.__version__)
-    _check_owned(out)
-    lib = ctypes.CDLL(out)
+    lib = _dlopen_checked(out)
     lib.actrace_kineto_built_for.restype = ctypes.c_char_p
     lib.actrace_kineto_enable.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
                                           ctypes.c_char_p, ctypes.c_size_t]
@@ -292,8 +360,11 @@ def enable(plugins=None, config=None, _shim=None, _built_for=None):
     ``experimental_config.custom_profiler_config`` adds to it; without
     either the plugins read ``$ACTRACE_CONFIG``. Idempotent (the first
     call's settings stay) and never undone. Returns True when on, False
-    under ACTRACE_DISABLE=1. Raises RuntimeError when the shim was built
-    for another torch, BuildError when it cannot be built."""
+    under ACTRACE_DISABLE=1, and False (saying what to install) when the
+    shim cannot be built here (no C++ compiler, no torch headers): the
+    profiles then run without actrace. Raises ValueError naming the
+    installed plugins when a name is not one of them, RuntimeError when
+    the shim was built for another torch."""
     global _enabled
     if disabled:
         return False
@@ -306,8 +377,24 @@ def enable(plugins=None, config=None, _shim=None, _built_for=None):
     for p in plugins:
         if "\n" in p:
             raise ValueError("actrace.torch.enable: a plugin name has a newline: %r" % p)
+    missing = [p for p in plugins if not os.path.isfile(_plugin_file(p))]
+    if missing:
+        try:
+            have = sorted(f[:-3] for f in os.listdir(_plugin_dir()) if f.endswith(".so"))
+        except OSError:
+            have = []
+        raise ValueError("actrace.torch.enable: no such plugin: %s (installed in %s: %s)"
+                         % (", ".join(missing), _plugin_dir(), ", ".join(have) or "none"))
     text = _config_text(config)
-    lib = _load_kineto(_shim, _built_for) if _shim else _load_kineto()
+    try:
+        lib = _load_kineto(_shim, _built_for) if _shim else _load_kineto()
+    except BuildError as e:
+        if _shim:
+            raise
+        # torch.profiler runs as it would without actrace: say what to do.
+        sys.stderr.write("%s\nactrace.torch: enable() is off: torch.profiler runs without "
+                         "actrace's plugins\n" % e)
+        return False
     if _enabled is not None and not _shim:
         if (plugins, text) != _enabled:
             sys.stderr.write("actrace.torch: enable() is already on with plugins %s; its "
@@ -337,7 +424,47 @@ def enable(plugins=None, config=None, _shim=None, _built_for=None):
         raise RuntimeError(err.value.decode(errors="replace"))
     if not _shim:
         _enabled = (plugins, text)
+        _counters_out_of_tables()
     return True
+
+
+class _NoCounters:
+    """A torch profiler result whose events() leaves out counter samples:
+    actrace's counter tracks (cpu, memory, ...) belong in the trace, not in
+    key_averages()' table of ops, where each took a row at 0 us."""
+
+    def __init__(self, r):
+        self._r = r
+
+    def events(self):
+        return [e for e in self._r.events() if not _is_counter(e)]
+
+    def __getattr__(self, name):
+        return getattr(self._r, name)
+
+
+def _is_counter(e):
+    try:
+        return "counter" in str(e.activity_type()).lower()
+    except Exception:
+        return False
+
+
+def _counters_out_of_tables():
+    try:
+        from torch.autograd import profiler as p
+        orig = p.profile._parse_kineto_results
+    except (ImportError, AttributeError):
+        return
+    if getattr(orig, "_actrace", False):
+        return
+
+    def parse(self, result, *args, **kwargs):
+        return orig(self, _NoCounters(result), *args, **kwargs)
+
+    parse._actrace = True
+    parse.__doc__ = orig.__doc__
+    p.profile._parse_kineto_results = parse
 
 
 def enabled_sessions():

@@ -27,9 +27,11 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "actrace/actrace.h"
 
@@ -44,11 +46,46 @@ static PyObject *g_name_cache;     /* str -> int (act_name_id) */
 #define NAME_CACHE_MAX 65536
 
 static act_session *g_session; /* the session this module started */
+static pid_t g_session_pid;    /* the process that started it: only it stops,
+                                * writes or destroys it (a forked child
+                                * holds a copy it never touches) */
 static int g_attached;         /* using a session someone else started */
+/* Serialises everything that uses g_session: _write runs the library's
+ * write with the GIL released, and a start(), stop() or _discard() on
+ * another thread meanwhile would destroy the session under it. Always
+ * taken with the GIL released (lock order: g_mu, then the GIL). A forked
+ * child starts with it unlocked (atfork). */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static int64_t g_step_mark;    /* start of the current ProfilerStep */
 static int64_t g_step_num;
 
 /* ---- helpers -------------------------------------------------------------- */
+
+static void session_lock(void)
+{
+    if (pthread_mutex_trylock(&g_mu) == 0)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&g_mu);
+    Py_END_ALLOW_THREADS
+}
+
+static void session_unlock(void)
+{
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void atfork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    g_mu = fresh;
+}
+
+/* g_session, when this process started it (not a forked copy). */
+static act_session *own_session(void)
+{
+    return g_session && g_session_pid == getpid() ? g_session : NULL;
+}
 
 static void name_thread_now(void)
 {
@@ -367,11 +404,16 @@ typedef struct {
     int type;
     args_t args;
     /* Open uses as a context manager: (thread, start) pairs, so one object
-     * may be entered again, recursively or from several threads. */
-    int nopen; /* slots in use */
-    int nover; /* open uses beyond the slots: balanced, not recorded */
-    unsigned long tid[SLOTS];
-    int64_t t0[SLOTS];
+     * may be entered again, recursively or from several threads. The
+     * first SLOTS live in the object; more (many threads in one `with`
+     * of a shared object, deep recursion) grow a heap array, so every use
+     * is recorded and none leaves a stale slot. All under the GIL. */
+    int nopen; /* uses open */
+    int cap;   /* slots: SLOTS inline, or the heap array's size */
+    unsigned long *tid;
+    int64_t *t0;
+    unsigned long tid_in[SLOTS];
+    int64_t t0_in[SLOTS];
     vectorcallfunc vectorcall; /* calls of the object itself: see below */
 } AnnotateObject;
 
@@ -408,9 +450,51 @@ static AnnotateObject *annotate_alloc(PyTypeObject *tp)
     } else {
         o = (AnnotateObject *)tp->tp_alloc(tp, 0);
     }
-    if (o)
+    if (o) {
         o->vectorcall = annotate_self_call;
+        o->cap = SLOTS;
+        o->tid = o->tid_in;
+        o->t0 = o->t0_in;
+    }
     return o;
+}
+
+static void annotate_free_slots(AnnotateObject *o)
+{
+    if (o->tid && o->tid != o->tid_in) {
+        PyMem_Free(o->tid);
+        PyMem_Free(o->t0);
+    }
+    o->tid = o->tid_in;
+    o->t0 = o->t0_in;
+    o->cap = SLOTS;
+}
+
+static int annotate_grow(AnnotateObject *o)
+{
+    if (o->cap > INT32_MAX / 4) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int cap = o->cap * 2;
+    unsigned long *tid = PyMem_Malloc((size_t)cap * sizeof *tid);
+    int64_t *t0 = PyMem_Malloc((size_t)cap * sizeof *t0);
+    if (!tid || !t0) {
+        PyMem_Free(tid);
+        PyMem_Free(t0);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(tid, o->tid, (size_t)o->nopen * sizeof *tid);
+    memcpy(t0, o->t0, (size_t)o->nopen * sizeof *t0);
+    if (o->tid != o->tid_in) {
+        PyMem_Free(o->tid);
+        PyMem_Free(o->t0);
+    }
+    o->tid = tid;
+    o->t0 = t0;
+    o->cap = cap;
+    return 0;
 }
 
 static PyObject *annotate_make(PyTypeObject *tp, PyObject *name, PyObject *type,
@@ -529,6 +613,7 @@ static void annotate_dealloc(AnnotateObject *self)
 {
     Py_XDECREF(self->name);
     args_clear(&self->args);
+    annotate_free_slots(self);
     if (Py_TYPE(self) == &AnnotateType && g_nfree < FREELIST) {
         g_free[g_nfree++] = self;
         return;
@@ -547,13 +632,13 @@ static PyObject *annotate_enter(AnnotateObject *self, PyObject *unused)
                         "actrace.annotate: a context manager needs a name");
         return NULL;
     }
-    if (self->nopen < SLOTS) {
-        self->tid[self->nopen] = PyThread_get_thread_ident();
-        self->t0[self->nopen] = act_now_ns();
-        self->nopen++;
-    } else {
-        self->nover++;
+    if (self->nopen == self->cap && annotate_grow(self) < 0) {
+        Py_DECREF(self);
+        return NULL;
     }
+    self->tid[self->nopen] = PyThread_get_thread_ident();
+    self->t0[self->nopen] = act_now_ns();
+    self->nopen++;
     return (PyObject *)self;
 }
 
@@ -567,11 +652,6 @@ static PyObject *annotate_exit(AnnotateObject *self, PyObject *const *args, Py_s
     for (int i = self->nopen - 1; i >= 0; i--) {
         if (self->tid[i] != me)
             continue;
-        if (self->nover > 0 && i == self->nopen - 1 && self->nopen == SLOTS) {
-            /* Likely an inner use that found no slot: balance it first. */
-            self->nover--;
-            Py_RETURN_FALSE;
-        }
         int64_t t0 = self->t0[i];
         for (int j = i; j + 1 < self->nopen; j++) {
             self->tid[j] = self->tid[j + 1];
@@ -581,8 +661,7 @@ static PyObject *annotate_exit(AnnotateObject *self, PyObject *const *args, Py_s
         record(self->type, self->id, self->name, t0, t1, &self->args);
         Py_RETURN_FALSE;
     }
-    if (self->nover > 0)
-        self->nover--;
+    /* An __exit__ without this thread's __enter__ (misuse): nothing. */
     Py_RETURN_FALSE;
 }
 
@@ -1014,6 +1093,8 @@ static int log_file_visit(void *user, const char *key, const char *value)
 
 /* _start(config_text=None) -> 0 (own session), 1 (attached to the active
  * one, e.g. under `actrace record`), 2 (disabled). */
+static PyObject *start_locked(const char *text, Py_ssize_t len);
+
 static PyObject *m_start(PyObject *m, PyObject *args)
 {
     const char *text = NULL;
@@ -1022,6 +1103,19 @@ static PyObject *m_start(PyObject *m, PyObject *args)
         return NULL;
     if (g_disabled)
         return PyLong_FromLong(2);
+    session_lock();
+    PyObject *r = start_locked(text, len);
+    session_unlock();
+    return r;
+}
+
+static PyObject *start_locked(const char *text, Py_ssize_t len)
+{
+    if (g_session && g_session_pid != getpid()) {
+        /* A forked child's copy of its parent's session: not ours to stop,
+         * write or free (its plugins and buffers are the parent's). */
+        g_session = NULL;
+    }
     if (g_attached || (g_session && act_session_active() == g_session)) {
         PyErr_SetString(PyExc_RuntimeError, "actrace: a session is already running (stop() it first)");
         return NULL;
@@ -1078,6 +1172,7 @@ static PyObject *m_start(PyObject *m, PyObject *args)
         return NULL;
     }
     g_session = s;
+    g_session_pid = getpid();
     g_step_mark = act_now_ns();
     t_name_gen = 0; /* name this thread in the new session */
     return PyLong_FromLong(0);
@@ -1089,8 +1184,11 @@ static PyObject *m_stop(PyObject *m, PyObject *unused)
         g_attached = 0;
         Py_RETURN_NONE;
     }
-    if (g_session && act_session_active() == g_session)
-        act_session_stop(g_session);
+    session_lock();
+    act_session *s = own_session();
+    if (s && act_session_active() == s)
+        act_session_stop(s);
+    session_unlock();
     Py_RETURN_NONE;
 }
 
@@ -1100,45 +1198,57 @@ static PyObject *m_write(PyObject *m, PyObject *args)
     PyObject *pathobj;
     if (!PyArg_ParseTuple(args, "O&:_write", PyUnicode_FSConverter, &pathobj))
         return NULL;
-    if (!g_session || g_disabled) {
+    if (g_disabled) {
+        Py_DECREF(pathobj);
+        Py_RETURN_FALSE;
+    }
+    session_lock();
+    act_session *s = own_session();
+    if (!s) {
+        session_unlock();
         Py_DECREF(pathobj);
         Py_RETURN_FALSE;
     }
     int rc;
+    /* g_mu stays held: no other thread can stop, restart or free s. */
     Py_BEGIN_ALLOW_THREADS
-    rc = act_session_write(g_session, PyBytes_AS_STRING(pathobj));
+    rc = act_session_write(s, PyBytes_AS_STRING(pathobj));
     Py_END_ALLOW_THREADS
     Py_DECREF(pathobj);
-    if (rc != 0) {
-        PyErr_Format(PyExc_OSError, "actrace: %s", act_session_errmsg(g_session));
+    if (rc != 0)
+        PyErr_Format(PyExc_OSError, "actrace: %s", act_session_errmsg(s));
+    session_unlock();
+    if (rc != 0)
         return NULL;
-    }
     Py_RETURN_TRUE;
 }
 
 static PyObject *m_discard(PyObject *m, PyObject *unused)
 {
-    act_session_destroy(g_session);
+    session_lock();
+    act_session_destroy(own_session());
     g_session = NULL;
+    session_unlock();
     Py_RETURN_NONE;
 }
 
 static PyObject *m_log_file(PyObject *m, PyObject *unused)
 {
     const char *v = NULL;
+    session_lock();
     if (g_session)
         act_config_foreach(act_session_config(g_session), log_file_visit, &v);
-    if (!v)
-        Py_RETURN_NONE;
-    return PyUnicode_DecodeFSDefault(v);
+    PyObject *r = v ? PyUnicode_DecodeFSDefault(v) : (Py_INCREF(Py_None), Py_None);
+    session_unlock();
+    return r;
 }
 
 static PyObject *m_state(PyObject *m, PyObject *unused)
 {
     const char *s = g_disabled ? "disabled"
                     : g_attached ? "attached"
-                    : g_session && act_session_active() == g_session ? "running"
-                    : g_session ? "stopped"
+                    : own_session() && act_session_active() == g_session ? "running"
+                    : own_session() ? "stopped"
                     : act_session_active() ? "external" : "none";
     return PyUnicode_FromString(s);
 }
@@ -1191,6 +1301,7 @@ PyMODINIT_FUNC PyInit__actrace(void)
 {
     const char *d = getenv("ACTRACE_DISABLE");
     g_disabled = d && strcmp(d, "1") == 0;
+    pthread_atfork(NULL, NULL, atfork_child);
     AnnotateType.tp_vectorcall = annotate_vectorcall;
     if (PyType_Ready(&AnnotateType) < 0 || PyType_Ready(&SelfMethodType) < 0 ||
         annotate_add_methods() < 0 || PyType_Ready(&AnnotatedType) < 0 ||

@@ -62,6 +62,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <strings.h>
+#include <cstdlib>
 #include <ctime>
 #include <deque>
 #include <map>
@@ -192,18 +194,72 @@ std::string jstr(const std::string &raw)
 }
 
 // Messages libactrace logs while the shim creates, starts and stops its
-// session: still printed on stderr, and kept for the trace's metadata.
-struct LogCapture {
-    std::vector<std::string> *into;
-    static void fn(void *user, act_log_level level, const char *msg)
+// session: delivered as before (to the application's callback, or the
+// default's stderr), and kept for the trace's metadata. The shim's
+// callback is installed once per process and forwards to the one it
+// found, so an application's act_log_set() survives every profile (the
+// old capture was a stack object set process-wide and reset to the
+// default at its end; other threads' messages reached it unlocked). A
+// plugin that declines because its runtime is absent (cupti without a
+// CUDA driver) says so once per process, and only with ACTRACE_LOG=info
+// or debug; the trace's notes keep it every time.
+std::mutex g_log_mu;
+std::vector<std::string> *g_log_into = nullptr; // the capturing session's notes
+act_log_fn g_log_prev = nullptr;
+void *g_log_prev_user = nullptr;
+std::set<std::string> g_declines_said;
+
+bool log_verbose()
+{
+    const char *e = std::getenv("ACTRACE_LOG");
+    return e && (strcasecmp(e, "info") == 0 || strcasecmp(e, "debug") == 0);
+}
+
+void log_fn(void *, act_log_level level, const char *msg)
+{
+    act_log_fn prev;
+    void *prev_user;
     {
-        auto *self = static_cast<LogCapture *>(user);
-        std::fprintf(stderr, "actrace: %s%s\n", level >= ACT_LOG_ERROR ? "error: " : level >= ACT_LOG_WARN ? "warning: " : "", msg);
-        if (level >= ACT_LOG_WARN && self->into->size() < 64)
-            self->into->push_back(msg);
+        std::lock_guard<std::mutex> lk(g_log_mu);
+        if (g_log_into && level >= ACT_LOG_WARN && g_log_into->size() < 64)
+            g_log_into->push_back(msg);
+        if (std::strstr(msg, ": refused: init declined") &&
+            (!log_verbose() || !g_declines_said.insert(msg).second))
+            return;
+        prev = g_log_prev;
+        prev_user = g_log_prev_user;
     }
-    explicit LogCapture(std::vector<std::string> *v) : into(v) { act_log_set(fn, this); }
-    ~LogCapture() { act_log_set(nullptr, nullptr); }
+    if (prev)
+        prev(prev_user, level, msg);
+    else
+        std::fprintf(stderr, "actrace: %s\n", msg);
+}
+
+struct LogCapture {
+    std::vector<std::string> *saved;
+    explicit LogCapture(std::vector<std::string> *v)
+    {
+        static std::once_flag once;
+        std::call_once(once, [] {
+            act_log_fn f = nullptr;
+            void *u = nullptr;
+            act_log_get(&f, &u);
+            {
+                std::lock_guard<std::mutex> lk(g_log_mu);
+                g_log_prev = f;
+                g_log_prev_user = u;
+            }
+            act_log_set(log_fn, nullptr);
+        });
+        std::lock_guard<std::mutex> lk(g_log_mu);
+        saved = g_log_into;
+        g_log_into = v;
+    }
+    ~LogCapture()
+    {
+        std::lock_guard<std::mutex> lk(g_log_mu);
+        g_log_into = saved;
+    }
 };
 
 // Device activity requested: torch asks for these with ProfilerActivity.CUDA
@@ -261,6 +317,18 @@ class Session final : public libkineto::IActivityProfilerSession {
                 } else {
                     ++it;
                 }
+        }
+        // Another owner's session (actrace record's, the program's own):
+        // one per process, so this one would fail to start (and its
+        // plugins print their warnings for nothing). Said once per process.
+        if (act_session_active() || std::getenv("ACTRACE_RECORD_DIR")) {
+            notes_.push_back("another actrace session owns this process (actrace record, or the "
+                             "program's own): its trace has the plugins' device work, this one "
+                             "has torch's events only");
+            static std::atomic<bool> said{false};
+            if (!said.exchange(true))
+                std::fprintf(stderr, "actrace: %s\n", notes_.back().c_str());
+            return;
         }
         std::vector<const char *> names;
         for (const auto &p : plugins)

@@ -42,6 +42,8 @@
 #include <mutex>
 #include <new>
 
+#include <pthread.h>
+
 #include "actrace/actrace.h"
 
 namespace torch {
@@ -152,6 +154,18 @@ thread_local bool t_gone = false; // past this thread's exit cleanup
 std::mutex g_thr_mu;
 Thr *g_thrs = nullptr;
 uint64_t g_ops_gone = 0;
+
+// A fork while another thread holds g_thr_mu (a thread starting or
+// ending, ops_recorded()) would leave it locked forever in the child, whose
+// first new thread to record an op (a DataLoader worker's) would hang in
+// thr_make. The forking thread takes it around the fork instead.
+struct ForkGuard {
+    ForkGuard()
+    {
+        pthread_atfork([] { g_thr_mu.lock(); }, [] { g_thr_mu.unlock(); },
+                       [] { g_thr_mu.unlock(); });
+    }
+} g_fork_guard;
 
 struct Ctx final : at::ObserverContext {
     int64_t t0 = 0;

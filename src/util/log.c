@@ -77,6 +77,17 @@ static void sink_read(act_log_fn *fn, void **user)
     *user = NULL;
 }
 
+void act_log_get(act_log_fn *fn, void **user)
+{
+    act_log_fn f;
+    void *u;
+    sink_read(&f, &u);
+    if (fn)
+        *fn = f;
+    if (user)
+        *user = u;
+}
+
 void act_log_set_level(act_log_level level)
 {
     atomic_store_explicit(&log_level, (int)level, memory_order_relaxed);

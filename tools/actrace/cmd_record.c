@@ -38,7 +38,8 @@
 static void record_usage(FILE *f)
 {
     fprintf(f, "usage: actrace record [-o FILE | --per-process DIR] [-c CONFIG] [--plugin PATH]...\n"
-               "                      [--no-default-plugins] [--force] [-v] -- CMD [ARGS]\n"
+               "                      [--no-default-plugins] [--no-python-ops] [--force] [-v]\n"
+               "                      -- CMD [ARGS]\n"
                "  -o FILE         trace to write; %%pid%% is replaced by the program's pid\n"
                "                  (default: the config's ACTIVITIES_LOG_FILE, else\n"
                "                  actrace-%%pid%%.json; a .gz name compresses)\n"
@@ -50,6 +51,9 @@ static void record_usage(FILE *f)
                "                  directory (example, host, ...); repeatable. Without\n"
                "                  it, host and every installed backend are loaded\n"
                "  --no-default-plugins  load no plugin unless one is named\n"
+               "  --no-python-ops  do not record PyTorch's aten ops and record_function\n"
+               "                  regions in Python processes that import torch (on by\n"
+               "                  default when the actrace package is importable there)\n"
                "  -v              verbose: log plugin loads and declines (info level)\n"
                "  --force         replace FILE if it exists (it is never overwritten\n"
                "                  otherwise; devices, FIFOs and /dev/stdout need no --force)\n");
@@ -152,6 +156,102 @@ static int append_env(const char *name, const char *value, char sep)
     int rc = setenv(name, v, 1);
     free(v);
     return rc;
+}
+
+/*
+ * PyTorch ops with no change to the program: a sitecustomize.py that
+ * record puts first on PYTHONPATH. A Python process that starts (any,
+ * at any depth below record) runs it at startup; it takes itself off
+ * sys.path, runs the sitecustomize it hides (if any), and, when the
+ * actrace package is on that Python's path, runs its _autotorch.py (by
+ * file: the package itself is imported only with torch), whose import
+ * hook acts once `torch` is imported, its aten ops
+ * and record_function regions are recorded (actrace.torch.record_ops()).
+ * The folder is private (0700, mkdtemp) and removed when record ends.
+ */
+static const char py_hook_src[] =
+    "# Written by `actrace record` (turn off with --no-python-ops).\n"
+    "def _actrace_record_hook():\n"
+    "    import os, sys\n"
+    "    try:  # already loaded by CPython; importlib.machinery costs 2 ms\n"
+    "        from _frozen_importlib_external import PathFinder, SourceFileLoader\n"
+    "    except ImportError:\n"
+    "        from importlib.machinery import PathFinder, SourceFileLoader\n"
+    "    here = os.path.dirname(os.path.abspath(__file__))\n"
+    "    sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != here]\n"
+    "    mine = sys.modules.pop('sitecustomize', None)\n"
+    "    try:\n"
+    "        if PathFinder.find_spec('sitecustomize') is not None:\n"
+    "            import sitecustomize\n"
+    "    except Exception as e:\n"
+    "        sys.stderr.write('Error in sitecustomize: %r\\n' % (e,))\n"
+    "    sys.modules.setdefault('sitecustomize', mine)\n"
+    /* The hook's file, not the package: a process that never imports
+     * torch never imports actrace either (nor importlib.util, 12 ms). */
+    "    try:\n"
+    "        spec = PathFinder.find_spec('actrace')\n"
+    "        if spec is None or not spec.submodule_search_locations:\n"
+    "            return\n"
+    "        f = os.path.join(list(spec.submodule_search_locations)[0], '_autotorch.py')\n"
+    "        m = type(sys)('_actrace_autotorch')\n"
+    "        m.__file__ = f\n"
+    "        SourceFileLoader(m.__name__, f).exec_module(m)\n"  /* its .pyc when cached */
+    "    except Exception:\n"
+    "        return\n"
+    "    m.install()\n"
+    "_actrace_record_hook()\n"
+    "del _actrace_record_hook\n";
+
+static char rec_py_dir[PATH_MAX];
+
+static void py_hook_remove(void)
+{
+    if (!rec_py_dir[0])
+        return;
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/__pycache__", rec_py_dir);
+    DIR *d = opendir(p);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            if (de->d_name[0] == '.')
+                continue;
+            char f[PATH_MAX + 400];
+            snprintf(f, sizeof f, "%s/%s", p, de->d_name);
+            unlink(f);
+        }
+        closedir(d);
+        rmdir(p);
+    }
+    snprintf(p, sizeof p, "%s/sitecustomize.py", rec_py_dir);
+    unlink(p);
+    rmdir(rec_py_dir);
+    rec_py_dir[0] = '\0';
+}
+
+/* Makes the hook's folder and puts it first on PYTHONPATH. A failure
+ * costs only the Python ops (said once). */
+static void py_hook_install(const char *tmpd)
+{
+    snprintf(rec_py_dir, sizeof rec_py_dir, "%s/actrace-py-XXXXXX", tmpd);
+    if (!mkdtemp(rec_py_dir)) {
+        fprintf(stderr, "actrace record: cannot create %s (%s): PyTorch ops are not recorded\n",
+                rec_py_dir, strerror(errno));
+        rec_py_dir[0] = '\0';
+        return;
+    }
+    char abs[PATH_MAX];
+    if (rec_py_dir[0] != '/' && realpath(rec_py_dir, abs))
+        snprintf(rec_py_dir, sizeof rec_py_dir, "%s", abs);
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/sitecustomize.py", rec_py_dir);
+    int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 || write(fd, py_hook_src, sizeof py_hook_src - 1) != (ssize_t)(sizeof py_hook_src - 1) ||
+        close(fd) != 0 || append_env("PYTHONPATH", rec_py_dir, ':') != 0) {
+        fprintf(stderr, "actrace record: cannot write %s (%s): PyTorch ops are not recorded\n",
+                p, strerror(errno));
+        py_hook_remove();
+    }
 }
 
 /* 1 if the process that named file @p name ("<pid>-...") still runs. */
@@ -843,7 +943,7 @@ int act_cmd_record(int argc, char **argv)
     const char *out = NULL, *cfg = NULL;
     int i = 1, force = 0;
     char plugins[8192] = "";
-    int no_defaults = 0;
+    int no_defaults = 0, python_ops = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -871,6 +971,8 @@ int act_cmd_record(int argc, char **argv)
             force = 1;
         } else if (strcmp(a, "--no-default-plugins") == 0) {
             no_defaults = 1;
+        } else if (strcmp(a, "--no-python-ops") == 0) {
+            python_ops = 0;
         } else if (strcmp(a, "-v") == 0) {
             setenv("ACTRACE_LOG", "info", 0);
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -989,6 +1091,10 @@ int act_cmd_record(int argc, char **argv)
         fprintf(stderr, "actrace record: cannot create %s/%s: %s\n", spool, ACT__LIGHT_LOG,
                 strerror(errno));
     setenv("ACTRACE_RECORD_DIR", spool, 1);
+    /* Read by actrace._autotorch (also under an outer record's hook). */
+    setenv("ACTRACE_PYTHON_OPS", python_ops ? "1" : "0", 1);
+    if (python_ops)
+        py_hook_install(tmpd && *tmpd ? tmpd : "/tmp");
     /* This record checks the plugins anew, and decides anew whether every
      * process starts at load (autostart.c, loader.c): nothing of an outer
      * record's. */
@@ -1011,11 +1117,13 @@ int act_cmd_record(int argc, char **argv)
     if (pipe(gate) != 0) {
         fprintf(stderr, "actrace record: pipe: %s\n", strerror(errno));
         remove_dir(spool);
+        py_hook_remove();
         return 1;
     }
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "actrace record: fork: %s\n", strerror(errno));
+        py_hook_remove();
         return 1;
     }
     if (pid == 0) {
@@ -1046,6 +1154,7 @@ int act_cmd_record(int argc, char **argv)
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
         }
         remove_dir(spool);
+        py_hook_remove();
         return orc;
     }
     struct stat before;
@@ -1053,5 +1162,7 @@ int act_cmd_record(int argc, char **argv)
     /* A device or FIFO is written in place and may show no change. */
     int special = existed && !S_ISREG(before.st_mode);
     close(gate[1]); /* let the child run */
-    return record_wait(pid, argv[i], spool, final_out, shown, special, existed ? &before : NULL);
+    int rc = record_wait(pid, argv[i], spool, final_out, shown, special, existed ? &before : NULL);
+    py_hook_remove();
+    return rc;
 }

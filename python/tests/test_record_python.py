@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: MIT
+"""`actrace record -- python train.py` on an unchanged script: torch's aten
+ops, its record_function regions and the device work of actrace's plugins
+(OpenCL through pocl here) in one trace, which HTA loads;
+`--no-python-ops` turns the ops off."""
+import os
+import subprocess
+
+from conftest import events
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEVICE_PID = 0x40000000
+
+# No actrace anywhere: the script a PyTorch user already has.
+TRAIN = r'''
+import sys
+sys.path.insert(0, %r)
+import ocl_ctypes
+import torch
+from torch.profiler import record_function
+
+model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU())
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+o = ocl_ctypes.Ocl()
+x = torch.randn(8, 16)
+for step in range(3):
+    with record_function("train_step%%d" %% step):
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        o.round(float(step + 2))
+print("done")
+''' % HERE
+
+
+def _record(venv, tmp_path, out, *opts, env=None):
+    script = tmp_path / "train.py"
+    script.write_text(TRAIN)
+    r = subprocess.run([venv.actrace, "record", "-o", str(out), *opts, "--", venv.python,
+                        str(script)], env=env or venv.env(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=600)
+    assert r.returncode == 0 and "done" in r.stdout, r.stderr
+    return r, venv.check_trace(str(out))
+
+
+def test_unchanged_script_records_ops_regions_and_device(venv, tmp_path, trace_path):
+    r, t = _record(venv, tmp_path, trace_path)
+    ops = [e for e in events(t, ph="X") if e.get("cat") == "cpu_op"]
+    names = {e["name"] for e in ops}
+    assert {"aten::linear", "aten::relu", "aten::sum"} <= names, sorted(names)[:40]
+    regions = [e for e in events(t, ph="X", cat="user_annotation")
+               if e["name"].startswith("train_step")]
+    assert sorted(e["name"] for e in regions) == ["train_step0", "train_step1", "train_step2"]
+    dev = [e for e in events(t, ph="X") if isinstance(e.get("pid"), int)
+           and e["pid"] >= DEVICE_PID]
+    assert any(e["name"] == "scale" for e in dev), sorted({e["name"] for e in dev})
+    # The region encloses its ops, on the same thread.
+    r0 = regions[0]
+    assert any(e["tid"] == r0["tid"] and r0["ts"] <= e["ts"] <= r0["ts"] + r0["dur"]
+               and e["name"] == "aten::linear" for e in ops)
+    # One process: the record hook's folder is gone afterwards.
+    assert "PyTorch ops are not recorded" not in r.stderr, r.stderr
+
+
+def test_unchanged_script_trace_loads_in_hta(venv, tmp_path):
+    d = tmp_path / "hta"
+    d.mkdir()
+    _record(venv, tmp_path, d / "rank0.json")
+    r = venv.run(r'''
+import sys
+from hta.trace_analysis import TraceAnalysis
+a = TraceAnalysis(trace_dir=sys.argv[1])
+kinds, kernels = a.get_gpu_kernel_breakdown(visualize=False)
+print(sorted(set(kernels["name"])))
+''', args=[str(d)])
+    assert "scale" in r.stdout, r.stdout + r.stderr
+
+
+def test_no_python_ops(venv, tmp_path):
+    _, t = _record(venv, tmp_path, tmp_path / "n.json", "--no-python-ops")
+    assert not [e for e in events(t, ph="X") if e.get("cat") == "cpu_op"]
+    assert [e for e in events(t, ph="X") if isinstance(e.get("pid"), int)
+            and e["pid"] >= DEVICE_PID]
+
+
+def test_the_users_sitecustomize_still_runs(venv, tmp_path):
+    """record's hook hides nothing: a sitecustomize the user has on
+    PYTHONPATH runs too, and the hook's folder is removed at the end."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "sitecustomize.py").write_text("print('USER SITECUSTOMIZE')\n")
+    tmpd = tmp_path / "tmp"
+    tmpd.mkdir()
+    env = venv.env(PYTHONPATH=str(mine), TMPDIR=str(tmpd))
+    r, t = _record(venv, tmp_path, tmp_path / "u.json", env=env)
+    assert "USER SITECUSTOMIZE" in r.stdout
+    assert [e for e in events(t, ph="X") if e.get("cat") == "cpu_op"]
+    assert not [f for f in os.listdir(tmpd) if f.startswith("actrace-")], os.listdir(tmpd)
+
+
+def test_a_python_without_torch_imports_nothing_of_actrace(venv, tmp_path):
+    """The hook costs a process that never imports torch one finder: the
+    actrace package is not imported, threading is left alone."""
+    r = subprocess.run([venv.actrace, "record", "-o", str(tmp_path / "p.json"), "--",
+                        venv.python, "-c",
+                        "import sys; print(sorted(m for m in sys.modules if 'actrace' in m), "
+                        "[type(f).__name__ for f in sys.meta_path])"],
+                       env=venv.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("[] [") and "_TorchFinder" in r.stdout, r.stdout + r.stderr
+
+
+def test_torch_profiler_inside_record(venv, tmp_path):
+    """enable() and a torch.profiler cycle inside record: record's trace
+    keeps the plugins' device work and the ops outside the profile; torch's
+    trace is written; actrace says once (not per cycle, not per plugin) why
+    torch's has no device work (75803da: 8 warnings ending in 'cannot start
+    the actrace session')."""
+    script = tmp_path / "prof.py"
+    script.write_text(r'''
+import sys
+sys.path.insert(0, %r)
+import ocl_ctypes, torch, actrace.torch
+from torch.profiler import profile, ProfilerActivity
+actrace.torch.enable(plugins=["opencl", "host"])
+o = ocl_ctypes.Ocl()
+x = torch.randn(8, 8)
+for cycle in range(2):
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        o.round(2.0)
+        y = x @ x
+    prof.export_chrome_trace(sys.argv[1] + "%%d.json" %% cycle)
+print("done")
+''' % HERE)
+    out = tmp_path / "r.json"
+    r = subprocess.run([venv.actrace, "record", "-o", str(out), "--", venv.python, str(script),
+                        str(tmp_path / "torch")], env=venv.env(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=600)
+    assert r.returncode == 0 and "done" in r.stdout, r.stderr
+    assert "cannot start" not in r.stderr, r.stderr
+    assert r.stderr.count("another actrace session owns this process") == 1, r.stderr
+    t = venv.check_trace(str(out))
+    assert [e for e in events(t, ph="X") if isinstance(e.get("pid"), int)
+            and e["pid"] >= DEVICE_PID and e["name"] == "scale"]
+    import json
+    for c in range(2):
+        with open(str(tmp_path / "torch") + "%d.json" % c) as f:
+            k = json.load(f)
+        assert any(e.get("name") == "aten::mm" for e in k["traceEvents"])
