@@ -75,9 +75,14 @@ def _cases():
 
 
 def test_markers_are_well_formed():
-    """A `notest` marker has a reason; an `example` block is one test_docs.py
-    runs; a marker sits right before a block of a language this test runs."""
-    test_docs = open(os.path.join(os.path.dirname(__file__), "test_docs.py")).read()
+    """A `notest` marker has a reason; an `example` block is one a test runs
+    (test_docs.py, or a test under tests/ that names its marker, as
+    tests/ondemand/test_ondemand.py does); a marker sits right before a
+    block of a language this test runs."""
+    import glob
+    runners = [os.path.join(os.path.dirname(__file__), "test_docs.py")]
+    runners += glob.glob(os.path.join(ROOT, "tests", "**", "test_*.py"), recursive=True)
+    test_docs = "\n".join(open(p, encoding="utf-8").read() for p in runners)
     bad = []
     for f in _files():
         rel = os.path.relpath(f, ROOT)
@@ -88,7 +93,7 @@ def test_markers_are_well_formed():
         for line, lang, body, marker in blocks(f):
             m = EXAMPLE.match(marker)
             if m and "example: " + m.group(1) not in test_docs:
-                bad.append("%s:%d: example %s is run by no test in test_docs.py"
+                bad.append("%s:%d: example %s is run by no test (test_docs.py, tests/**/test_*.py)"
                            % (rel, line, m.group(1)))
     assert not bad, "\n".join(bad)
 
