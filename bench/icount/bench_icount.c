@@ -13,6 +13,9 @@
  * args_buf (args_str, the value in a writable buffer: verified by content
  * on every call, as a string the program builds would be).
  *
+ * MODE scoped (act_span_begin_id + act_span_end), scoped_str (act_span_begin
+ * with a literal name), scoped_args (scoped + the two args by key).
+ *
  * MODE write_json, write_pftrace (N argless spans) and write_json_k2,
  * write_pftrace_k2 (N spans with Kineto's two args): the writers instead.
  * The spans are recorded first; callgrind counts inside icount_write (one
@@ -33,7 +36,7 @@
 
 static const char str20[] = "12345678901234567890";
 
-enum mode { NONE, SPAN0, ARGS_KEY, ARGS_STR, ARGS_BUF, WRITE };
+enum mode { NONE, SPAN0, ARGS_KEY, ARGS_STR, ARGS_BUF, SCOPED, SCOPED_STR, SCOPED_ARGS, WRITE };
 
 /* Callgrind collects inside this function only (--toggle-collect). One
  * loop per mode, so that the loop's own cost (mode none) is a few
@@ -78,6 +81,26 @@ NOINLINE void icount_loop(enum mode m, long n, act_name_id name, act_key_id seq,
         }
         break;
     }
+    case SCOPED:
+        for (long i = 0; i < n; i++) {
+            act_span_begin_id(ACT_CPU_OP, name);
+            act_span_end();
+        }
+        break;
+    case SCOPED_STR:
+        for (long i = 0; i < n; i++) {
+            act_span_begin(ACT_CPU_OP, "aten::matmul");
+            act_span_end();
+        }
+        break;
+    case SCOPED_ARGS:
+        for (long i = 0; i < n; i++) {
+            act_span_begin_id(ACT_CPU_OP, name);
+            act_arg_int_k(seq, i);
+            act_arg_str_k(dims, str20);
+            act_span_end();
+        }
+        break;
     case WRITE: break; /* write_mode */
     }
 }
@@ -118,7 +141,7 @@ static int write_mode(act_session *s, long n, int k2, const char *ext)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: act_bench_icount none|span0|args_key|args_str|args_buf|write_{json,pftrace}[_k2] N\n");
+        fprintf(stderr, "usage: act_bench_icount none|span0|args_key|args_str|args_buf|scoped|scoped_str|scoped_args|write_{json,pftrace}[_k2] N\n");
         return 2;
     }
     enum mode m;
@@ -132,6 +155,12 @@ int main(int argc, char **argv)
         m = ARGS_STR;
     else if (strcmp(argv[1], "args_buf") == 0)
         m = ARGS_BUF;
+    else if (strcmp(argv[1], "scoped") == 0)
+        m = SCOPED;
+    else if (strcmp(argv[1], "scoped_str") == 0)
+        m = SCOPED_STR;
+    else if (strcmp(argv[1], "scoped_args") == 0)
+        m = SCOPED_ARGS;
     else if (strncmp(argv[1], "write_", 6) == 0)
         m = WRITE;
     else {

@@ -959,7 +959,7 @@ static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain, 
         atomic_store_explicit(&c->used, 0, memory_order_relaxed);
         c->size = ACT__CHUNK_SIZE;
         c->heap = 0;
-        c->pad_ = 0;
+        c->settled = 0;
         pool_avail_update(p);
         if (p->nfree < p->warm_ahead / 2)
             pthread_cond_signal(&p->work);
@@ -1076,6 +1076,9 @@ static int pool_wait_pass(struct act__pool *p)
 static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
 {
     act__chunk *c = slot_chunk(p, i);
+    /* Its counter times become nanoseconds before it leaves the pool
+     * (a pair was taken after it was sealed: drain_main). */
+    act__settle_chunk(s, c);
     uint64_t aoff = 0;
     act__chunk *a = NULL;
     int filed = 0; /* in the spill file */
@@ -1533,7 +1536,26 @@ static void drain_main(act_session *s)
                 !atomic_load_explicit(&p->slots[i].pinned, memory_order_acquire))
                 cand[n++] = i;
         }
+        /* Counter times: every sealed, unpinned slot not yet settled is
+         * settled now, off the recording threads and before stop (which
+         * then settles only the tails and the pinned). */
+        uint32_t ns = 0;
+        for (uint32_t i = 0; cand && !pressure && s->use_ticks && i < p->nfresh; i++) {
+            if (p->slots[i].state != SLOT_USED)
+                continue;
+            act__chunk *c = slot_chunk(p, i);
+            if (!c->settled &&
+                (atomic_load_explicit(&c->next, memory_order_acquire) ||
+                 atomic_load_explicit(&p->slots[i].owner->exited, memory_order_acquire)) &&
+                !atomic_load_explicit(&p->slots[i].pinned, memory_order_acquire))
+                cand[n + ns++] = i;
+        }
         pthread_mutex_unlock(&p->lock);
+        /* A calibration pair after the candidates' last writes (or now
+         * and then while the session runs). */
+        act__cal_add(s, n + ns > 0);
+        for (uint32_t k = 0; k < ns; k++)
+            act__settle_chunk(s, slot_chunk(p, cand[n + k]));
         uint32_t done = 0;
         for (uint32_t k = 0; k < n; k++) {
             if (p->delay_us && drain_delay(p))
@@ -1545,8 +1567,13 @@ static void drain_main(act_session *s)
             p->freed_count++;
             p->drained++;
             pthread_cond_broadcast(&p->freed);
+            /* Stopped: the rest is read in place (stop waits for one
+             * chunk's copy at most, not for the archive's fresh pages). */
+            int stopping = p->stop;
             pthread_mutex_unlock(&p->lock);
             done++;
+            if (stopping)
+                break;
         }
         /* Spooled: the archive spills ahead, as without a pool (bounded
          * by the slabs there are; p->stop is read under the lock only). */
@@ -1708,6 +1735,30 @@ void act__prefault_start(act_session *s)
     pthread_mutex_unlock(&s->ready_lock);
 }
 
+/* Stop: the chunks still holding counter times (in the pool, carved
+ * from the slabs, a thread's first ones) are settled in place; the drain
+ * settled what it copied (the spill file's chunks are never read here). */
+void act__settle_times(act_session *s)
+{
+    if (!s->use_ticks)
+        return;
+    act__cal_add(s, 1);
+    pthread_mutex_lock(&s->lock);
+    int nfiled = 0;
+    for (struct act__slab *sl = s->slabs; sl; sl = sl->next)
+        nfiled += sl->filed;
+    for (act__thread *t = s->threads; t; t = t->next) {
+        for (act__chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
+            int filed = 0;
+            for (struct act__slab *sl = nfiled ? s->slabs : NULL; sl && !filed; sl = sl->next)
+                filed = sl->filed && (char *)c >= (char *)sl && (char *)c < (char *)sl + sl->size;
+            if (!filed)
+                act__settle_chunk(s, c);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 void act__prefault_stop(act_session *s)
 {
     /* A forked child never had the thread, and the lock may have been held
@@ -1734,6 +1785,7 @@ void act__prefault_stop(act_session *s)
         /* Inside a plugin's tick that never returned: left to itself
          * (the session is never freed, act__session_free). */
         pthread_detach(s->prefault);
+        act__settle_times(s);
         return;
     }
     if (mine) {
@@ -1746,6 +1798,7 @@ void act__prefault_stop(act_session *s)
         atomic_store_explicit(&s->tick_first, INT64_MAX, memory_order_release);
         pthread_mutex_unlock(&s->tick_lock);
     }
+    act__settle_times(s);
 }
 
 /* A pre-faulted slab, or NULL if none is ready or the pre-fault thread
@@ -1879,7 +1932,7 @@ static act__chunk *chunk_new(act_session *s, act__thread *t, size_t need, size_t
     atomic_init(&c->used, 0);
     c->size = (uint32_t)size;
     c->heap = (uint32_t)heap;
-    c->pad_ = 0;
+    c->settled = 0;
     return c;
 }
 
