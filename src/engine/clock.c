@@ -159,6 +159,9 @@ int act__cal_init(act_session *s)
 
 void act__cal_free(act_session *s)
 {
+    free(s->loose);
+    s->loose = NULL;
+    s->nloose = s->caploose = 0;
     pthread_mutex_destroy(&s->cal_lock);
     free(s->cal);
     s->cal = NULL;

@@ -193,7 +193,7 @@ void act__settle_chunk(act_session *s, struct act__chunk *c);
 void act__settle_times(act_session *s);
 
 /* The time a scoped span or an instant records (record.c). */
-#define act__span_now(s) (ACT_LIKELY((s)->use_ticks) ? act__ticks() : act__clock_ns())
+#define act__span_now(s) (ACT_LIKELY((s)->tick_gen != UINT64_MAX) ? act__ticks() : act__clock_ns())
 
 /* ---- records ------------------------------------------------------------ */
 
@@ -380,6 +380,10 @@ typedef struct act__thread {
     /* The thread exited (release; thread.c's key destructor): its tail
      * may be drained and its slots returned to the pool. */
     _Atomic int exited;
+    /* The last name in writable memory that missed the cache: its
+     * pointer and a hash of its bytes (record.c, name_ref). */
+    const char *nc_p;
+    uint64_t nc_h;
 } act__thread;
 
 /* ---- counter series and devices ---------------------------------------- */
@@ -541,6 +545,12 @@ struct act_session {
     pthread_mutex_t cal_lock;
     act__cal *cal;
     size_t ncal, capcal;
+    /* With use_ticks: the chunks not from the pool (carved, a thread's
+     * first ones, oversized), which stop settles in place; the pool's
+     * own are found through the pool. Under lock. Never a spilled one,
+     * so stop touches no spilled page. */
+    struct act__chunk **loose;
+    size_t nloose, caploose;
     /* Spooled: MAX_BUFFER_SIZE_MB bounds the chunk memory in RAM (s->bytes)
      * and SPOOL_MAX_MB the spool (s->bytes + spilled). Slabs no longer
      * carved are spilled, oldest first: written to the spool file and

@@ -1046,10 +1046,12 @@ static int pool_pin(struct act__pool *p, act__thread *t)
  * and the spill file's slabs in flight their room. */
 static int tmp_wanted(const act_session *s, const struct act__pool *p)
 {
-    uint64_t free_b = (uint64_t)atomic_load_explicit(&p->avail, memory_order_relaxed) *
-                      ACT__CHUNK_SIZE;
-    return atomic_load_explicit(&s->bytes, memory_order_relaxed) + free_b + budget_keep(s) >
-           s->max_bytes;
+    /* What is kept (the archive and the slots in use: s->bytes) leaves
+     * less than budget_keep. A free slot holds nothing and is charged
+     * when taken; counting every one as used made a spill file for runs
+     * that fit (3M spans with 2 args: 209 MB of RSS under 256 MB). */
+    (void)p;
+    return budget_short(s);
 }
 
 /* BUFFER_FULL_POLICY = wait, the RAM budget full and nothing to spill
@@ -1737,25 +1739,24 @@ void act__prefault_start(act_session *s)
 
 /* Stop: the chunks still holding counter times (in the pool, carved
  * from the slabs, a thread's first ones) are settled in place; the drain
- * settled what it copied (the spill file's chunks are never read here). */
+ * settled what it copied (archived chunks, in RAM or in the spill file,
+ * are never read here: a spilled page is never faulted back in). */
 void act__settle_times(act_session *s)
 {
     if (!s->use_ticks)
         return;
     act__cal_add(s, 1);
-    pthread_mutex_lock(&s->lock);
-    int nfiled = 0;
-    for (struct act__slab *sl = s->slabs; sl; sl = sl->next)
-        nfiled += sl->filed;
-    for (act__thread *t = s->threads; t; t = t->next) {
-        for (act__chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
-            int filed = 0;
-            for (struct act__slab *sl = nfiled ? s->slabs : NULL; sl && !filed; sl = sl->next)
-                filed = sl->filed && (char *)c >= (char *)sl && (char *)c < (char *)sl + sl->size;
-            if (!filed)
-                act__settle_chunk(s, c);
-        }
+    struct act__pool *p = s->pool;
+    if (p) {
+        pthread_mutex_lock(&p->lock);
+        for (uint32_t i = 0; i < p->nfresh; i++)
+            if (p->slots[i].state == SLOT_USED)
+                act__settle_chunk(s, slot_chunk(p, i));
+        pthread_mutex_unlock(&p->lock);
     }
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->nloose; i++)
+        act__settle_chunk(s, s->loose[i]);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -1933,6 +1934,28 @@ static act__chunk *chunk_new(act_session *s, act__thread *t, size_t need, size_t
     c->size = (uint32_t)size;
     c->heap = (uint32_t)heap;
     c->settled = 0;
+    if (s->use_ticks) {
+        /* Known to stop's settle (act__settle_times). */
+        pthread_mutex_lock(&s->lock);
+        if (s->nloose == s->caploose) {
+            size_t cap = s->caploose ? 2 * s->caploose : 64;
+            act__chunk **nl = realloc(s->loose, cap * sizeof *nl);
+            if (nl) {
+                s->loose = nl;
+                s->caploose = cap;
+            }
+        }
+        if (s->nloose < s->caploose) {
+            s->loose[s->nloose++] = c;
+        } else {
+            /* No memory to list it: this session records on the clock
+             * from now on (act__span_now), so this chunk gets no ticks;
+             * the ticks already written are settled as ever. */
+            s->tick_gen = UINT64_MAX;
+            c->settled = 1;
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
     return c;
 }
 
