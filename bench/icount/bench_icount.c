@@ -17,7 +17,8 @@
  * with a literal name), scoped_args (scoped + the two args by key).
  *
  * MODE write_json, write_pftrace (N argless spans) and write_json_k2,
- * write_pftrace_k2 (N spans with Kineto's two args): the writers instead.
+ * write_pftrace_k2 (N spans with Kineto's two args): the writers instead;
+ * with _str (write_json_str...), the spans named by a string.
  * The spans are recorded first; callgrind counts inside icount_write (one
  * act_session_write), so per event is the writer's cost, visitor included.
  */
@@ -114,14 +115,17 @@ NOINLINE int icount_write(act_session *s, const char *path)
 
 /* N spans (with Kineto's two args when @p k2), written to a file named
  * with @p ext; 0 when it worked. */
-static int write_mode(act_session *s, long n, int k2, const char *ext)
+static int write_mode(act_session *s, long n, int k2, int str, const char *ext)
 {
     static const char *const dims[4] = {"[[32, 64], [64, 128]]", "[[32, 128], [128]]",
                                         "[[1024, 1024], [1024, 1024]]", "[[32, 3, 224, 224]]"};
     act_name_id name = act_name("aten::matmul");
     int64_t base = act_now_ns();
     for (long i = 0; i < n; i++) {
-        act_span_record_id(ACT_CPU_OP, name, base + i * 1000, base + i * 1000 + 500);
+        if (str)
+            act_span_record(ACT_CPU_OP, "aten::matmul", base + i * 1000, base + i * 1000 + 500);
+        else
+            act_span_record_id(ACT_CPU_OP, name, base + i * 1000, base + i * 1000 + 500);
         if (k2) {
             act_arg_int("Sequence number", i);
             act_arg_str("Input Dims", dims[i & 3]);
@@ -187,8 +191,8 @@ int main(int argc, char **argv)
     act_config_destroy(cfg);
     if (m == WRITE) {
         const char *w = argv[1] + 6;
-        int k2 = strstr(w, "_k2") != NULL;
-        return write_mode(s, n, k2, strncmp(w, "pftrace", 7) == 0 ? ".pftrace" : ".json");
+        int k2 = strstr(w, "_k2") != NULL, str = strstr(w, "_str") != NULL;
+        return write_mode(s, n, k2, str, strncmp(w, "pftrace", 7) == 0 ? ".pftrace" : ".json");
     }
     act_name_id name = act_name("aten::matmul");
     act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");
