@@ -229,3 +229,18 @@ void act__settle_chunk(act_session *s, act__chunk *c)
     settle_locked(s, c, &hint);
     pthread_mutex_unlock(&s->cal_lock);
 }
+
+int64_t act__time_of(act_session *s, int64_t v)
+{
+    if (!act__is_tick(v))
+        return v;
+    if (!s->use_ticks)
+        return v & ACT__TICK_MASK; /* never written so: no map to go by */
+    pthread_mutex_lock(&s->cal_lock);
+    if (s->ncal == 0 || (v & ACT__TICK_MASK) >= s->cal[s->ncal - 1].tick)
+        cal_add_locked(s, 1); /* a pair after it: never extrapolated */
+    size_t hint = 0;
+    int64_t ns = act__cal_conv(s->cal, s->ncal, &hint, v);
+    pthread_mutex_unlock(&s->cal_lock);
+    return ns;
+}

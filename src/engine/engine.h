@@ -189,6 +189,11 @@ int act__cal_init(act_session *s);
 void act__cal_free(act_session *s);
 void act__cal_add(act_session *s, int need);
 void act__settle_chunk(act_session *s, struct act__chunk *c);
+/* The nanoseconds of a record's t0/t1 as read (a tagged tick or
+ * already nanoseconds): for code that reads the records of a session
+ * still running (a window on it), whose chunks in place may hold ticks
+ * until stop. After stop every time is nanoseconds. */
+int64_t act__time_of(act_session *s, int64_t v);
 /* Stop: every chunk still holding ticks is settled (thread.c). */
 void act__settle_times(act_session *s);
 

@@ -166,8 +166,37 @@ static void test_bracketed(void)
     act_session_destroy(s);
 }
 
+/* A running session's records read through act__time_of: nanoseconds
+ * between the clock reads around the span, whether settled yet or not. */
+static void test_time_of_running(void)
+{
+    act_session *s = tu_session("");
+    act_name_id nm = act_name("running");
+    int64_t a = act_now_ns();
+    act_span_begin_id(ACT_USER_ANNOTATION, nm);
+    act_span_end();
+    int64_t b = act_now_ns();
+    act__rec *r = NULL;
+    for (act__thread *t = s->threads; t; t = t->next)
+        for (act__chunk *c = t->head; c; c = atomic_load(&c->next))
+            for (uint32_t i = 0; i < atomic_load(&c->used); i++)
+                if (c->recs[i].kind == ACT__R_SPAN && c->recs[i].name == nm)
+                    r = &c->recs[i];
+    CHECK_FATAL(r != NULL);
+    CHECK_EQ_INT(act__is_tick(r->t0), s->use_ticks);
+    int64_t t0 = act__time_of(s, r->t0), t1 = act__time_of(s, atomic_load(&r->t1));
+    CHECK(t0 >= a - 1000 && t0 <= t1 && t1 <= b + 1000);
+    CHECK_EQ_INT(act__time_of(s, 12345), 12345);
+    CHECK_EQ_INT(act_session_stop(s), 0);
+    /* Settled at stop to the same values. */
+    CHECK_EQ_INT(r->t0, t0);
+    CHECK_EQ_INT(atomic_load(&r->t1), t1);
+    act_session_destroy(s);
+}
+
 int main(void)
 {
+    test_time_of_running();
     test_conv_synthetic();
     test_cal_read();
     int ticks = ACT__HAVE_TICKS && act__ticks_usable();
