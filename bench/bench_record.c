@@ -351,8 +351,189 @@ static double page_cost(enum page_mode m)
     return best;
 }
 
+/*
+ * The scoped path next to its floor, in one run (interleaved rounds,
+ * medians): two counter reads and a 32-byte store into memory written
+ * before (what any span with its own timestamps must do at least); the
+ * scoped span with an interned name and with a string name, without and
+ * with Kineto's two args; the same on the clock (HOST_CLOCK = monotonic).
+ * Then act_session_stop per recorded event (1M spans, string names, 2
+ * args: median and worst of 5) and the memory per kept event (RSS at 3M
+ * less RSS at 100k spans).
+ */
+static inline uint64_t bench_ticks(void)
+{
+#if defined(__x86_64__)
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+#elif defined(__aarch64__)
+    uint64_t v;
+    __asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
+    return v;
+#else
+    return (uint64_t)act_now_ns();
+#endif
+}
+
+enum scoped_kind { SC_FLOOR, SC_ID, SC_STR, SC_ID_ARGS2, SC_STR_ARGS2, SC_ID_CLOCK, SC_N };
+static const char *const sc_names[SC_N] = {
+    "floor: 2 counter reads + 32B store", "scoped, interned name", "scoped, string name",
+    "scoped, interned + 2 args", "scoped, string name + 2 args", "scoped, interned, HOST_CLOCK=monotonic"};
+
+static double scoped_once(enum scoped_kind k, long n)
+{
+    static const char str20[] = "12345678901234567890";
+    act_session *s = NULL;
+    static uint64_t ring[4 * 2048];
+    if (k != SC_FLOOR)
+        s = start_session(k == SC_ID_CLOCK ? "HOST_CLOCK = monotonic\n" : NULL);
+    act_name_id name = act_name("aten::matmul");
+    act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");
+    /* The thread's CPU time: what the calls cost, not the other load of a
+     * shared machine (which wall time would count). */
+    double t0 = thread_cpu_s();
+    switch (k) {
+    case SC_FLOOR:
+        for (long i = 0; i < n; i++) {
+            uint64_t a = bench_ticks(), b = bench_ticks();
+            uint64_t *w = &ring[(i & 2047) * 4];
+            w[0] = a;
+            w[1] = b;
+            w[2] = (uint64_t)i;
+            w[3] = name;
+            __asm__ volatile("" ::"r"(w) : "memory");
+        }
+        break;
+    case SC_ID:
+    case SC_ID_CLOCK:
+        for (long i = 0; i < n; i++) {
+            act_span_begin_id(ACT_CPU_OP, name);
+            act_span_end();
+        }
+        break;
+    case SC_STR:
+        for (long i = 0; i < n; i++) {
+            act_span_begin(ACT_CPU_OP, "aten::matmul");
+            act_span_end();
+        }
+        break;
+    case SC_ID_ARGS2:
+        for (long i = 0; i < n; i++) {
+            act_span_begin_id(ACT_CPU_OP, name);
+            act_arg_int_k(seq, i);
+            act_arg_str_k(dims, str20);
+            act_span_end();
+        }
+        break;
+    case SC_STR_ARGS2:
+        for (long i = 0; i < n; i++) {
+            act_span_begin(ACT_CPU_OP, "aten::matmul");
+            act_arg_int("Sequence number", i);
+            act_arg_str("Input Dims", str20);
+            act_span_end();
+        }
+        break;
+    case SC_N: break;
+    }
+    double dt = (thread_cpu_s() - t0) / (double)n * 1e9;
+    if (s) {
+        act_session_stop(s);
+        act_session_destroy(s);
+    }
+    return dt;
+}
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* RSS growth (KiB) of a session that kept @p n spans (default config,
+ * the budget raised to hold them), measured before its stop. */
+static long kept_rss(long n, int args)
+{
+    char cfg[64];
+    snprintf(cfg, sizeof cfg, "MAX_BUFFER_SIZE_MB = 1024\n");
+    long r0 = rss_kb();
+    act_session *s = session_with(cfg);
+    act_name_id name = act_name("aten::matmul");
+    act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");
+    for (long i = 0; i < n; i++) {
+        act_span_begin_id(ACT_CPU_OP, name);
+        if (args) {
+            act_arg_int_k(seq, i);
+            act_arg_str_k(dims, "12345678901234567890");
+        }
+        act_span_end();
+    }
+    long r1 = rss_kb();
+    act_session_stop(s);
+    act_session_destroy(s);
+    return r1 - r0;
+}
+
+static void scoped_report(FILE *json)
+{
+    const long N = 1000000;
+    enum { R = 5 };
+    double v[SC_N][R];
+    for (int r = 0; r < R; r++)
+        for (int k = 0; k < SC_N; k++)
+            v[k][r] = scoped_once((enum scoped_kind)k, N);
+    double med[SC_N];
+    for (int k = 0; k < SC_N; k++) {
+        qsort(v[k], R, sizeof v[k][0], cmp_d);
+        med[k] = v[k][R / 2];
+    }
+    printf("scoped spans, 1M events, thread CPU, median of %d interleaved rounds:\n", R);
+    for (int k = 0; k < SC_N; k++)
+        printf("  %-40s %7.2f ns  (%.2fx the floor)\n", sc_names[k], med[k], med[k] / med[SC_FLOOR]);
+    /* Stop per event: 1M string-named spans with 2 args. */
+    double stop[R];
+    for (int r = 0; r < R; r++) {
+        act_session *s = session_with("MAX_BUFFER_SIZE_MB = 1024\n");
+        for (long i = 0; i < N; i++) {
+            act_span_begin(ACT_CPU_OP, "aten::matmul");
+            act_arg_int("Sequence number", i);
+            act_arg_str("Input Dims", "12345678901234567890");
+            act_span_end();
+        }
+        double t0 = now_s();
+        act_session_stop(s);
+        stop[r] = (now_s() - t0) / (double)N * 1e9; /* wall: stop waits */
+        act_session_destroy(s);
+    }
+    qsort(stop, R, sizeof stop[0], cmp_d);
+    printf("  act_session_stop per event (1M, string names, 2 args): median %.2f ns, worst %.2f ns\n",
+           stop[R / 2], stop[R - 1]);
+    long m0a = kept_rss(100000, 0), m0b = kept_rss(3000000, 0);
+    long m2a = kept_rss(100000, 2), m2b = kept_rss(3000000, 2);
+    double pe0 = (double)(m0b - m0a) * 1024.0 / 2900000.0, pe2 = (double)(m2b - m2a) * 1024.0 / 2900000.0;
+    printf("  memory per kept event (RSS at 3M - RSS at 100k, interned): %.1f B (no args), %.1f B (2 args)\n",
+           pe0, pe2);
+    fprintf(json, "{\"scoped_floor_ns\":%.2f,\"scoped_id_ns\":%.2f,\"scoped_str_ns\":%.2f,"
+            "\"scoped_id_args2_ns\":%.2f,\"scoped_str_args2_ns\":%.2f,\"scoped_id_clock_ns\":%.2f,"
+            "\"scoped_id_over_floor\":%.3f,\"stop_ns_per_event_median\":%.2f,\"stop_ns_per_event_worst\":%.2f,"
+            "\"kept_bytes_per_event_0\":%.1f,\"kept_bytes_per_event_2\":%.1f}\n",
+            med[SC_FLOOR], med[SC_ID], med[SC_STR], med[SC_ID_ARGS2], med[SC_STR_ARGS2], med[SC_ID_CLOCK],
+            med[SC_ID] / med[SC_FLOOR], stop[R / 2], stop[R - 1], pe0, pe2);
+}
+
 int main(void)
 {
+    if (getenv("ACT_BENCH_SCOPED_ONLY")) {
+        act_log_set_level(ACT_LOG_ERROR);
+        scoped_report(stdout);
+        return 0;
+    }
     if (getenv("ACT_BENCH_SWEEP_ONLY")) {
         act_log_set_level(ACT_LOG_ERROR);
         sweep(stdout);
@@ -368,6 +549,7 @@ int main(void)
     double args2_ns = bench_record(SUPPLIED_ARGS2, N);
     double counter_ns = bench_record(COUNTER, N);
     sweep(stderr); /* stdout's last line stays the one summary object */
+    scoped_report(stderr);
 
     /* Memory per recorded span, and writing 1,000,000 spans: argless and
      * with Kineto's two args, as JSON and as Perfetto's protobuf. Each

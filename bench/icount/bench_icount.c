@@ -13,8 +13,12 @@
  * args_buf (args_str, the value in a writable buffer: verified by content
  * on every call, as a string the program builds would be).
  *
+ * MODE scoped (act_span_begin_id + act_span_end), scoped_str (act_span_begin
+ * with a literal name), scoped_args (scoped + the two args by key).
+ *
  * MODE write_json, write_pftrace (N argless spans) and write_json_k2,
- * write_pftrace_k2 (N spans with Kineto's two args): the writers instead.
+ * write_pftrace_k2 (N spans with Kineto's two args): the writers instead;
+ * with _str (write_json_str...), the spans named by a string.
  * The spans are recorded first; callgrind counts inside icount_write (one
  * act_session_write), so per event is the writer's cost, visitor included.
  */
@@ -33,7 +37,7 @@
 
 static const char str20[] = "12345678901234567890";
 
-enum mode { NONE, SPAN0, ARGS_KEY, ARGS_STR, ARGS_BUF, WRITE };
+enum mode { NONE, SPAN0, ARGS_KEY, ARGS_STR, ARGS_BUF, SCOPED, SCOPED_STR, SCOPED_ARGS, WRITE };
 
 /* Callgrind collects inside this function only (--toggle-collect). One
  * loop per mode, so that the loop's own cost (mode none) is a few
@@ -78,6 +82,26 @@ NOINLINE void icount_loop(enum mode m, long n, act_name_id name, act_key_id seq,
         }
         break;
     }
+    case SCOPED:
+        for (long i = 0; i < n; i++) {
+            act_span_begin_id(ACT_CPU_OP, name);
+            act_span_end();
+        }
+        break;
+    case SCOPED_STR:
+        for (long i = 0; i < n; i++) {
+            act_span_begin(ACT_CPU_OP, "aten::matmul");
+            act_span_end();
+        }
+        break;
+    case SCOPED_ARGS:
+        for (long i = 0; i < n; i++) {
+            act_span_begin_id(ACT_CPU_OP, name);
+            act_arg_int_k(seq, i);
+            act_arg_str_k(dims, str20);
+            act_span_end();
+        }
+        break;
     case WRITE: break; /* write_mode */
     }
 }
@@ -91,14 +115,17 @@ NOINLINE int icount_write(act_session *s, const char *path)
 
 /* N spans (with Kineto's two args when @p k2), written to a file named
  * with @p ext; 0 when it worked. */
-static int write_mode(act_session *s, long n, int k2, const char *ext)
+static int write_mode(act_session *s, long n, int k2, int str, const char *ext)
 {
     static const char *const dims[4] = {"[[32, 64], [64, 128]]", "[[32, 128], [128]]",
                                         "[[1024, 1024], [1024, 1024]]", "[[32, 3, 224, 224]]"};
     act_name_id name = act_name("aten::matmul");
     int64_t base = act_now_ns();
     for (long i = 0; i < n; i++) {
-        act_span_record_id(ACT_CPU_OP, name, base + i * 1000, base + i * 1000 + 500);
+        if (str)
+            act_span_record(ACT_CPU_OP, "aten::matmul", base + i * 1000, base + i * 1000 + 500);
+        else
+            act_span_record_id(ACT_CPU_OP, name, base + i * 1000, base + i * 1000 + 500);
         if (k2) {
             act_arg_int("Sequence number", i);
             act_arg_str("Input Dims", dims[i & 3]);
@@ -118,7 +145,7 @@ static int write_mode(act_session *s, long n, int k2, const char *ext)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: act_bench_icount none|span0|args_key|args_str|args_buf|write_{json,pftrace}[_k2] N\n");
+        fprintf(stderr, "usage: act_bench_icount none|span0|args_key|args_str|args_buf|scoped|scoped_str|scoped_args|write_{json,pftrace}[_k2] N\n");
         return 2;
     }
     enum mode m;
@@ -132,6 +159,12 @@ int main(int argc, char **argv)
         m = ARGS_STR;
     else if (strcmp(argv[1], "args_buf") == 0)
         m = ARGS_BUF;
+    else if (strcmp(argv[1], "scoped") == 0)
+        m = SCOPED;
+    else if (strcmp(argv[1], "scoped_str") == 0)
+        m = SCOPED_STR;
+    else if (strcmp(argv[1], "scoped_args") == 0)
+        m = SCOPED_ARGS;
     else if (strncmp(argv[1], "write_", 6) == 0)
         m = WRITE;
     else {
@@ -158,8 +191,8 @@ int main(int argc, char **argv)
     act_config_destroy(cfg);
     if (m == WRITE) {
         const char *w = argv[1] + 6;
-        int k2 = strstr(w, "_k2") != NULL;
-        return write_mode(s, n, k2, strncmp(w, "pftrace", 7) == 0 ? ".pftrace" : ".json");
+        int k2 = strstr(w, "_k2") != NULL, str = strstr(w, "_str") != NULL;
+        return write_mode(s, n, k2, str, strncmp(w, "pftrace", 7) == 0 ? ".pftrace" : ".json");
     }
     act_name_id name = act_name("aten::matmul");
     act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");

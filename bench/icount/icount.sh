@@ -35,6 +35,12 @@ echo "  span, supplied times, by id        $span0"
 echo "  + int + 20B str args, act_key keys $argk"
 echo "  + int + 20B str args, string keys  $args"
 echo "    the value in a writable buffer   $argb"
+sc=$(per_event scoped) || exit 1
+scs=$(per_event scoped_str) || exit 1
+sca=$(per_event scoped_args) || exit 1
+echo "  scoped span, act_span_begin_id + act_span_end   $sc"
+echo "    act_span_begin with a string name           $scs"
+echo "    + int + 20B str args, act_key keys          $sca"
 # The writers: act_session_write per event (visitor included), JSON and
 # Perfetto's protobuf, argless and with Kineto's two args.
 wj=$(per_event write_json) || exit 1
@@ -44,4 +50,7 @@ wp2=$(per_event write_pftrace_k2) || exit 1
 echo "instructions per event written (callgrind, act_session_write)"
 echo "  argless span     JSON $wj, pftrace $wp"
 echo "  Kineto's 2 args  JSON $wj2, pftrace $wp2"
-echo "{\"icount_loop\":$loop,\"icount_span0\":$span0,\"icount_args2_key\":$argk,\"icount_args2_str\":$args,\"icount_args2_buf\":$argb,\"icount_write_json\":$wj,\"icount_write_pftrace\":$wp,\"icount_write_json_k2\":$wj2,\"icount_write_pftrace_k2\":$wp2}"
+wjs=$(per_event write_json_str) || exit 1
+wps=$(per_event write_pftrace_str) || exit 1
+echo "  argless span named by a string  JSON $wjs, pftrace $wps"
+echo "{\"icount_loop\":$loop,\"icount_span0\":$span0,\"icount_args2_key\":$argk,\"icount_args2_str\":$args,\"icount_args2_buf\":$argb,\"icount_write_json\":$wj,\"icount_write_pftrace\":$wp,\"icount_write_json_k2\":$wj2,\"icount_write_pftrace_k2\":$wp2,\"icount_scoped\":$sc,\"icount_scoped_str\":$scs,\"icount_scoped_args2_key\":$sca,\"icount_write_json_str\":$wjs,\"icount_write_pftrace_str\":$wps}"

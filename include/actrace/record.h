@@ -5,9 +5,11 @@
  * what cannot be recorded (buffer limit reached, type not selected, misuse)
  * is counted per type and reported in the trace's "actraceStats".
  *
- * Names: any NUL-terminated byte string (copied), or an id from act_name()
- * (interned once; the fast path). Every call is thread-safe; spans nest per
- * thread.
+ * Names: any NUL-terminated byte string, or an id from act_name()
+ * (interned once; the fast path). A string the thread has seen before costs
+ * what its id does (a literal on its pointer, other memory checked by
+ * content); one seen once is copied. Every call is thread-safe; spans nest
+ * per thread.
  */
 #ifndef ACTRACE_RECORD_H
 #define ACTRACE_RECORD_H

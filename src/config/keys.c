@@ -15,6 +15,7 @@
 static const char *const trace_categories[] = {"kineto", "generic", NULL};
 static const char *const output_formats[] = {"auto", "json", "perfetto", NULL};
 static const char *const full_policies[] = {"grow", "drop", "wait", NULL};
+static const char *const host_clocks[] = {"auto", "monotonic", NULL};
 
 #define INT(name, lo, def) {name, ACT__K_INT, 0, lo, I32MAX, def, NULL}
 #define BOOL(name, def) {name, ACT__K_BOOL, 0, 0, 0, def, NULL}
@@ -73,6 +74,7 @@ const act__key_def act__config_keys[] = {
     {"BUFFER_FULL_POLICY", ACT__K_ENUM, 0, 0, 0, "grow", full_policies},
     INT("SPOOL_MAX_MB", 1, "8192"),
     STR("SPILL_DIR", ""),
+    {"HOST_CLOCK", ACT__K_ENUM, 0, 0, 0, "auto", host_clocks},
     INT("PLUGIN_TIMEOUT_MSECS", 0, "5000"),
     BOOL("DEFAULT_PLUGINS", "true"),
     {"OUTPUT_FORMAT", ACT__K_ENUM, 0, 0, 0, "auto", output_formats},

@@ -117,6 +117,89 @@ static inline int64_t act__clock_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/*
+ * The host counter (x86-64 TSC, arm64 CNTVCT_EL0). Where it is invariant
+ * and the kernel's own clocksource (act__ticks_usable), scoped spans and
+ * instants store the raw count, tagged with ACT__TICK_TAG, in t0/t1: one
+ * counter read instead of a clock_gettime. Off the hot path the session
+ * turns them into CLOCK_MONOTONIC nanoseconds (act__cal_*, below): the
+ * drain as it copies a chunk out of the pool, stop for what stays in
+ * place. A nanosecond value never has bit 62 set (146 years of uptime),
+ * ACT__OPEN has bit 63: a tagged value is told apart from both.
+ */
+#define ACT__TICK_TAG (INT64_C(1) << 62)
+#define ACT__TICK_MASK (ACT__TICK_TAG - 1)
+
+static inline int act__is_tick(int64_t v)
+{
+    return ((uint64_t)v >> 62) == 1;
+}
+
+#if defined(__x86_64__)
+#define ACT__HAVE_TICKS 1
+static inline int64_t act__ticks(void)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    /* (The count reaches bit 62 after 48 years at 3 GHz: not masked.) */
+    return (int64_t)(((uint64_t)hi << 32 | lo) | (uint64_t)ACT__TICK_TAG);
+}
+#elif defined(__aarch64__)
+#define ACT__HAVE_TICKS 1
+static inline int64_t act__ticks(void)
+{
+    uint64_t v;
+    __asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
+    return (int64_t)(v | (uint64_t)ACT__TICK_TAG);
+}
+#else
+#define ACT__HAVE_TICKS 0
+static inline int64_t act__ticks(void)
+{
+    return act__clock_ns();
+}
+#endif
+
+/* 1 if this machine's counter may stand for CLOCK_MONOTONIC (invariant,
+ * and the kernel's clocksource); cached for the process. */
+int act__ticks_usable(void);
+
+/* One calibration pair: a counter reading (untagged) and CLOCK_MONOTONIC
+ * at the same instant. */
+typedef struct act__cal {
+    int64_t tick, ns;
+} act__cal;
+
+/* Read a pair (the best of a few tries: the counter read on both sides of
+ * clock_gettime, the narrowest window's middle). */
+act__cal act__cal_read(void);
+
+/* Conversion through pairs @p c[0..n) (ticks and ns both increasing): the
+ * piecewise-linear map through them, extended by the end segments (one
+ * pair: the nominal 1 ns per tick is never assumed; the pair's ns). Non-
+ * decreasing in the tick. @p hint caches the segment (start it at 0). */
+int64_t act__cal_conv(const act__cal *c, size_t n, size_t *hint, int64_t tick);
+
+struct act__chunk;
+/* The session's pairs (clock.c): init (a first pair when s->use_ticks)
+ * and free; act__cal_add appends one now if @p need, else if the last is
+ * old; act__settle_chunk converts a chunk not yet settled with the pairs
+ * there are (its caller added one after the chunk's last write). */
+int act__cal_init(act_session *s);
+void act__cal_free(act_session *s);
+void act__cal_add(act_session *s, int need);
+void act__settle_chunk(act_session *s, struct act__chunk *c);
+/* The nanoseconds of a record's t0/t1 as read (a tagged tick or
+ * already nanoseconds): for code that reads the records of a session
+ * still running (a window on it), whose chunks in place may hold ticks
+ * until stop. After stop every time is nanoseconds. */
+int64_t act__time_of(act_session *s, int64_t v);
+/* Stop: every chunk still holding ticks is settled (thread.c). */
+void act__settle_times(act_session *s);
+
+/* The time a scoped span or an instant records (record.c). */
+#define act__span_now(s) (ACT_LIKELY((s)->tick_gen != UINT64_MAX) ? act__ticks() : act__clock_ns())
+
 /* ---- records ------------------------------------------------------------ */
 
 typedef enum act__rec_kind {
@@ -179,7 +262,8 @@ typedef struct act__chunk {
     _Atomic uint32_t used;   /* committed records */
     uint32_t size;           /* bytes, header included */
     uint32_t heap;           /* 1: malloc'd (oversized), 0: carved from a slab */
-    uint32_t pad_;           /* keeps records 16-byte aligned */
+    uint32_t settled;        /* its counter times are nanoseconds (act__settle_chunk);
+                                also keeps records 16-byte aligned */
     act__rec recs[];
 } act__chunk;
 
@@ -301,6 +385,10 @@ typedef struct act__thread {
     /* The thread exited (release; thread.c's key destructor): its tail
      * may be drained and its slots returned to the pool. */
     _Atomic int exited;
+    /* The last name in writable memory that missed the cache: its
+     * pointer and a hash of its bytes (record.c, name_ref). */
+    const char *nc_p;
+    uint64_t nc_h;
 } act__thread;
 
 /* ---- counter series and devices ---------------------------------------- */
@@ -343,6 +431,10 @@ struct act__vplugin;
 
 struct act_session {
     uint64_t gen; /* unique per session, even: validates thread-local caches */
+    /* gen where scoped spans read the counter (use_ticks), else
+     * UINT64_MAX (never a thread's cached value): the scoped fast paths
+     * test the thread's buffer and the clock in one compare. */
+    uint64_t tick_gen;
     int lazy; /* the stand-in of a session not started yet (session/autostart.c) */
     int auto_start; /* the session session/autostart.c starts */
     unsigned fork_gen; /* act__fork_gen at create: the process it records in */
@@ -451,6 +543,19 @@ struct act_session {
     /* Chunk memory lives in this process's spool (spool.h); what the
      * writer needs besides is logged there too. Set at create. */
     int spooled;
+    /* Scoped spans and instants store counter ticks (ACT__TICK_TAG),
+     * turned into nanoseconds through the pairs in cal[0..ncal) (under
+     * cal_lock, a leaf: taken by the drain and by stop). */
+    int use_ticks;
+    pthread_mutex_t cal_lock;
+    act__cal *cal;
+    size_t ncal, capcal;
+    /* With use_ticks: the chunks not from the pool (carved, a thread's
+     * first ones, oversized), which stop settles in place; the pool's
+     * own are found through the pool. Under lock. Never a spilled one,
+     * so stop touches no spilled page. */
+    struct act__chunk **loose;
+    size_t nloose, caploose;
     /* Spooled: MAX_BUFFER_SIZE_MB bounds the chunk memory in RAM (s->bytes)
      * and SPOOL_MAX_MB the spool (s->bytes + spilled). Slabs no longer
      * carved are spilled, oldest first: written to the spool file and

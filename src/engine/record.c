@@ -292,10 +292,20 @@ static inline void rec_tag(act__rec *r, uint16_t type, uint8_t kind, uint8_t fla
     memcpy(&r->type, &w, sizeof w);
 }
 
+static uint32_t name_ref(act__thread *t, const char *name);
+
 static inline act__rec *event(act__thread *t, int type, uint8_t kind,
                               act_name_id id, const char *name)
 {
     uint32_t len = 0, space = 0;
+    if (name) {
+        /* A repeated name costs what an interned one does. */
+        uint32_t nid = name_ref(t, name);
+        if (nid) {
+            id = nid;
+            name = NULL;
+        }
+    }
     if (name) {
         size_t n = strlen(name);
         len = n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
@@ -329,7 +339,7 @@ static inline void span_begin_body(act_session *s, act_activity_type type,
         return;
     }
     if (admit(t, type) && (r = event(t, type, ACT__R_SPAN, id, name)) != NULL) {
-        r->t0 = act__clock_ns();
+        r->t0 = act__span_now(s);
         atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
         push(t, r);
     }
@@ -343,16 +353,96 @@ static ACT_NOINLINE void span_begin(act_session *s, act_activity_type type,
     GUARDED(s, span_begin_body(s, type, id, name));
 }
 
+static ACT_INLINE uint32_t key_fast(const act__thread *t, const char *key);
+
+/* act_span_begin's fast path: a string literal the thread has seen (its
+ * interned id cached on its pointer), looked up under the guard (a
+ * signal handler may change the cache). */
+static ACT_INLINE int begin_fast_str(act_session *s, act_activity_type type, const char *name)
+{
+    if (ACT_LIKELY(fast_type_ok(s, type) && tl.gb == s->tick_gen)) {
+        atomic_signal_fence(memory_order_seq_cst);
+        tl.gb |= TL_BUSY;
+        atomic_signal_fence(memory_order_seq_cst);
+        act__thread *t = tl_thread;
+        act__rec *r = t->rec;
+        uint32_t d = t->depth;
+        uint32_t id = key_fast(t, name);
+        if (ACT_LIKELY(id && (char *)r < t->lim && d < ACT__MAX_DEPTH)) {
+            t->depth = d + 1;
+            r->t0 = act__ticks();
+            atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
+            r->x = corr_current();
+            r->name = id;
+            rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
+            t->open[d] = r;
+            push(t, r);
+            fast_leave();
+            return 1;
+        }
+        fast_leave();
+    }
+    return 0;
+}
+
 void act_span_begin(act_activity_type type, const char *name)
 {
     IF_RECORDING(s)
+    if (name && ACT_LIKELY(begin_fast_str(s, type, name)))
+        return;
     span_begin(s, type, 0, name ? name : "");
+}
+
+/*
+ * The scoped fast paths, as act_span_record_id's plus the open-span stack:
+ * anything they would decide differently (depth at the limit, no room,
+ * another session's buffer, a type not selected, the innermost span
+ * dropped) takes the full path, which decides again. @p now is read
+ * before the checks: on the counter (act__ticks) inline; on the clock
+ * in a separate function (span_*_clock), so that the counter's path saves
+ * no register for a call.
+ */
+static ACT_INLINE int begin_fast(act_session *s, act_activity_type type, act_name_id name,
+                                 uint64_t gen, int ticks)
+{
+    if (ACT_LIKELY(fast_type_ok(s, type) && !(name & ACT__REF_LOCAL) && tl.gb == gen)) {
+        atomic_signal_fence(memory_order_seq_cst);
+        tl.gb |= TL_BUSY;
+        atomic_signal_fence(memory_order_seq_cst);
+        act__thread *t = tl_thread;
+        act__rec *r = t->rec;
+        uint32_t d = t->depth;
+        if (ACT_LIKELY((char *)r < t->lim && d < ACT__MAX_DEPTH)) {
+            t->depth = d + 1;
+            r->t0 = ticks ? act__ticks() : act__clock_ns();
+            atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
+            r->x = corr_current();
+            r->name = name;
+            rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
+            t->open[d] = r;
+            push(t, r);
+            fast_leave();
+            return 1;
+        }
+        fast_leave();
+    }
+    return 0;
+}
+
+static ACT_NOINLINE void span_begin_clock(act_session *s, act_activity_type type,
+                                          act_name_id name)
+{
+    if (!begin_fast(s, type, name, s->gen, 0))
+        span_begin(s, type, name, NULL);
 }
 
 void act_span_begin_id(act_activity_type type, act_name_id name)
 {
     IF_RECORDING(s)
-    span_begin(s, type, name, NULL);
+    /* One compare tests the thread's buffer and the counter clock. */
+    if (ACT_LIKELY(begin_fast(s, type, name, s->tick_gen, 1)))
+        return;
+    span_begin_clock(s, type, name);
 }
 
 static inline void span_end_body(act_session *s)
@@ -366,7 +456,7 @@ static inline void span_end_body(act_session *s)
     }
     uint32_t d = --t->depth;
     if (d < ACT__MAX_DEPTH && t->open[d])
-        atomic_store_explicit(&t->open[d]->t1, act__clock_ns(),
+        atomic_store_explicit(&t->open[d]->t1, act__span_now(s),
                               memory_order_relaxed);
 }
 
@@ -384,10 +474,39 @@ static ACT_NOINLINE void span_end(act_session *s)
     tl.gb &= ~TL_BUSY;
 }
 
+static ACT_INLINE int end_fast(uint64_t gen, int ticks)
+{
+    if (ACT_LIKELY(tl.gb == gen)) {
+        atomic_signal_fence(memory_order_seq_cst);
+        tl.gb |= TL_BUSY;
+        atomic_signal_fence(memory_order_seq_cst);
+        act__thread *t = tl_thread;
+        uint32_t d = t->depth - 1; /* depth 0 wraps past ACT__MAX_DEPTH */
+        act__rec *r;
+        if (ACT_LIKELY(d < ACT__MAX_DEPTH && (r = t->open[d]) != NULL)) {
+            t->depth = d;
+            atomic_store_explicit(&r->t1, ticks ? act__ticks() : act__clock_ns(),
+                                  memory_order_relaxed);
+            fast_leave();
+            return 1;
+        }
+        fast_leave();
+    }
+    return 0;
+}
+
+static ACT_NOINLINE void span_end_clock(act_session *s)
+{
+    if (!end_fast(s->gen, 0))
+        span_end(s);
+}
+
 void act_span_end(void)
 {
     IF_RECORDING(s)
-    span_end(s);
+    if (ACT_LIKELY(end_fast(s->tick_gen, 1)))
+        return;
+    span_end_clock(s);
 }
 
 static inline void span_record_body(act_session *s, act_activity_type type,
@@ -461,7 +580,7 @@ static inline void instant_body(act_session *s, act_activity_type type,
     act__rec *r = event(t, type, ACT__R_INSTANT, id, name);
     if (!r)
         return;
-    r->t0 = act__clock_ns();
+    r->t0 = act__span_now(s);
     atomic_store_explicit(&r->t1, r->t0, memory_order_relaxed);
     push(t, r);
 }
@@ -713,6 +832,38 @@ static inline uint32_t key_id(act__thread *t, const char *key)
         t->kcache[h].ro = (uint32_t)ro;
     }
     return id;
+}
+
+/*
+ * A name string's interned id (names and arg keys share the table): a
+ * cached one (a literal on its pointer alone, any other verified by
+ * content, so a buffer reused for another name never hits a stale id);
+ * on a miss, a literal (a read-only segment) is interned; a name in
+ * writable memory is interned the second time its pointer comes with the
+ * same bytes (a buffer reused for one name), never the first, so names
+ * made fresh for each event (numbered ones) are copied as before and do
+ * not fill the process's table. 0: copy it.
+ */
+static uint32_t name_ref(act__thread *t, const char *name)
+{
+    uint32_t id = key_cached(t, name);
+    if (ACT_LIKELY(id))
+        return id;
+    size_t len = strlen(name);
+    if (len == 0 || len >= 65536)
+        return 0;
+    if (!ro_lookup(t, (uintptr_t)name, (uintptr_t)name + len + 1)) {
+        uint64_t h = UINT64_C(1469598103934665603);
+        for (size_t i = 0; i < len; i++)
+            h = (h ^ (unsigned char)name[i]) * UINT64_C(1099511628211);
+        h ^= len;
+        if (t->nc_p != name || t->nc_h != h) {
+            t->nc_p = name;
+            t->nc_h = h;
+            return 0;
+        }
+    }
+    return key_id(t, name);
 }
 
 /* Take a chunk for @p nrec records and @p strbytes of strings (the

@@ -425,12 +425,14 @@ int act__session_create(const act_session_opts *opts, act_session **out)
     if (!s)
         return ACT_ENOMEM;
     s->gen = atomic_fetch_add(&next_gen, 2);
+    s->tick_gen = UINT64_MAX;
     s->fork_gen = act__fork_gen;
     s->tmp_fd = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->window_lock, NULL);
     pthread_mutex_init(&s->ready_lock, NULL);
     pthread_mutex_init(&s->spill_lock, NULL);
+    pthread_mutex_init(&s->cal_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -461,6 +463,19 @@ int act__session_create(const act_session_opts *opts, act_session **out)
     apply_config(s);
     /* Under `actrace record`, chunk memory is the process's spool. */
     s->spooled = act__spool_take();
+    /* Scoped spans and instants on the counter (clock.c), unless the
+     * machine's counter cannot stand for CLOCK_MONOTONIC, a config or
+     * ACTRACE_CLOCK=monotonic says no, or the session is spooled (a
+     * rebuild after a crash reads its records as they are). */
+    {
+        const char *hc = act_config_get_str(s->config, "HOST_CLOCK");
+        const char *env = secure_getenv("ACTRACE_CLOCK");
+        int forced = (hc && strcmp(hc, "monotonic") == 0) ||
+                     (env && strcmp(env, "monotonic") == 0);
+        s->use_ticks = ACT__HAVE_TICKS && !forced && !s->spooled && act__ticks_usable();
+        act__cal_init(s);
+        s->tick_gen = s->use_ticks ? s->gen : UINT64_MAX;
+    }
     /* Elsewhere, what the drain archives past the RAM budget goes to an
      * unlinked temporary file (thread.c), made when first needed. */
     if (!s->spooled) {
@@ -612,6 +627,7 @@ void act__session_free(act_session *s)
     pthread_cond_destroy(&s->timer_cond);
     pthread_cond_destroy(&s->tick_done);
     pthread_mutex_destroy(&s->tick_lock);
+    act__cal_free(s);
     pthread_mutex_destroy(&s->window_lock);
     pthread_mutex_destroy(&s->ready_lock);
     pthread_mutex_destroy(&s->lock);

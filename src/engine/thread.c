@@ -959,7 +959,7 @@ static act__chunk *pool_take(struct act__pool *p, act__thread *t, int *nodrain, 
         atomic_store_explicit(&c->used, 0, memory_order_relaxed);
         c->size = ACT__CHUNK_SIZE;
         c->heap = 0;
-        c->pad_ = 0;
+        c->settled = 0;
         pool_avail_update(p);
         if (p->nfree < p->warm_ahead / 2)
             pthread_cond_signal(&p->work);
@@ -1046,10 +1046,12 @@ static int pool_pin(struct act__pool *p, act__thread *t)
  * and the spill file's slabs in flight their room. */
 static int tmp_wanted(const act_session *s, const struct act__pool *p)
 {
-    uint64_t free_b = (uint64_t)atomic_load_explicit(&p->avail, memory_order_relaxed) *
-                      ACT__CHUNK_SIZE;
-    return atomic_load_explicit(&s->bytes, memory_order_relaxed) + free_b + budget_keep(s) >
-           s->max_bytes;
+    /* What is kept (the archive and the slots in use: s->bytes) leaves
+     * less than budget_keep. A free slot holds nothing and is charged
+     * when taken; counting every one as used made a spill file for runs
+     * that fit (3M spans with 2 args: 209 MB of RSS under 256 MB). */
+    (void)p;
+    return budget_short(s);
 }
 
 /* BUFFER_FULL_POLICY = wait, the RAM budget full and nothing to spill
@@ -1076,6 +1078,9 @@ static int pool_wait_pass(struct act__pool *p)
 static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
 {
     act__chunk *c = slot_chunk(p, i);
+    /* Its counter times become nanoseconds before it leaves the pool
+     * (a pair was taken after it was sealed: drain_main). */
+    act__settle_chunk(s, c);
     uint64_t aoff = 0;
     act__chunk *a = NULL;
     int filed = 0; /* in the spill file */
@@ -1533,7 +1538,26 @@ static void drain_main(act_session *s)
                 !atomic_load_explicit(&p->slots[i].pinned, memory_order_acquire))
                 cand[n++] = i;
         }
+        /* Counter times: every sealed, unpinned slot not yet settled is
+         * settled now, off the recording threads and before stop (which
+         * then settles only the tails and the pinned). */
+        uint32_t ns = 0;
+        for (uint32_t i = 0; cand && !pressure && s->use_ticks && i < p->nfresh; i++) {
+            if (p->slots[i].state != SLOT_USED)
+                continue;
+            act__chunk *c = slot_chunk(p, i);
+            if (!c->settled &&
+                (atomic_load_explicit(&c->next, memory_order_acquire) ||
+                 atomic_load_explicit(&p->slots[i].owner->exited, memory_order_acquire)) &&
+                !atomic_load_explicit(&p->slots[i].pinned, memory_order_acquire))
+                cand[n + ns++] = i;
+        }
         pthread_mutex_unlock(&p->lock);
+        /* A calibration pair after the candidates' last writes (or now
+         * and then while the session runs). */
+        act__cal_add(s, n + ns > 0);
+        for (uint32_t k = 0; k < ns; k++)
+            act__settle_chunk(s, slot_chunk(p, cand[n + k]));
         uint32_t done = 0;
         for (uint32_t k = 0; k < n; k++) {
             if (p->delay_us && drain_delay(p))
@@ -1545,8 +1569,13 @@ static void drain_main(act_session *s)
             p->freed_count++;
             p->drained++;
             pthread_cond_broadcast(&p->freed);
+            /* Stopped: the rest is read in place (stop waits for one
+             * chunk's copy at most, not for the archive's fresh pages). */
+            int stopping = p->stop;
             pthread_mutex_unlock(&p->lock);
             done++;
+            if (stopping)
+                break;
         }
         /* Spooled: the archive spills ahead, as without a pool (bounded
          * by the slabs there are; p->stop is read under the lock only). */
@@ -1708,6 +1737,29 @@ void act__prefault_start(act_session *s)
     pthread_mutex_unlock(&s->ready_lock);
 }
 
+/* Stop: the chunks still holding counter times (in the pool, carved
+ * from the slabs, a thread's first ones) are settled in place; the drain
+ * settled what it copied (archived chunks, in RAM or in the spill file,
+ * are never read here: a spilled page is never faulted back in). */
+void act__settle_times(act_session *s)
+{
+    if (!s->use_ticks)
+        return;
+    act__cal_add(s, 1);
+    struct act__pool *p = s->pool;
+    if (p) {
+        pthread_mutex_lock(&p->lock);
+        for (uint32_t i = 0; i < p->nfresh; i++)
+            if (p->slots[i].state == SLOT_USED)
+                act__settle_chunk(s, slot_chunk(p, i));
+        pthread_mutex_unlock(&p->lock);
+    }
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->nloose; i++)
+        act__settle_chunk(s, s->loose[i]);
+    pthread_mutex_unlock(&s->lock);
+}
+
 void act__prefault_stop(act_session *s)
 {
     /* A forked child never had the thread, and the lock may have been held
@@ -1734,6 +1786,7 @@ void act__prefault_stop(act_session *s)
         /* Inside a plugin's tick that never returned: left to itself
          * (the session is never freed, act__session_free). */
         pthread_detach(s->prefault);
+        act__settle_times(s);
         return;
     }
     if (mine) {
@@ -1746,6 +1799,7 @@ void act__prefault_stop(act_session *s)
         atomic_store_explicit(&s->tick_first, INT64_MAX, memory_order_release);
         pthread_mutex_unlock(&s->tick_lock);
     }
+    act__settle_times(s);
 }
 
 /* A pre-faulted slab, or NULL if none is ready or the pre-fault thread
@@ -1879,7 +1933,29 @@ static act__chunk *chunk_new(act_session *s, act__thread *t, size_t need, size_t
     atomic_init(&c->used, 0);
     c->size = (uint32_t)size;
     c->heap = (uint32_t)heap;
-    c->pad_ = 0;
+    c->settled = 0;
+    if (s->use_ticks) {
+        /* Known to stop's settle (act__settle_times). */
+        pthread_mutex_lock(&s->lock);
+        if (s->nloose == s->caploose) {
+            size_t cap = s->caploose ? 2 * s->caploose : 64;
+            act__chunk **nl = realloc(s->loose, cap * sizeof *nl);
+            if (nl) {
+                s->loose = nl;
+                s->caploose = cap;
+            }
+        }
+        if (s->nloose < s->caploose) {
+            s->loose[s->nloose++] = c;
+        } else {
+            /* No memory to list it: this session records on the clock
+             * from now on (act__span_now), so this chunk gets no ticks;
+             * the ticks already written are settled as ever. */
+            s->tick_gen = UINT64_MAX;
+            c->settled = 1;
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
     return c;
 }
 

@@ -89,7 +89,7 @@ static pthread_mutex_t auto_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Lazy start: act__recording points at the stand-in while auto_pending;
  * auto_waker is the thread (tid) inside the start, whose own nested
  * recording calls (plugin init) are dropped rather than wait for it. */
-static act_session lazy_standin = {.gen = UINT64_MAX, .lazy = 1};
+static act_session lazy_standin = {.gen = UINT64_MAX, .tick_gen = UINT64_MAX, .lazy = 1};
 static atomic_int auto_pending;
 static atomic_int auto_waker;
 static int auto_lazy_logged; /* a light spool exists (BASE.meta) */

@@ -52,3 +52,19 @@ if(ACT_HAVE_JANSSON)
   act_add_test(RecordPool SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_pool.c
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300 INTERNAL)
 endif()
+if(ACT_HAVE_JANSSON)
+  # Counter timestamps: the conversion through calibration pairs, and
+  # scoped spans end to end (engine/clock.c).
+  act_add_test(RecordClock SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_clock.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300 INTERNAL)
+endif()
+if(ACT_HAVE_JANSSON)
+  # The spill file only past the budget (thread.c, tmp_wanted).
+  act_add_test(RecordSpillThreshold SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_spill_threshold.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300 INTERNAL)
+endif()
+if(ACT_HAVE_JANSSON)
+  # String names cost what ids cost and write the same trace (record.c, name_ref).
+  act_add_test(RecordNames SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_names.c
+               LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300)
+endif()
