@@ -498,14 +498,26 @@ static const char *category(const vstate *w, uint16_t source, int type)
 
 /* The end of @p r given its end field @p t1, loaded once by the caller (an
  * open span may be ended by its thread while the writer runs). */
+/* A scoped span's or an instant's time as nanoseconds. Stop settles every
+ * counter tick (engine.h, ACT__TICK_TAG); a recording call that loaded the
+ * session just before stop unpublished it may still write one after, so
+ * a tick that reaches the writer is converted here (rare: one lock). */
+static inline int64_t host_time(const vstate *w, int64_t v)
+{
+    if (ACT_UNLIKELY(act__is_tick(v)))
+        return act__time_of((act_session *)w->s, v);
+    return v;
+}
+
 static int64_t end_at(const vstate *w, const act__rec *r, int64_t t1)
 {
     if (t1 == ACT__OPEN) {
         t1 = w->s->stop_mono_ns;
-        if (t1 < r->t0)
-            t1 = r->t0;
+        if (t1 < host_time(w, r->t0))
+            t1 = host_time(w, r->t0);
+        return t1;
     }
-    return t1;
+    return host_time(w, t1);
 }
 
 static int64_t end_of(const vstate *w, const act__rec *r)
@@ -605,8 +617,8 @@ static void scan_thread(vstate *w, const act__thread *t, tscan *sc)
                 continue;
             }
             sc->events++;
-            if (r->t0 < sc->min_t0)
-                sc->min_t0 = r->t0;
+            if (host_time(w, r->t0) < sc->min_t0)
+                sc->min_t0 = host_time(w, r->t0);
             int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
             if (t1 == ACT__OPEN)
                 t1 = INT64_MAX;
@@ -785,7 +797,7 @@ static void plan_overlaps(vstate *w, act__thread **threads, size_t nthreads)
                 const act__rec *r = &c->recs[i];
                 if (r->kind != ACT__R_SPAN)
                     continue;
-                hspan h = {r->t0, end_of(w, r), r, tid, 0, 0};
+                hspan h = {host_time(w, r->t0), end_of(w, r), r, tid, 0, 0};
                 if (hspan_push(&v, &n, &cap, h))
                     goto oom;
             }
@@ -1033,7 +1045,7 @@ static inline void visit_host(vstate *w, act__vevent *e, const act__chunk *c, ui
     e->kind = r->kind;
     e->open = 0;
     e->type = r->type;
-    e->t0 = e->t1 = r->t0;
+    e->t0 = e->t1 = host_time(w, r->t0);
     if (r->kind == ACT__R_SPAN) {
         int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
         e->open = t1 == ACT__OPEN;
