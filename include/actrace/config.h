@@ -40,6 +40,10 @@ typedef void (*act_parse_error_fn)(void *user, const act_parse_error *err);
 
 /** Bits for act_config_parse_opts.flags. */
 #define ACT_CONFIG_STRICT 0x1u /**< unknown keys are errors */
+/** Unknown keys are kept without a warning here: the caller warns later for
+ *  the ones no loaded plugin reads (act_session_create does, after loading
+ *  its plugins). Ignored under ACT_CONFIG_STRICT. */
+#define ACT_CONFIG_QUIET_UNKNOWN 0x2u
 
 /** Options for act_config_parse(). May grow: set struct_size with
  *  act_config_parse_opts_init(). NULL means all defaults. */

@@ -1123,10 +1123,14 @@ static PyObject *start_locked(const char *text, Py_ssize_t len)
     act_config *cfg = NULL;
     act_parse_error err;
     memset(&err, 0, sizeof err);
+    /* Unknown keys: the session warns for those no loaded plugin reads. */
+    act_config_parse_opts po;
+    act_config_parse_opts_init(&po);
+    po.flags = ACT_CONFIG_QUIET_UNKNOWN;
     if (text) {
         /* Validate first, so a bad config is an error here, naming the line. */
         act_config *probe = NULL;
-        if (act_config_parse(text, (size_t)len, NULL, &probe, &err) != 0) {
+        if (act_config_parse(text, (size_t)len, &po, &probe, &err) != 0) {
             PyErr_Format(PyExc_ValueError, "actrace: config line %d, column %d: %s",
                          err.line, err.column, err.message);
             return NULL;
@@ -1144,12 +1148,12 @@ static PyObject *start_locked(const char *text, Py_ssize_t len)
     }
     act_session_destroy(g_session);
     g_session = NULL;
-    if (act_config_load_env(NULL, &cfg, &err) != 0) {
+    if (act_config_load_env(&po, &cfg, &err) != 0) {
         PyErr_Format(PyExc_ValueError, "actrace: $ACTRACE_CONFIG: %s", err.message);
         act_config_destroy(cfg);
         return NULL;
     }
-    if (text && act_config_parse(text, (size_t)len, NULL, &cfg, &err) != 0) {
+    if (text && act_config_parse(text, (size_t)len, &po, &cfg, &err) != 0) {
         act_config_destroy(cfg);
         PyErr_Format(PyExc_ValueError, "actrace: config line %d: %s", err.line, err.message);
         return NULL;

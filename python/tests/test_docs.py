@@ -43,6 +43,8 @@ def test_pytorch_doc_example(venv, tmp_path):
     assert m, "docs/pytorch.md lost its example block"
     r = venv.run(m.group(1), cwd=str(tmp_path))
     assert "Self CPU time total" in r.stdout  # key_averages works with the bridge
+    # EXAMPLE_LAUNCHES is the example plugin's own key: not "unknown".
+    assert "unknown key" not in r.stderr, r.stderr
     import json
     with open(str(tmp_path / "torch_trace.json")) as f:
         t = json.load(f)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actrace/log.h"
 #include "config_impl.h"
 
 void act_config_parse_opts_init(act_config_parse_opts *o)
@@ -234,4 +235,29 @@ int act_config_foreach(const act_config *cfg, act_config_visit_fn fn,
             return rc;
     }
     return 0;
+}
+
+void act__config_mark_read(const act_config *cfg, const char *key)
+{
+    if (!cfg || !key)
+        return;
+    const act__config_entry *e = act__config_entry_find(cfg, key);
+    /* The entry array belongs to the session's config, which outlives its
+     * plugins; only this flag changes after the config is made. */
+    if (e && e->def < 0)
+        __atomic_store_n((unsigned char *)&e->read, 1, __ATOMIC_RELAXED);
+}
+
+void act__config_warn_unread(const act_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (size_t i = 0; i < cfg->n; i++) {
+        const act__config_entry *e = &cfg->e[i];
+        if (e->def < 0 && !__atomic_load_n(&e->read, __ATOMIC_RELAXED))
+            act_log(ACT_LOG_WARN,
+                    "config: unknown key '%.200s': no built-in key and no "
+                    "loaded plugin reads it",
+                    e->key);
+    }
 }

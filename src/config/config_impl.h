@@ -55,6 +55,7 @@ typedef struct act__config_entry {
     char *value; /* trimmed; canonical spelling for ACT__K_ENUM */
     int def;     /* index of the known key, or -1 */
     uint64_t seq; /* when it was last set (orders ..._SECS vs ..._MSECS) */
+    unsigned char read; /* a plugin asked for it (act__config_mark_read) */
 } act__config_entry;
 
 struct act_config {
@@ -80,6 +81,15 @@ void act__config_index_add(act_config *cfg, size_t i);
 /* Entry of a key that was set, or NULL. */
 const act__config_entry *act__config_entry_find(const act_config *cfg,
                                                 const char *key);
+
+/* A loaded plugin asked for @p key (the host's config_get): a set key no
+ * built-in one knows is then a plugin's, not unknown. Thread-safe. */
+void act__config_mark_read(const act_config *cfg, const char *key);
+/* Warn once for each set key that is neither built in nor asked for by a
+ * plugin since the config was made (act_session_create calls it after its
+ * plugins' init, the config having been parsed with
+ * ACT_CONFIG_QUIET_UNKNOWN). */
+void act__config_warn_unread(const act_config *cfg);
 
 /* Parse a whole number with an optional '+' (and '-' if @p allow_neg).
  * Returns 0 and the value, ACT_EPARSE for anything but a number, ACT_ERANGE

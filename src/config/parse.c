@@ -383,8 +383,9 @@ static int parse_line(pctx *c, int line, const char *p, size_t len)
             report(c, ACT_EUNKNOWN, line, kcol, k, kn, "unknown key '%s'", q);
             return 0;
         }
-        warn(c, ACT_EUNKNOWN, line, kcol, k, kn,
-             "unknown key '%s' (kept for plugins)", q);
+        if (!(c->o.flags & ACT_CONFIG_QUIET_UNKNOWN))
+            warn(c, ACT_EUNKNOWN, line, kcol, k, kn,
+                 "unknown key '%s' (kept for plugins)", q);
         return stage(c, k, kn, v, vn, -1, NULL);
     }
     const act__key_def *d = &act__config_keys[def];
@@ -434,6 +435,7 @@ static int apply(pctx *c, act_config *cfg)
             e = &cfg->e[cfg->n++];
             e->key = s->key;
             e->def = s->def;
+            e->read = 0;
             act__config_index_add(cfg, cfg->n - 1);
         }
         e->value = s->value;

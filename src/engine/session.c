@@ -446,12 +446,17 @@ int act__session_create(const act_session_opts *opts, act_session **out)
 
     act_parse_error err;
     memset(&err, 0, sizeof err);
+    /* Unknown keys are warned about once the plugins are loaded, for those
+     * no plugin reads (act_session_create). */
+    act_config_parse_opts po;
+    act_config_parse_opts_init(&po);
+    po.flags = ACT_CONFIG_QUIET_UNKNOWN;
     if (o.config)
         rc = act_config_dup(o.config, &s->config);
     else
-        rc = act_config_load_env(NULL, &s->config, &err);
+        rc = act_config_load_env(&po, &s->config, &err);
     if (rc == 0 && o.config_text)
-        rc = act_config_parse(o.config_text, o.config_text_len, NULL,
+        rc = act_config_parse(o.config_text, o.config_text_len, &po,
                               &s->config, &err);
     if (rc != 0) {
         if (err.code)

@@ -428,7 +428,12 @@ static void start_request(const char *text, size_t len)
     memset(&err, 0, sizeof err);
     char *kept = NULL;
     size_t kept_len = 0;
-    if (act_config_parse(text, len, NULL, &req, &err) != 0) {
+    /* Unknown keys: the session warns, after loading its plugins, for
+     * those none of them reads. */
+    act_config_parse_opts po;
+    act_config_parse_opts_init(&po);
+    po.flags = ACT_CONFIG_QUIET_UNKNOWN;
+    if (act_config_parse(text, len, &po, &req, &err) != 0) {
         act_log(ACT_LOG_ERROR, "on-demand: the daemon's config, line %d, column %d: %s; "
                 "request ignored", err.line, err.column, err.message);
         return;
@@ -505,8 +510,8 @@ static void start_request(const char *text, size_t len)
         goto out;
     }
     k.text = NULL;
-    if (act_config_load_env(NULL, &cfg, &err) != 0 ||
-        act_config_parse(kept, kept_len, NULL, &cfg, &err) != 0) {
+    if (act_config_load_env(&po, &cfg, &err) != 0 ||
+        act_config_parse(kept, kept_len, &po, &cfg, &err) != 0) {
         act_log(ACT_LOG_ERROR, "on-demand: config: %s; request ignored", err.message);
         goto out;
     }

@@ -13,6 +13,7 @@
 #include "actrace/log.h"
 #include "actrace/record.h"
 #include "actrace/version.h"
+#include "config/config_impl.h"
 #include "plugin/host.h"
 
 #define CSTR_MAX 4096u
@@ -163,6 +164,7 @@ static const char *h_config_get(act_plugin_ctx *p, const char *key)
     struct act_plugin_ctx *c = ctx_of(p);
     if (!c || !key || !c->cfg)
         return NULL;
+    act__config_mark_read(c->cfg, key);
     return act_config_get_str(c->cfg, key);
 }
 

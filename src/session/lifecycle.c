@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/config_impl.h"
 #include "engine/spool.h"
 #include "plugin/loader.h"
 #include "session/session.h"
@@ -336,6 +337,9 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
         act_session_destroy(s);
         return rc;
     }
+    /* A key no built-in knows is a plugin's when a loaded plugin read it in
+     * its init: only the others are unknown. */
+    act__config_warn_unread(s->config);
     *out = s;
     return 0;
 }

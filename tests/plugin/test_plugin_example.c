@@ -47,9 +47,15 @@ int main(int argc, char **argv)
     unsetenv("ACTRACE_PLUGINS");
     log_start();
     const char *list[] = {plugin};
-    char cfg[64];
-    snprintf(cfg, sizeof cfg, "EXAMPLE_LAUNCHES = %d\n", LAUNCHES);
+    char cfg[96];
+    snprintf(cfg, sizeof cfg, "EXAMPLE_LAUNCHES = %d\nNOBODY_READS_THIS = 1\n",
+             LAUNCHES);
     CHECK_FATAL(run_session(list, 1, cfg, trace, app_body) == 0);
+    /* The plugin's own key is not unknown (it read it in its init); a key
+     * nothing reads is, once, after the plugins are loaded. */
+    CHECK_EQ_INT(log_count("unknown key", "EXAMPLE_LAUNCHES", NULL), 0);
+    if (!CHECK_EQ_INT(log_count("unknown key", "NOBODY_READS_THIS", NULL), 1))
+        fprintf(stderr, "log:\n%s", log_buf);
     if (!CHECK_EQ_INT(log_count("loaded 'example'",
                                 argc > 1 ? plugin : "/plugins/example.so",
                                 NULL), 1))

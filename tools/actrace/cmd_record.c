@@ -997,7 +997,12 @@ int act_cmd_record(int argc, char **argv)
         act_config *c = NULL;
         act_parse_error err;
         memset(&err, 0, sizeof err);
-        if (act_config_parse_file(cfg, NULL, &c, &err) != 0) {
+        /* Quiet about keys no built-in knows: each traced process's
+         * session warns for those none of its loaded plugins reads. */
+        act_config_parse_opts po;
+        act_config_parse_opts_init(&po);
+        po.flags = ACT_CONFIG_QUIET_UNKNOWN;
+        if (act_config_parse_file(cfg, &po, &c, &err) != 0) {
             if (err.line)
                 fprintf(stderr, "%s:%d:%d: error: %s\n", cfg, err.line, err.column, err.message);
             else
