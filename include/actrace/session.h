@@ -127,6 +127,43 @@ ACT_API int act_session_get_stats(const act_session *s,
  */
 ACT_API void act_step(void);
 
+/*
+ * Windows on the active session (appended after ABI 0.3). A consumer that
+ * wants a slice of activity while another owner's session is active (the
+ * torch.profiler bridge under `actrace record`) does not start a session of
+ * its own (that fails with ACT_EBUSY): it opens a window on the active one
+ * and, at its end, visits the events recorded between open and close, from
+ * the same buffers and the same plugins. The owner's session is unchanged:
+ * its trace keeps everything.
+ *
+ *   act_window_open -> [work] -> act_window_close -> act_window_visit
+ *     -> act_window_free
+ *
+ * act_window_visit (actrace/visit.h) must run while the session the window
+ * was opened on is still the active one (before its owner stops it); it
+ * returns ACT_ESTATE otherwise. One window is used by one thread at a
+ * time; any number of windows may be open at once.
+ */
+typedef struct act_window act_window;
+
+/**
+ * Open a window on the process's active session, starting now.
+ * @return 0; ACT_EINVAL (NULL @p out); ACT_ESTATE (no active session);
+ *         ACT_ENOMEM.
+ */
+ACT_API int act_window_open(act_window **out);
+
+/** End the window now. @return 0; ACT_EINVAL (NULL); ACT_ESTATE (already
+ *  closed). */
+ACT_API int act_window_close(act_window *w);
+
+/** The window's start and end, monotonic ns (CLOCK_MONOTONIC, the clock of
+ *  act_visit_event's times); end is 0 while it is open. NULL: nothing. */
+ACT_API void act_window_bounds(const act_window *w, int64_t *start_ns, int64_t *end_ns);
+
+/** Free the window. NULL does nothing. The session is not touched. */
+ACT_API void act_window_free(act_window *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -259,6 +259,23 @@ ACT_API void act_visitor_init(act_visitor *v);
  */
 ACT_API int act_session_visit(act_session *s, const act_visitor *v);
 
+/**
+ * Walk the events of window @p w (actrace/session.h, appended after ABI
+ * 0.3): what the session it was opened on recorded between its open and
+ * close (until now when still open), read while that session keeps
+ * collecting. The same walk as act_session_visit(), but event(): only
+ * spans that started and ended inside the window (spans still open are
+ * left out) and instants inside it; counter(): only samples inside it.
+ * begin(), device(), track() and end() describe the whole session (its
+ * stats are the session's totals so far). Records committed while the
+ * walk runs may or may not be seen. The session's lock is held for the
+ * walk, as in act_session_visit().
+ * @return 0; ACT_EINVAL (NULL argument or a bad visitor, as above);
+ *         ACT_ESTATE (the window's session is not the active one any more);
+ *         ACT_ENOMEM (as above).
+ */
+ACT_API int act_window_visit(act_window *w, const act_visitor *v);
+
 #ifdef __cplusplus
 }
 #endif

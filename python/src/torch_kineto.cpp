@@ -319,15 +319,16 @@ class Session final : public libkineto::IActivityProfilerSession {
                 }
         }
         // Another owner's session (actrace record's, the program's own):
-        // one per process, so this one would fail to start (and its
-        // plugins print their warnings for nothing). Said once per process.
+        // one per process, so this one opens a window on it instead
+        // (docs/architecture.md, "Who owns the process's session"): at
+        // stop it reads that session's events of the profile's time, from
+        // the owner's plugins (already running; enable()'s plugin list and
+        // config do not apply). The owner's trace keeps everything.
         if (act_session_active() || std::getenv("ACTRACE_RECORD_DIR")) {
-            notes_.push_back("another actrace session owns this process (actrace record, or the "
-                             "program's own): its trace has the plugins' device work, this one "
-                             "has torch's events only");
-            static std::atomic<bool> said{false};
-            if (!said.exchange(true))
-                std::fprintf(stderr, "actrace: %s\n", notes_.back().c_str());
+            window_ = true;
+            notes_.push_back("a window on another actrace session (actrace record, or the "
+                             "program's own): its plugins' events of this profile's time; "
+                             "enable()'s plugins and config are not used");
             return;
         }
         std::vector<const char *> names;
@@ -349,10 +350,30 @@ class Session final : public libkineto::IActivityProfilerSession {
         }
     }
 
-    ~Session() override { act_session_destroy(s_); }
+    ~Session() override
+    {
+        act_window_free(w_);
+        act_session_destroy(s_);
+    }
 
     void start() override
     {
+        if (window_) {
+            LogCapture cap(&notes_);
+            t0_ = paired_read();
+            int rc = act_window_open(&w_);
+            if (rc) {
+                // The owner's session ended meanwhile (or never started):
+                // torch's events only, said in the trace's notes.
+                w_ = nullptr;
+                notes_.push_back(std::string("cannot open a window on the active actrace "
+                                             "session: ") + act_strerror(rc));
+                return;
+            }
+            started_ = true;
+            status_ = libkineto::TraceStatus::RECORDING;
+            return;
+        }
         if (!s_)
             return;
         LogCapture cap(&notes_);
@@ -375,7 +396,10 @@ class Session final : public libkineto::IActivityProfilerSession {
         int64_t stop_mono = clock_of(CLOCK_MONOTONIC);
         {
             LogCapture cap(&notes_);
-            act_session_stop(s_);
+            if (w_)
+                act_window_close(w_);
+            else
+                act_session_stop(s_);
         }
         t1_ = paired_read();
         started_ = false;
@@ -633,7 +657,8 @@ class Session final : public libkineto::IActivityProfilerSession {
                             ", \"dropped\": " + std::to_string(p->dropped) + ", \"warnings\": [";
             for (size_t k = 0; k < p->nwarnings; k++) {
                 j += (k ? ", " : "") + jstr(p->warnings[k]);
-                std::fprintf(stderr, "actrace: plugin %s: %s\n", p->name, p->warnings[k]);
+                if (!self->window_) // the owner's plugins: the owner reports them
+                    std::fprintf(stderr, "actrace: plugin %s: %s\n", p->name, p->warnings[k]);
             }
             self->plugins_.push_back(j + "]}");
         }
@@ -651,12 +676,15 @@ class Session final : public libkineto::IActivityProfilerSession {
         v.event = on_event;
         v.counter = on_counter;
         v.end = on_end;
-        int rc = act_session_visit(s_, &v);
+        int rc = w_ ? act_window_visit(w_, &v) : act_session_visit(s_, &v);
         if (rc)
             notes_.push_back(std::string("reading the actrace session back: ") + act_strerror(rc));
+        act_window_free(w_);
+        w_ = nullptr;
         // Losses go to stderr; records outside the window (a sample at
         // stop, device work that finished after it) only to the metadata.
-        if (dropped_ || counters_dropped_)
+        // A window's totals are its owner's, who reports them itself.
+        if (!window_ && (dropped_ || counters_dropped_))
             std::fprintf(stderr,
                          "actrace: torch.profiler bridge: %llu records dropped by actrace (see "
                          "\"actrace\" in the trace's metadata), %llu counter samples dropped "
@@ -724,6 +752,8 @@ class Session final : public libkineto::IActivityProfilerSession {
     }
 
     act_session *s_ = nullptr;
+    act_window *w_ = nullptr; // a window on another owner's session
+    bool window_ = false;
     bool started_ = false;
     Pair t0_, t1_;
     int64_t stop_mono_ = 0;

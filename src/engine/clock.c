@@ -207,13 +207,18 @@ static void settle_locked(act_session *s, act__chunk *c, size_t *hint)
         act__rec *r = &c->recs[i];
         if (r->kind != ACT__R_SPAN && r->kind != ACT__R_INSTANT)
             continue;
-        if (act__is_tick(r->t0))
-            r->t0 = act__cal_conv(s->cal, s->ncal, hint, r->t0);
+        /* t0 stored as a relaxed atomic: a window (session/window.c) may
+         * read the running session's records meanwhile. */
+        int64_t t0 = r->t0;
+        if (act__is_tick(t0)) {
+            t0 = act__cal_conv(s->cal, s->ncal, hint, t0);
+            __atomic_store_n(&r->t0, t0, __ATOMIC_RELAXED);
+        }
         int64_t t1 = atomic_load_explicit(&r->t1, memory_order_relaxed);
         if (act__is_tick(t1)) {
             t1 = act__cal_conv(s->cal, s->ncal, hint, t1);
-            if (t1 < r->t0)
-                t1 = r->t0;
+            if (t1 < t0)
+                t1 = t0;
             atomic_store_explicit(&r->t1, t1, memory_order_relaxed);
         }
     }

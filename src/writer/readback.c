@@ -6,6 +6,14 @@
  * through act__visit, so the bridge to torch.profiler sees what a trace
  * file carries. The only memory it takes is the series-name arrays of one
  * counter track at a time.
+ *
+ * A window's read-back (act_window_visit, session/window.c) is the same
+ * walk over a session that is still collecting, filtered to the window's
+ * times: the walk reads each chunk's committed records (chunk->used with
+ * acquire loads, records published by release stores), holds the session
+ * lock like every walk (no chunk, thread, device or stream list changes
+ * under it), and converts counter ticks with act__time_of like the
+ * writers. A span still open has no end yet: left out.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +42,10 @@ typedef struct rb {
     const char **names;
     size_t cap;
     int oom;
+    /* A window's read-back (act__readback): events and samples outside
+     * [lo, hi] and spans still open are left out. */
+    int window;
+    int64_t lo, hi;
 } rb;
 
 void act_visitor_init(act_visitor *v)
@@ -106,6 +118,8 @@ static void on_thread(void *ctx, const act__vthread *t)
 static void on_event(void *ctx, const act__vevent *e)
 {
     rb *r = ctx;
+    if (r->window && (e->open || e->t0 < r->lo || e->t1 > r->hi))
+        return;
     act_visit_event o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
@@ -229,6 +243,8 @@ static void on_counter(void *ctx, const act__vctrack *ct, const act__vcsample *c
     (void)ct;
     if (!r->ct.struct_size || !r->v.counter)
         return;
+    if (r->window && (cs->ts < r->lo || cs->ts > r->hi))
+        return;
     act_visit_sample o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
@@ -282,6 +298,11 @@ static void on_end(void *ctx, const act__vstats *st)
 
 int act_session_visit(act_session *s, const act_visitor *v)
 {
+    return act__readback(s, v, 0, INT64_MIN, INT64_MAX);
+}
+
+int act__readback(act_session *s, const act_visitor *v, int window, int64_t lo, int64_t hi)
+{
     if (!s || !v || v->struct_size < offsetof(act_visitor, begin))
         return ACT_EINVAL;
     rb r;
@@ -296,9 +317,13 @@ int act_session_visit(act_session *s, const act_visitor *v)
     }
     memcpy(&r.v, v, n);
     int st = atomic_load(&s->state);
-    if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
+    if (window ? (act__session_started() != s || st >= ACT__S_STOPPED)
+               : (st != ACT__S_CREATED && st != ACT__S_STOPPED))
         return ACT_ESTATE;
     r.s = s;
+    r.window = window;
+    r.lo = lo;
+    r.hi = hi;
     act__visitor iv;
     memset(&iv, 0, sizeof iv);
     iv.struct_size = sizeof iv;

@@ -498,6 +498,14 @@ static const char *category(const vstate *w, uint16_t source, int type)
 
 /* The end of @p r given its end field @p t1, loaded once by the caller (an
  * open span may be ended by its thread while the writer runs). */
+/* A record's t0. The drain settles full chunks' counter ticks in place
+ * (engine/clock.c) while a window reads the running session: read as a
+ * relaxed atomic (a plain load on every target we build for). */
+static inline int64_t rec_t0(const act__rec *r)
+{
+    return __atomic_load_n(&r->t0, __ATOMIC_RELAXED);
+}
+
 /* A scoped span's or an instant's time as nanoseconds. Stop settles every
  * counter tick (engine.h, ACT__TICK_TAG); a recording call that loaded the
  * session just before stop unpublished it may still write one after, so
@@ -513,8 +521,8 @@ static int64_t end_at(const vstate *w, const act__rec *r, int64_t t1)
 {
     if (t1 == ACT__OPEN) {
         t1 = w->s->stop_mono_ns;
-        if (t1 < host_time(w, r->t0))
-            t1 = host_time(w, r->t0);
+        if (t1 < host_time(w, rec_t0(r)))
+            t1 = host_time(w, rec_t0(r));
         return t1;
     }
     return host_time(w, t1);
@@ -568,8 +576,8 @@ static int cmp_pos(const void *a, const void *b)
 {
     const rpos *x = a, *y = b;
     const act__rec *rx = &x->c->recs[x->i], *ry = &y->c->recs[y->i];
-    if (rx->t0 != ry->t0)
-        return rx->t0 < ry->t0 ? -1 : 1;
+    if (rec_t0(rx) != rec_t0(ry))
+        return rec_t0(rx) < rec_t0(ry) ? -1 : 1;
     /* Same start: the longer (the parent) first. */
     int64_t dx = x->t1, dy = y->t1;
     if (dx != dy)
@@ -597,7 +605,7 @@ static void scan_thread(vstate *w, const act__thread *t, tscan *sc)
                 }
                 uint32_t dev = (uint32_t)r->x;
                 if (dev != ACT__HOST_DEVICE) {
-                    if ((uint64_t)r->t0 > STREAM_TID_MAX && dev < w->ndev)
+                    if ((uint64_t)rec_t0(r) > STREAM_TID_MAX && dev < w->ndev)
                         w->dev_dense[dev] = 1;
                 } else if (i > 0 && c->recs[i - 1].kind == ACT__R_EMIT_SPAN) {
                     w->plugin_host_spans++;
@@ -612,19 +620,19 @@ static void scan_thread(vstate *w, const act__thread *t, tscan *sc)
             sc->recorded++;
             if (!is_event(r->kind)) {
                 /* Counter samples count for the base time too. */
-                if (r->kind == ACT__R_COUNTER && r->t0 < sc->min_t0)
-                    sc->min_t0 = r->t0;
+                if (r->kind == ACT__R_COUNTER && rec_t0(r) < sc->min_t0)
+                    sc->min_t0 = rec_t0(r);
                 continue;
             }
             sc->events++;
-            if (host_time(w, r->t0) < sc->min_t0)
-                sc->min_t0 = host_time(w, r->t0);
+            if (host_time(w, rec_t0(r)) < sc->min_t0)
+                sc->min_t0 = host_time(w, rec_t0(r));
             int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
             if (t1 == ACT__OPEN)
                 t1 = INT64_MAX;
-            if (r->t0 < prev_t0 || (r->t0 == prev_t0 && t1 > prev_t1))
+            if (rec_t0(r) < prev_t0 || (rec_t0(r) == prev_t0 && t1 > prev_t1))
                 sc->sorted = 0;
-            prev_t0 = r->t0;
+            prev_t0 = rec_t0(r);
             prev_t1 = t1;
         }
     }
@@ -663,7 +671,7 @@ static void plan_streams(vstate *w, act__thread **threads, size_t nthreads)
                 const act__rec *r = &c->recs[i];
                 uint32_t dev = (uint32_t)r->x;
                 if (r->kind == ACT__R_AUX_DEV && dev < w->ndev && w->dev_dense[dev] &&
-                    smap_add(w, dev, (uint64_t)r->t0))
+                    smap_add(w, dev, (uint64_t)rec_t0(r)))
                     goto oom;
             }
         }
@@ -780,7 +788,7 @@ static void plan_overlaps(vstate *w, act__thread **threads, size_t nthreads)
                 if (r->kind != ACT__R_EMIT_SPAN || aux->kind != ACT__R_AUX_DEV ||
                     (uint32_t)aux->x != ACT__HOST_DEVICE)
                     continue;
-                hspan h = {r->t0, end_of(w, r), r, (uint32_t)aux->t0 & 0x7fffffffu, 0,
+                hspan h = {rec_t0(r), end_of(w, r), r, (uint32_t)aux->t0 & 0x7fffffffu, 0,
                            (uint16_t)(aux->x >> 32)};
                 if (hspan_push(&v, &n, &cap, h) || keyset_add(&tids, (uint64_t)h.tid + 1))
                     goto oom;
@@ -797,7 +805,7 @@ static void plan_overlaps(vstate *w, act__thread **threads, size_t nthreads)
                 const act__rec *r = &c->recs[i];
                 if (r->kind != ACT__R_SPAN)
                     continue;
-                hspan h = {host_time(w, r->t0), end_of(w, r), r, tid, 0, 0};
+                hspan h = {host_time(w, rec_t0(r)), end_of(w, r), r, tid, 0, 0};
                 if (hspan_push(&v, &n, &cap, h))
                     goto oom;
             }
@@ -1045,7 +1053,7 @@ static inline void visit_host(vstate *w, act__vevent *e, const act__chunk *c, ui
     e->kind = r->kind;
     e->open = 0;
     e->type = r->type;
-    e->t0 = e->t1 = host_time(w, r->t0);
+    e->t0 = e->t1 = host_time(w, rec_t0(r));
     if (r->kind == ACT__R_SPAN) {
         int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
         e->open = t1 == ACT__OPEN;
@@ -1121,7 +1129,7 @@ static void visit_plugin(vstate *w, rpos at)
         e.pid = (int32_t)(ACT__DEVICE_PID_BASE + e.device);
         e.tid = stream_tid(w, e.device, e.stream);
     }
-    e.t0 = e.t1 = r->t0;
+    e.t0 = e.t1 = rec_t0(r);
     if (r->kind == ACT__R_EMIT_SPAN)
         e.t1 = end_of(w, r);
     e.ext = r->x;
@@ -1242,7 +1250,7 @@ static void visit_counters(vstate *w, act__thread **threads, size_t nthreads)
                 int64_t bits = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
                 v[n].track = track_of[r->name];
                 v[n].series = r->name;
-                v[n].ts = r->t0;
+                v[n].ts = rec_t0(r);
                 memcpy(&v[n].v, &bits, sizeof bits);
                 n++;
             }

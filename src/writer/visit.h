@@ -218,6 +218,13 @@ typedef struct act__visitor {
  */
 int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap);
 
+/** act_session_visit() (window 0) or a window's read-back (window 1:
+ *  the session must be the active one and still collecting; events and
+ *  counter samples outside [lo, hi] and spans still open are left out). */
+struct act_visitor;
+int act__readback(act_session *s, const struct act_visitor *v, int window, int64_t lo,
+                  int64_t hi);
+
 /** The bytes of name ref @p ref (local to @p c, or interned); "" for 0 or
  *  an unknown id. */
 const char *act__visit_ref(const act__chunk *c, uint32_t ref, uint32_t *len);

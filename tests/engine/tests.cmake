@@ -43,6 +43,10 @@ if(ACT_HAVE_JANSSON)
   act_add_test(RecordThreadChurn SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_churn.c
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine TIMEOUT 300)
 endif()
+# Windows on the active session (act_window_*): a slice of a session that
+# keeps collecting, read while another thread records.
+act_add_test(SessionWindow SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_window.c
+             LIBS Threads::Threads LABELS engine tsan)
 if(ACT_HAVE_JANSSON)
   act_add_test(RecordPrefault SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_prefault.c
                LIBS PkgConfig::JANSSON LABELS engine)
