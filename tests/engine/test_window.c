@@ -58,6 +58,7 @@ static void on_event(void *ctx, const act_visit_event *e)
 }
 
 static atomic_int stop_hammer;
+static atomic_int hammered; /* spans the hammer has ended */
 
 static void *hammer(void *arg)
 {
@@ -66,6 +67,7 @@ static void *hammer(void *arg)
     for (int i = 0; i < 20000 && !atomic_load(&stop_hammer); i++) {
         act_span_begin(ACT_CPU_OP, "hammer");
         act_span_end();
+        atomic_fetch_add(&hammered, 1);
     }
     return NULL;
 }
@@ -132,7 +134,11 @@ int main(void)
     /* The walk runs while another thread keeps recording. */
     pthread_t th;
     CHECK_FATAL(pthread_create(&th, NULL, hammer, NULL) == 0);
-    sleep_us(2000);
+    /* Until the hammer has recorded (a loaded machine may not run it for
+     * a while; no time is asserted, only bounded: 30 s). */
+    for (int i = 0; i < 30000 && atomic_load(&hammered) < 100; i++)
+        sleep_us(1000);
+    CHECK_FATAL(atomic_load(&hammered) >= 100);
     for (int pass = 0; pass < 3; pass++) {
         visitor(&v, &got, w);
         CHECK_EQ_INT(act_window_visit(w, &v), 0);
