@@ -236,7 +236,7 @@ static int cmp_problem(const void *a, const void *b)
 static void trim(checker *c)
 {
     if (c->np > 1) /* qsort's pointer must not be NULL, even for none */
-        qsort(c->p, c->np, sizeof *c->p, cmp_problem);
+        act_cli_sort(c->p, c->np, sizeof *c->p, cmp_problem);
     for (size_t k = MAX_SHOWN; k < c->np; k++)
         free(c->p[k].msg);
     if (c->np > MAX_SHOWN)
@@ -373,7 +373,7 @@ static char *key_set(const act__jv *args)
         len += strlen(v->key) + 1;
     }
     if (k > 1)
-        qsort(keys, k, sizeof *keys, cmp_str);
+        act_cli_sort(keys, k, sizeof *keys, cmp_str);
     char *out = act_cli_xmalloc(len), *p = out;
     *p = '\0';
     for (size_t i = 0; i < k; i++) {
@@ -664,7 +664,7 @@ static void sort_if_needed(void *base, size_t n, size_t size,
     while (k < n && cmp(p + (k - 1) * size, p + k * size) <= 0)
         k++;
     if (k < n)
-        qsort(base, n, size, cmp);
+        act_cli_sort(base, n, size, cmp);
 }
 
 static int cmp_be(const void *a, const void *b)
@@ -1232,7 +1232,7 @@ static void finish(checker *c)
     for (size_t k = 0; k < c->idcap; k++)
         if (c->id[k].h)
             left[nl++] = c->id[k];
-    qsort(left, nl, sizeof *left, cmp_ident);
+    act_cli_sort(left, nl, sizeof *left, cmp_ident);
     c->defer_all = 1; /* no more early runs */
     for (size_t k = 0; k < nl; k++)
         ident_run(c, ident_find(c, left[k].h), 1);

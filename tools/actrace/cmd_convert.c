@@ -327,7 +327,7 @@ static void sort_track(rkey *v, size_t n)
             j--;
             if (!--budget) {
                 v[j] = x;
-                qsort(v, n, sizeof *v, cmp_qsort);
+                act_cli_sort(v, n, sizeof *v, cmp_qsort);
                 return;
             }
         }

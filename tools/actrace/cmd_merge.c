@@ -685,7 +685,7 @@ static int merge_files(const char *out, int force, const char *const *paths, siz
             return 1;
         }
     }
-    qsort(in, n, sizeof *in, cmp_inputs);
+    act_cli_sort(in, n, sizeof *in, cmp_inputs);
     if (renumber_ids(in, n) != 0 || align_times(in, n) != 0) {
         free_inputs(in, n);
         return 1;

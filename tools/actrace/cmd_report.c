@@ -85,7 +85,7 @@ static int list_dir(const char *dir, char ***out, size_t *n)
     }
     closedir(d);
     if (*n > 1)
-        qsort(*out, *n, sizeof **out, cmp_str);
+        act_cli_sort(*out, *n, sizeof **out, cmp_str);
     return *n ? 0 : -1;
 }
 

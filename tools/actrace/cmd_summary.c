@@ -269,11 +269,11 @@ static void build_view(view *V, summ *S, const char *file)
     V->producer = producer_of(S);
     V->window = S->have_time ? S->last - S->first : 0;
     if (S->nph > 1)
-        qsort(S->ph, S->nph, sizeof *S->ph, cmp_tally);
+        act_cli_sort(S->ph, S->nph, sizeof *S->ph, cmp_tally);
     if (S->ncat > 1)
-        qsort(S->cat, S->ncat, sizeof *S->cat, cmp_tally);
+        act_cli_sort(S->cat, S->ncat, sizeof *S->cat, cmp_tally);
     if (S->nnm > 1)
-        qsort(S->nm, S->nnm, sizeof *S->nm, cmp_nstat);
+        act_cli_sort(S->nm, S->nnm, sizeof *S->nm, cmp_nstat);
     /* Devices with device spans or launch latencies. */
     V->dev = act_cli_xcalloc(S->ndv, sizeof *V->dev);
     for (size_t d = 0; d < S->ndv; d++) {
@@ -291,7 +291,7 @@ static void build_view(view *V, summ *S, const char *file)
     for (size_t k = 0; k < S->nks; k++)
         V->kall[k] = &S->ks[k];
     if (S->nks > 1)
-        qsort(V->kall, S->nks, sizeof *V->kall, cmp_kstat);
+        act_cli_sort(V->kall, S->nks, sizeof *V->kall, cmp_kstat);
     for (size_t i = 0; i < V->ndev; i++) {
         size_t idx = (size_t)(V->dev[i].d - S->dv);
         for (size_t k = 0; k < S->nks; k++) {
@@ -303,7 +303,7 @@ static void build_view(view *V, summ *S, const char *file)
         }
     }
     if (V->ndev > 1)
-        qsort(V->dev, V->ndev, sizeof *V->dev, cmp_dev);
+        act_cli_sort(V->dev, V->ndev, sizeof *V->dev, cmp_dev);
     V->pn_total = act_cli_xcalloc(S->npn, sizeof *V->pn_total);
     V->pn_self = act_cli_xcalloc(S->npn, sizeof *V->pn_self);
     for (size_t k = 0; k < S->npn; k++) {
@@ -312,8 +312,8 @@ static void build_view(view *V, summ *S, const char *file)
             S->pn[k].self = 0; /* overlapping siblings */
     }
     if (S->npn > 1) {
-        qsort(V->pn_total, S->npn, sizeof *V->pn_total, cmp_pn_total);
-        qsort(V->pn_self, S->npn, sizeof *V->pn_self, cmp_pn_self);
+        act_cli_sort(V->pn_total, S->npn, sizeof *V->pn_total, cmp_pn_total);
+        act_cli_sort(V->pn_self, S->npn, sizeof *V->pn_self, cmp_pn_self);
     }
     /* Units and drops from actraceStats. */
     V->unit = act_cli_xcalloc(S->nse ? S->nse : 1, sizeof *V->unit);

@@ -780,7 +780,8 @@ int act__record_merge(const char *dir, const act__light_set *light_set, const ch
         if (!life->have_exit)
             res->light_recovered++;
     }
-    qsort(files, n, sizeof *files, cmp_files);
+    if (n > 1)
+        qsort(files, n, sizeof *files, cmp_files);
 
     int rc = 0;
     int64_t base = INT64_MAX, dev_off = 0, reused = 0;

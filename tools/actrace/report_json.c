@@ -220,7 +220,7 @@ static void write_devices(jw *w, one *o)
     rpt_kernel **kk = act_cli_xcalloc(R->nks ? R->nks : 1, sizeof *kk);
     for (size_t i = 0; i < R->nks; i++)
         kk[i] = &R->ks[i];
-    qsort(kk, R->nks, sizeof *kk, cmp_kernel_total);
+    act_cli_sort(kk, R->nks, sizeof *kk, cmp_kernel_total);
     jopen(w, "devices", '[');
     for (size_t d = 0; d < S->ndv; d++) {
         sum_device *dv = &S->dv[d];
@@ -302,7 +302,7 @@ static void write_steps(jw *w, one *o)
         d[i] = R->st[i].dur;
         sum = sum_add(sum, d[i]);
     }
-    qsort(d, R->nst, sizeof *d, cmp_i64);
+    act_cli_sort(d, R->nst, sizeof *d, cmp_i64);
     size_t n = R->nst;
 #define RANK(q) d[(size_t)ceil((q) * (double)n) > 0 ? (size_t)ceil((q) * (double)n) - 1 : 0]
     jopen(w, "steps", '{');
@@ -369,8 +369,8 @@ static void step_work(one *o)
     rpt *R = &o->R;
     if (!R->nst)
         return;
-    qsort(R->st, R->nst, sizeof *R->st, cmp_step);
-    qsort(R->sp, R->nsp, sizeof *R->sp, cmp_span);
+    act_cli_sort(R->st, R->nst, sizeof *R->st, cmp_step);
+    act_cli_sort(R->sp, R->nsp, sizeof *R->sp, cmp_span);
     int64_t maxspan = 0;
     for (size_t i = 0; i < R->nsp; i++)
         if (R->sp[i].e - R->sp[i].s > maxspan)
@@ -417,7 +417,7 @@ static void write_host(jw *w, one *o)
     sum_nstat **v = act_cli_xcalloc(S->npn ? S->npn : 1, sizeof *v);
     for (size_t k = 0; k < S->npn; k++)
         v[k] = &S->pn[k];
-    qsort(v, S->npn, sizeof *v, cmp_pn_total);
+    act_cli_sort(v, S->npn, sizeof *v, cmp_pn_total);
     jopen(w, "host", '[');
     for (size_t k = 0; k < S->npn;) {
         uint32_t p = v[k]->proc;

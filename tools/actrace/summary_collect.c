@@ -50,7 +50,7 @@ static int cmp_iv(const void *a, const void *b)
 static void iv_compact(sum_ivset *iv)
 {
     if (iv->n > 1 && iv->unsorted)
-        qsort(iv->v, iv->n, sizeof *iv->v, cmp_iv);
+        act_cli_sort(iv->v, iv->n, sizeof *iv->v, cmp_iv);
     iv->unsorted = 0;
     size_t w = 0;
     for (size_t k = 0; k < iv->n; k++) {
@@ -143,7 +143,7 @@ int64_t act_cli_lat_quantile(sum_device *d, double q)
         rank = 1;
     if (d->lat_n <= LAT_EXACT) {
         if (!d->lat_sorted)
-            qsort(d->lat_v, d->lat_n, sizeof *d->lat_v, cmp_i64);
+            act_cli_sort(d->lat_v, d->lat_n, sizeof *d->lat_v, cmp_i64);
         d->lat_sorted = 1;
         return d->lat_v[rank - 1];
     }
@@ -554,7 +554,7 @@ int64_t act_cli_steps_quantile(sum_steps *st, double q)
     if (!st->nv)
         return 0;
     if (!st->sorted)
-        qsort(st->v, st->nv, sizeof *st->v, cmp_i64);
+        act_cli_sort(st->v, st->nv, sizeof *st->v, cmp_i64);
     st->sorted = 1;
     size_t rank = (size_t)ceil(q * (double)st->nv);
     if (rank < 1)
@@ -575,7 +575,7 @@ static int cmp_steps(const void *a, const void *b)
 void act_cli_steps_sort(summ *S)
 {
     if (S->nsteps > 1)
-        qsort(S->steps, S->nsteps, sizeof *S->steps, cmp_steps);
+        act_cli_sort(S->steps, S->nsteps, sizeof *S->steps, cmp_steps);
 }
 
 /* ---- events --------------------------------------------------------------------------------- */
@@ -1202,7 +1202,7 @@ int act_cli_summary_dir(sum_job *J, const char *dir,
         free(names);
         return -1;
     }
-    qsort(names, nn, sizeof *names, cmp_str);
+    act_cli_sort(names, nn, sizeof *names, cmp_str);
     for (size_t i = 0; i < nn; i++) {
         char *path = act_cli_xmalloc(dl + strlen(names[i]) + 2);
         sprintf(path, "%s/%s", dir, names[i]);
@@ -1231,9 +1231,9 @@ int act_cli_summary_dir(sum_job *J, const char *dir,
     }
     free(names);
     if (J->nr > 1)
-        qsort(J->r, J->nr, sizeof *J->r, cmp_rank);
+        act_cli_sort(J->r, J->nr, sizeof *J->r, cmp_rank);
     if (J->nk > 1)
-        qsort(J->k, J->nk, sizeof *J->k, cmp_jkernel);
+        act_cli_sort(J->k, J->nk, sizeof *J->k, cmp_jkernel);
     /* The slowest rank: the largest median step when every readable trace
      * has steps, else the longest trace span. */
     size_t ok = 0, with_steps = 0;

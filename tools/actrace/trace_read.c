@@ -34,6 +34,13 @@ void *act_cli_xmalloc(size_t n)
     return p;
 }
 
+void act_cli_sort(void *base, size_t n, size_t size,
+                  int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
 void *act_cli_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);

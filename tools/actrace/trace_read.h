@@ -69,6 +69,11 @@ void *act_cli_xcalloc(size_t n, size_t size);
 void *act_cli_xrealloc(void *p, size_t n);
 char *act_cli_xstrdup(const char *s);
 
+/** qsort that accepts an empty or absent array (qsort's first argument
+ *  must not be NULL even when @p n is 0). */
+void act_cli_sort(void *base, size_t n, size_t size,
+                  int (*cmp)(const void *, const void *));
+
 /** Grow *@p v (elements of @p size) so that index @p need fits. */
 void act_cli_grow(void *v, size_t *cap, size_t need, size_t size);
 
