@@ -32,9 +32,10 @@ fi
 # (0.5.0, the newest on PyPI here) sets int row indices into a column that
 # pandas downcast to int8 when a trace's correlation ids are small, which
 # pandas 3 refuses (TypeError in transform_correlation_to_index) and 2.x
-# only warns about.
-REQS="torch numpy pytest scikit-build-core nvtx holistictraceanalysis pandas<3"
-STAMP="1 $REQS"
+# only warns about. torch-tb-profiler: TensorBoard's PyTorch profiler
+# plugin, which python/tests/test_tb_profiler.py loads record's traces with.
+REQS="torch numpy pytest scikit-build-core nvtx holistictraceanalysis pandas<3 torch-tb-profiler"
+STAMP="2 $REQS"
 if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/.actrace-stamp" 2>/dev/null)" = "$STAMP" ]; then
     echo "$VENV"
     exit 0

@@ -11,10 +11,12 @@ op's correlation id is pushed while it runs, so device work that actrace's
 backends record links to it.
 
 It uses RecordFunction's global callback from a small C++ shim
-(``_torch_ops.cpp`` beside this file), compiled on first use against the
-installed torch into a cache (``$ACTRACE_CACHE_DIR``, default
-``~/.cache/actrace/torch``), keyed by the torch version and the shim's
-source. While torch.profiler is active, record_ops pauses: nothing is
+(``_torch_ops.cpp`` beside this file). The wheel ships it prebuilt for the
+torch it was built against (``_prebuilt/``, used when the running torch has
+that version; ``ACTRACE_TORCH_PREBUILT=0`` ignores it); for any other torch
+it is compiled on first use against the installed torch into a cache
+(``$ACTRACE_CACHE_DIR``, default ``~/.cache/actrace/torch``), keyed by the
+torch version and the shim's source. While torch.profiler is active, record_ops pauses: nothing is
 recorded twice.
 
 ``actrace.torch.enable(plugins=None, config=None)`` goes the other way:
@@ -93,6 +95,35 @@ def kineto_shim_path():
     """Where the Kineto child-profiler shim (enable()) for this torch and
     this actrace lives (built or not)."""
     return _cached("_torch_kineto.cpp", "actrace_torch_kineto.so")
+
+
+def _prebuilt(so_name):
+    """The shim the wheel ships prebuilt (python/CMakeLists.txt), when it
+    was built for this very torch version; else None."""
+    if os.environ.get("ACTRACE_TORCH_PREBUILT", "1") == "0":
+        return None
+    d = os.path.join(_HERE, "_prebuilt")
+    try:
+        with open(os.path.join(d, "torch_version")) as f:
+            built_for = f.read().strip()
+    except OSError:
+        return None
+    p = os.path.join(d, so_name)
+    return p if built_for == _torch.__version__ and os.path.isfile(p) else None
+
+
+def _load_prebuilt(so_name):
+    """The prebuilt shim, loaded as a cached one is (checked, by its open
+    descriptor); None when there is none for this torch or it is refused
+    (then the cache's is built and used, saying why)."""
+    p = _prebuilt(so_name)
+    if p is None:
+        return None
+    try:
+        return _dlopen_checked(p)
+    except BuildError as e:
+        sys.stderr.write("%s\nactrace.torch: using a shim built here instead\n" % e)
+        return None
 
 
 def _build(src, out, what="the RecordFunction shim", extra=(), built_for=None):
@@ -230,10 +261,12 @@ def _dlopen_checked(path):
 def _load():
     global _lib
     if _lib is None:
-        src, out = shim_path()
-        if not os.path.exists(out):
-            _build(src, out)
-        lib = _dlopen_checked(out)
+        lib = _load_prebuilt("actrace_torch_ops.so")
+        if lib is None:
+            src, out = shim_path()
+            if not os.path.exists(out):
+                _build(src, out)
+            lib = _dlopen_checked(out)
         lib.actrace_torch_enable.argtypes = [ctypes.c_int]
         lib.actrace_torch_enable.restype = ctypes.c_int
         lib.actrace_torch_ops.restype = ctypes.c_uint64
@@ -332,14 +365,17 @@ def _load_kineto(path=None, built_for=None):
     global _klib
     if path is None and _klib is not None:
         return _klib
+    lib = None
     if path is None:
+        lib = _load_prebuilt("actrace_torch_kineto.so")
         src, out = kineto_shim_path()
     else:
         src, out = os.path.join(_HERE, "_torch_kineto.cpp"), path
-    if not os.path.exists(out):
-        _build(src, out, what="the Kineto child-profiler shim",
-               built_for=built_for or _torch.__version__)
-    lib = _dlopen_checked(out)
+    if lib is None:
+        if not os.path.exists(out):
+            _build(src, out, what="the Kineto child-profiler shim",
+                   built_for=built_for or _torch.__version__)
+        lib = _dlopen_checked(out)
     lib.actrace_kineto_built_for.restype = ctypes.c_char_p
     lib.actrace_kineto_enable.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
                                           ctypes.c_char_p, ctypes.c_size_t]

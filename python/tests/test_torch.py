@@ -128,7 +128,8 @@ def test_missing_compiler_is_named(venv, tmp_path):
             actrace.torch.record_ops()
         except actrace.torch.BuildError as e:
             print("BuildError:", e)
-    ''', env=venv.env(CXX="/nonexistent/c++", ACTRACE_CACHE_DIR=tmp_path / "cache"))
+    ''', env=venv.env(CXX="/nonexistent/c++", ACTRACE_CACHE_DIR=tmp_path / "cache",
+                      ACTRACE_TORCH_PREBUILT=0))
     assert "BuildError: actrace.torch: no C++ compiler" in r.stdout, r.stdout + r.stderr
 
 
@@ -143,7 +144,7 @@ def test_shim_in_a_folder_others_can_write_is_refused(venv, tmp_path):
             actrace.torch.record_ops()
         except actrace.torch.BuildError as e:
             print("BuildError:", e)
-    ''', env=venv.env(ACTRACE_CACHE_DIR=cache))
+    ''', env=venv.env(ACTRACE_CACHE_DIR=cache, ACTRACE_TORCH_PREBUILT=0))
     assert "BuildError: actrace.torch: refusing" in r.stdout and "writable by others" in r.stdout, \
         r.stdout + r.stderr
 

@@ -618,6 +618,10 @@ struct act_session {
      * filled). NULL: the session has no plugins (a rebuilt one). */
     int (*report_plugins)(const act_session *s, struct act__vplugin **pl,
                           const char ***warn, size_t *n);
+    /* The config's unknown keys (no built-in, no plugin read them) were
+     * reported: once, when the session first stops, or at destroy if it
+     * never ran (session/lifecycle.c). */
+    int unread_reported;
     /* The recording fast path's time window (record.c): time_anchor_ns -
      * ACT__FAST_WINDOW / 2, set with the anchor when the session starts
      * (before anything can record in it). */

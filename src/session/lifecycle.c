@@ -217,6 +217,19 @@ void act_step(void)
     atomic_fetch_sub(&act__steps_in_flight, 1);
 }
 
+/* A key no built-in knows is a plugin's when a loaded plugin read it
+ * through config_get: in its init, its start, or later while the session
+ * ran (a plugin may read its keys lazily). So the others are reported as
+ * unknown once the plugins have had the whole session to read theirs:
+ * when it first stops (its window closed, the plugins stopped and
+ * flushed), or when it is destroyed without having run. */
+static void report_unread(act_session *s)
+{
+    if (__atomic_exchange_n(&s->unread_reported, 1, __ATOMIC_RELAXED))
+        return;
+    act__config_warn_unread(s->config);
+}
+
 int act_session_stop(act_session *s)
 {
     if (!s)
@@ -249,6 +262,7 @@ int act_session_stop(act_session *s)
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_unlock(&s->window_lock);
     act__prefault_stop(s);
+    report_unread(s);
     return 0;
 }
 
@@ -334,12 +348,10 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     else
         rc = act__plugins_load(s, s->config, o.plugins, o.plugin_count, &s->plugins);
     if (rc != 0) {
+        s->unread_reported = 1; /* the error is what matters here */
         act_session_destroy(s);
         return rc;
     }
-    /* A key no built-in knows is a plugin's when a loaded plugin read it in
-     * its init: only the others are unknown. */
-    act__config_warn_unread(s->config);
     *out = s;
     return 0;
 }
@@ -352,6 +364,7 @@ void act_session_destroy(act_session *s)
     if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
         act_session_stop(s);
     act__prefault_stop(s);
+    report_unread(s);
     act__pool_forget(s); /* no thread-exit hook touches it from now on */
     act__plugins_destroy(s->plugins);
     act__session_free(s);
