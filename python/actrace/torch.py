@@ -272,20 +272,48 @@ def _load():
         lib.actrace_torch_ops.restype = ctypes.c_uint64
         lib.actrace_torch_paused.restype = ctypes.c_uint64
         lib.actrace_torch_moved.restype = ctypes.c_uint64
+        lib.actrace_torch_short.restype = ctypes.c_uint64
+        lib.actrace_torch_set_min_ns.argtypes = [ctypes.c_int64]
+        lib.actrace_torch_set_min_ns.restype = None
         _lib = lib
     return _lib
 
 
-def record_ops(shapes=False):
+_MIN_NS_MAX = 1000000000
+
+
+def _min_ns(min_ns):
+    """record_ops()' min_ns, else $ACTRACE_PYTHON_OPS_MIN_NS, else 1000."""
+    where = "min_ns"
+    if min_ns is None:
+        v = os.environ.get("ACTRACE_PYTHON_OPS_MIN_NS", "")
+        if not v:
+            return 1000
+        where = "ACTRACE_PYTHON_OPS_MIN_NS"
+        min_ns = int(v, 10) if v.isdigit() and v.isascii() else v
+    if isinstance(min_ns, bool) or not isinstance(min_ns, int) or \
+            not 0 <= min_ns <= _MIN_NS_MAX:
+        raise ValueError("actrace.torch: %s = %r is not a whole number of nanoseconds in "
+                         "[0, %d]" % (where, min_ns, _MIN_NS_MAX))
+    return min_ns
+
+
+def record_ops(shapes=False, min_ns=None):
     """Record every aten op (and record_function region) from now on, in
     every thread, into the active actrace session. ``shapes=True`` adds
     "Input Dims" and "Input type" (the costly part). Calling it again
     changes nothing (the first ``shapes`` stays; stop_ops() first to
-    change it). Returns True when on, False under ACTRACE_DISABLE=1."""
+    change it). An op shorter than ``min_ns`` nanoseconds (default
+    $ACTRACE_PYTHON_OPS_MIN_NS, else 1000) is counted (ops_short()), not
+    recorded; 0 records every op; record_function regions are always
+    recorded. Returns True when on, False under ACTRACE_DISABLE=1."""
     global _shapes
     if disabled:
         return False
-    rc = _load().actrace_torch_enable(1 if shapes else 0)
+    ns = _min_ns(min_ns)
+    lib = _load()
+    lib.actrace_torch_set_min_ns(ns)
+    rc = lib.actrace_torch_enable(1 if shapes else 0)
     if rc < 0:
         raise RuntimeError("actrace.torch: torch refused the RecordFunction callback")
     if rc == 0:
@@ -322,6 +350,14 @@ def ops_recorded():
 def ops_paused():
     """How many ops it skipped because torch.profiler was active."""
     return int(_lib.actrace_torch_paused()) if _lib is not None else 0
+
+
+def ops_short():
+    """How many ops it left out because they took less than record_ops()'
+    ``min_ns`` (1 us by default): HTA rounds every span in to whole
+    microseconds, and one inside a microsecond stops its call-stack
+    analyses (docs/python.md)."""
+    return int(_lib.actrace_torch_short()) if _lib is not None else 0
 
 
 def ops_moved():
