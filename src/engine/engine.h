@@ -633,6 +633,39 @@ struct act_session {
 /* Global recording target: the collecting session, or NULL. */
 extern _Atomic(act_session *) act__recording;
 
+/*
+ * The grace period (grace.c): a recording call counts itself in its
+ * thread's word (act__rd_word) before it uses the session it loaded from
+ * act__recording, and restores the word as it returns; act_session_stop,
+ * after unpublishing the session, calls act__grace_wait, which returns
+ * when every call that may have loaded it has returned. A word holds the
+ * count (ACT__RD_COUNT), ACT__RD_REG once the thread is registered (its
+ * word can be seen by act__grace_wait), ACT__RD_GONE after its exit hook
+ * (no longer registered; the thread records nothing more).
+ */
+#define ACT__RD_REG (UINT32_C(1) << 31)
+#define ACT__RD_GONE (UINT32_C(1) << 30)
+#define ACT__RD_COUNT (ACT__RD_GONE - 1)
+_Atomic uint32_t *act__rd_word(void);
+/* Register the calling thread's word @p w (its count raised): 0 (REG set
+ * in @p w), or -1 (refused: no memory, its lock held by this thread). */
+int act__grace_register(_Atomic uint32_t *w);
+/* Once, at load (the thread-exit key). */
+void act__grace_init(void);
+/* At session start: membarrier's registration, once per process. */
+void act__grace_prepare(void);
+/* After act__recording stopped pointing at a session: wait out the calls
+ * that may still use it. */
+void act__grace_wait(void);
+void act__grace_atfork_prepare(void);
+void act__grace_atfork_parent(void);
+void act__grace_atfork_child(void);
+/* For a public entry outside record.c: the session to record into with
+ * the calling thread counted (act__rd_end takes the count back), or NULL
+ * (nothing to record; not counted). A lazy stand-in is woken. */
+act_session *act__rd_begin(void);
+void act__rd_end(void);
+
 /* Lazy start (session/autostart.c). Under `actrace record`, a process that
  * has not recorded yet has act__recording pointing at a stand-in session
  * (lazy set, a generation no thread caches), so every recording call takes
@@ -838,6 +871,8 @@ size_t act__dist_spool(char *buf, size_t cap);
  * act__reentrant_drop and return). Every act__rec_enter() that returned 1
  * is paired with act__rec_leave(). */
 int act__rec_enter(void);
+/* The same for a call counted by act__rd_begin already. */
+int act__rec_enter_counted(void);
 void act__rec_leave(void);
 void act__reentrant_drop(act_session *s);
 
