@@ -49,14 +49,6 @@ typedef struct tls_block {
 #define ACT_TLS_IE
 #endif
 static _Thread_local tls_block tl ACT_TLS_IE;
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define ACT_HAS_TSAN 1
-#endif
-#endif
-#ifndef ACT_HAS_TSAN
-#define ACT_HAS_TSAN 0
-#endif
 #define TL_BUSY UINT64_C(1)
 #define tl_busy (tl.gb & TL_BUSY)
 #define tl_gen (tl.gb & ~TL_BUSY)
@@ -155,7 +147,7 @@ static ACT_NOINLINE act_session *rd_slow(uint32_t v)
  * under TSan a load and a store (a handler in between leaves the word as
  * it found it). The release on the way out: stop's acquire load of a
  * zero count sees every access of the call before it. */
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !ACT_HAS_TSAN
+#if ACT_X86_PLAIN
 static ACT_INLINE void rd_inc(void)
 {
     __asm__ volatile("addl $1, %0" : "+m"(*(uint32_t *)&tl.rd)::"memory");
@@ -218,11 +210,21 @@ _Atomic uint32_t *act__rd_word(void)
  * function with IF_RECORDING, decides again from scratch). */
 static ACT_INLINE int rd_fast(const act_session *s)
 {
+#if ACT_X86_PLAIN
+    /* Plain reads, so that each is one compare with memory (the asm's
+     * memory clobber in rd_inc keeps the second load after the add). */
+    if (ACT_UNLIKELY(*(const uint32_t *)&tl.rd != ACT__RD_REG))
+        return 0;
+    rd_inc();
+    if (ACT_LIKELY(*(act_session *const *)&act__recording == s))
+        return 1;
+#else
     if (ACT_UNLIKELY(atomic_load_explicit(&tl.rd, memory_order_relaxed) != ACT__RD_REG))
         return 0;
     rd_inc();
     if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed) == s))
         return 1;
+#endif
     rd_leave();
     return 0;
 }
@@ -277,13 +279,17 @@ void act__rd_end(void)
  * Signal safety. A signal handler that records while it interrupted a
  * recording call of its own thread would write into the same record slot,
  * or wait for a lock that its own thread holds (the session lock while a
- * chunk is carved). Each recording call marks its thread busy for its
- * whole duration, buffer lookup included; a call that finds the mark set
- * comes from a handler that interrupted one, records nothing, and is
- * counted as dropped (ACT__DROP_REENTRANT, a session-wide atomic counter:
- * the interrupted call may be updating the thread's own counters). Only
- * the same thread reads the mark, so compiler barriers order it against
- * the record writes; no atomic instruction is needed.
+ * chunk is carved). Every public recording call counts itself in tl.rd for
+ * its whole duration (the grace period's count, RD_SCOPE and rd_fast); a
+ * call that finds the count raised comes from a handler that interrupted
+ * one, records nothing, and is counted as dropped (ACT__DROP_REENTRANT, a
+ * session-wide atomic counter: the interrupted call may be updating the
+ * thread's own counters). The engine's other entries (act_name, plugin
+ * emits, get_stats) take the busy mark in tl.gb instead (act__rec_enter),
+ * which the fast paths' generation compare sees, and the full paths take
+ * it too (GUARD). Only the same thread reads the mark, so compiler
+ * barriers order it against the record writes; no atomic instruction is
+ * needed.
  */
 int act__rec_enter(void)
 {
@@ -545,6 +551,21 @@ static ACT_NOINLINE void span_begin(act_session *s, act_activity_type type,
 
 static ACT_INLINE uint32_t key_fast(const act__thread *t, const char *key);
 
+/* The fast paths' begin, the checks done (room at @p r, depth @p d below
+ * the limit): span record @p r opened at depth @p d, its start @p now. */
+static ACT_INLINE void span_open_fast(act__thread *t, act__rec *r, uint32_t d, int64_t now,
+                                      act_activity_type type, uint32_t name)
+{
+    t->depth = d + 1;
+    r->t0 = now;
+    atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
+    r->x = corr_current();
+    r->name = name;
+    rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
+    t->open[d] = r;
+    push(t, r);
+}
+
 /* act_span_begin's fast path: a string literal the thread has seen (its
  * interned id cached on its pointer), looked up under the guard (a
  * signal handler may change the cache). */
@@ -556,14 +577,7 @@ static ACT_INLINE int begin_fast_str(act_session *s, act_activity_type type, con
         uint32_t d = t->depth;
         uint32_t id = key_fast(t, name);
         if (ACT_LIKELY(id && (char *)r < t->lim && d < ACT__MAX_DEPTH)) {
-            t->depth = d + 1;
-            r->t0 = act__ticks();
-            atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
-            r->x = corr_current();
-            r->name = id;
-            rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
-            t->open[d] = r;
-            push(t, r);
+            span_open_fast(t, r, d, act__ticks(), type, id);
             fast_leave();
             return 1;
         }
@@ -607,14 +621,7 @@ static ACT_INLINE int begin_fast(act_session *s, act_activity_type type, act_nam
         act__rec *r = t->rec;
         uint32_t d = t->depth;
         if (ACT_LIKELY((char *)r < t->lim && d < ACT__MAX_DEPTH)) {
-            t->depth = d + 1;
-            r->t0 = ticks ? act__ticks() : act__clock_ns();
-            atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
-            r->x = corr_current();
-            r->name = name;
-            rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
-            t->open[d] = r;
-            push(t, r);
+            span_open_fast(t, r, d, ticks ? act__ticks() : act__clock_ns(), type, name);
             fast_leave();
             return 1;
         }
@@ -676,10 +683,11 @@ static ACT_INLINE int end_fast(uint64_t gen, int ticks)
 {
     if (ACT_LIKELY(fast_enter_gen(gen))) {
         act__thread *t = tl_thread;
-        uint32_t d = t->depth - 1; /* depth 0 wraps past ACT__MAX_DEPTH */
+        /* depth 0 wraps past ACT__MAX_DEPTH; 64 bits: an index as is */
+        size_t d = (size_t)t->depth - 1;
         act__rec *r;
         if (ACT_LIKELY(d < ACT__MAX_DEPTH && (r = t->open[d]) != NULL)) {
-            t->depth = d;
+            t->depth = (uint32_t)d;
             atomic_store_explicit(&r->t1, ticks ? act__ticks() : act__clock_ns(),
                                   memory_order_relaxed);
             fast_leave();
