@@ -189,7 +189,7 @@ static ACT_INLINE void rd_cleanup(const char *unused)
     const char rd_scope_ __attribute__((cleanup(rd_cleanup), unused)) = 0; \
     uint32_t rd_v_ = rd_enter(); \
     if (ACT_UNLIKELY(rd_v_ != ACT__RD_REG || \
-                     atomic_load_explicit(&act__recording, memory_order_relaxed) != s)) { \
+                     atomic_load_explicit(&act__recording, memory_order_acquire) != s)) { \
         if ((s = rd_slow(rd_v_)) == NULL) \
             return; \
         if (RD_NESTED(rd_v_)) { \
@@ -216,13 +216,18 @@ static ACT_INLINE int rd_fast(const act_session *s)
     if (ACT_UNLIKELY(*(const uint32_t *)&tl.rd != ACT__RD_REG))
         return 0;
     rd_inc();
-    if (ACT_LIKELY(*(act_session *const *)&act__recording == s))
+    if (ACT_LIKELY(*(act_session *const *)&act__recording == s)) {
+        /* An acquire: the session may be a new one at the same address,
+         * published since the first load (x86-64 keeps loads in order;
+         * the fence keeps the compiler's). */
+        atomic_signal_fence(memory_order_acquire);
         return 1;
+    }
 #else
     if (ACT_UNLIKELY(atomic_load_explicit(&tl.rd, memory_order_relaxed) != ACT__RD_REG))
         return 0;
     rd_inc();
-    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed) == s))
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_acquire) == s))
         return 1;
 #endif
     rd_leave();
@@ -255,7 +260,7 @@ act_session *act__rd_begin(void)
     if (!s)
         return NULL;
     uint32_t v = rd_enter();
-    if (v != ACT__RD_REG || atomic_load_explicit(&act__recording, memory_order_relaxed) != s)
+    if (v != ACT__RD_REG || atomic_load_explicit(&act__recording, memory_order_acquire) != s)
         s = rd_slow(v);
     if (s && ACT_UNLIKELY(s->lazy))
         s = rd_wake();
