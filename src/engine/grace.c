@@ -197,14 +197,19 @@ void act__grace_wait(void)
     reg_unlock();
 }
 
+/* Whether prepare took the lock (not when fork() comes from a signal
+ * handler that interrupted this thread holding it). */
+static int fork_locked;
+
 void act__grace_atfork_prepare(void)
 {
-    reg_lock(act__rd_word());
+    fork_locked = reg_lock(act__rd_word()) == 0;
 }
 
 void act__grace_atfork_parent(void)
 {
-    reg_unlock();
+    if (fork_locked)
+        reg_unlock();
 }
 
 void act__grace_atfork_child(void)
