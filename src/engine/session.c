@@ -54,6 +54,7 @@ act_session *(*act__wake_hook)(void);
  */
 static void atfork_prepare(void)
 {
+    act__grace_atfork_prepare();
     act__types_atfork_prepare();
     act__strtab_atfork_prepare();
     act__names_atfork_prepare();
@@ -64,6 +65,7 @@ static void atfork_parent(void)
     act__names_atfork_parent();
     act__strtab_atfork_parent();
     act__types_atfork_parent();
+    act__grace_atfork_parent();
 }
 
 static void atfork_child(void)
@@ -80,6 +82,7 @@ static void atfork_child(void)
     atomic_store_explicit(&act__started, NULL, memory_order_relaxed);
     atomic_store_explicit(&act__steps_in_flight, 0, memory_order_relaxed);
     act__record_atfork_child();
+    act__grace_atfork_child();
 }
 
 static void install_atfork(void)
@@ -95,6 +98,7 @@ void act__atfork_install(void)
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((constructor)) static void act_lib_init(void)
 {
+    act__grace_init();
     act__atfork_install();
 }
 #endif

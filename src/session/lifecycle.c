@@ -154,6 +154,7 @@ int act_session_start(act_session *s)
     if (!atomic_compare_exchange_strong(&act__started, &none, s))
         return ACT_EBUSY;
     act__sample_clock_offset(s);
+    act__grace_prepare();
     act__prefault_start(s);
     s->start_mono_ns = act__clock_ns();
     s->time_anchor_ns = s->start_mono_ns;
@@ -261,6 +262,11 @@ int act_session_stop(act_session *s)
     atomic_store(&s->state, ACT__S_STOPPED);
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_unlock(&s->window_lock);
+    /* Unpublished (close_window_locked): wait out the recording calls that
+     * loaded it before (grace.c), so that nothing writes into its buffers
+     * from now on (the settle below converts their times in place) and
+     * destroy may free it. */
+    act__grace_wait();
     act__prefault_stop(s);
     report_unread(s);
     return 0;

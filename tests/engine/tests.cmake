@@ -72,3 +72,8 @@ if(ACT_HAVE_JANSSON)
   act_add_test(RecordNames SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_names.c
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300)
 endif()
+# Destroy while other threads record: the grace period of act_session_stop
+# (src/engine/grace.c). Fails under ASan (heap-use-after-free) and TSan
+# (a race with the free) without it.
+act_add_test(RecordGrace SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_grace.c
+             LIBS Threads::Threads LABELS engine tsan TIMEOUT 300)
