@@ -603,6 +603,29 @@ def case_standin_trace_id():
     d.stop()
 
 
+def case_standin_busy():
+    """Through dynolog, a request for a process that has one pending is
+    answered busy (activityProfilersBusy, nothing triggered): trigger says
+    so and exits 1, as with --serve; the first request is traced."""
+    d = standin()
+    p, pid = start(["steps", "1500", "10"], ACTRACE_DAEMON_POLL_MS="3000")
+    check(wait_for(lambda: d.polled(pid), 10), "no registration")
+    # Both right after a poll: the first is still pending at the second.
+    n = len(d.polls)
+    wait_for(lambda: len(d.polls) > n, 10)
+    r1 = dyno(d, "--pid", str(pid), "--duration-ms", "100", "--log-file", tmp + "/first.json")
+    r2 = dyno(d, "--pid", str(pid), "--duration-ms", "100", "--log-file", tmp + "/second.json")
+    check(r1.returncode == 0, "first trigger: %d %r %r" % (r1.returncode, r1.stdout, r1.stderr))
+    check(r2.returncode == 1 and '"activityProfilersBusy": 1' in r2.stdout and "busy" in r2.stderr,
+          "second trigger: %d %r %r" % (r2.returncode, r2.stdout, r2.stderr))
+    path = "%s/first_%d.json" % (tmp, pid)
+    check(wait_for(lambda: os.path.exists(path)), "no trace at " + path)
+    p.kill()
+    p.communicate()
+    check(not os.path.exists("%s/second_%d.json" % (tmp, pid)), "the busy request was traced")
+    d.stop()
+
+
 def case_standin_forkexec():
     """Items 3 and 11: a polling process that forks and execs children:
     none registers (dynolog would stall its IPC thread on each vanished
