@@ -455,6 +455,23 @@ typedef enum act__state {
 struct act__plugins;
 struct act__vplugin;
 
+/* Who started a session: its owner (docs/architecture.md, "Who owns the
+ * process's session"). */
+typedef enum act__owner {
+    ACT__OWNER_PROGRAM = 0, /* the program's own act_session_start() */
+    ACT__OWNER_RECORD = 1,  /* session/autostart.c, under actrace record */
+    ACT__OWNER_ONDEMAND = 2, /* the on-demand poller (ondemand/ondemand.c) */
+    ACT__OWNER_TORCH = 3    /* torch.profiler through actrace.torch.enable() */
+} act__owner;
+
+/* "program", "record", "on-demand", "torch". */
+const char *act__owner_name(int owner);
+
+/* The owner of the last session that became the active one: set by
+ * act_session_start before anything can see the session as busy, read
+ * by whoever is refused as busy, to name whose session is in the way. */
+extern _Atomic int act__started_owner;
+
 struct act_session {
     uint64_t gen; /* unique per session, even: validates thread-local caches */
     /* gen where scoped spans read the counter (use_ticks), else
@@ -463,6 +480,7 @@ struct act_session {
     uint64_t tick_gen;
     int lazy; /* the stand-in of a session not started yet (session/autostart.c) */
     int auto_start; /* the session session/autostart.c starts */
+    int owner;      /* act__owner: set before act_session_start */
     unsigned fork_gen; /* act__fork_gen at create: the process it records in */
     act_config *config;
     act_activity_set types;

@@ -546,6 +546,11 @@ int act__session_create(const act_session_opts *opts, act_session **out)
         if (act__slab_prealloc(s, (size_t)bytes) != 0)
             act_log(ACT_LOG_WARN, "cannot pre-allocate %" PRId64 " MB of trace buffers", pre);
     }
+    /* torch_kineto.cpp creates its sessions through the public API,
+     * named as torch.profiler's trace: that name marks the torch owner
+     * (it only names whose session a refusal was for). */
+    s->owner = o.trace_name && strcmp(o.trace_name, "torch.profiler") == 0 ? ACT__OWNER_TORCH
+                                                                            : ACT__OWNER_PROGRAM;
     if (o.trace_name && !(s->trace_name = strdup(o.trace_name))) {
         act__session_free(s);
         return ACT_ENOMEM;
@@ -661,6 +666,22 @@ act_session *act_session_active(void)
     if (!s && atomic_load_explicit(&act__recording, memory_order_acquire))
         s = act__lazy_wake() ? atomic_load(&act__started) : NULL;
     return s;
+}
+
+_Atomic int act__started_owner;
+
+const char *act__owner_name(int owner)
+{
+    switch (owner) {
+    case ACT__OWNER_RECORD:
+        return "record";
+    case ACT__OWNER_ONDEMAND:
+        return "on-demand";
+    case ACT__OWNER_TORCH:
+        return "torch";
+    default:
+        return "program";
+    }
 }
 
 act_session *act__session_started(void)

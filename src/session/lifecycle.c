@@ -153,6 +153,7 @@ int act_session_start(act_session *s)
         act__auto_wake();
     if (!atomic_compare_exchange_strong(&act__started, &none, s))
         return ACT_EBUSY;
+    atomic_store(&act__started_owner, s->owner);
     act__sample_clock_offset(s);
     act__grace_prepare();
     act__prefault_start(s);

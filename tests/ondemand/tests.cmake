@@ -20,9 +20,9 @@ if(ACT_PYTHON3 AND TARGET actrace_cli)
   # Each case in its own socket directory (KINETO_IPC_SOCKET_DIR), except
   # the one abstract-socket case, which holds the name "dynolog" of the
   # whole host: RESOURCE_LOCK keeps two runs from binding it at once.
-  set(_od_cases registration duration_busy_iterations no_daemon own_session fork path plugins
+  set(_od_cases registration duration_busy_iterations no_daemon own_session busy_owner fork path plugins
       exit trigger trigger_busy trigger_not_ours trigger_tcp abstract
-      standin_trace_id standin_forkexec cli_never_polls kineto_owns trigger_forged
+      standin_trace_id standin_busy standin_forkexec cli_never_polls kineto_owns trigger_forged
       iter_timeout exit_write file_safety remote_keys doc_python)
   set(_od_env "ACT_TEST_KINETO_LIB=$<TARGET_FILE:kineto_standin>"
       "ACT_TEST_SLOW_WRITE=$<TARGET_FILE:od_slow_write>"
