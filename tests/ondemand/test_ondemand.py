@@ -320,10 +320,16 @@ def case_fork():
     """A forked child polls on its own endpoint with its own pid first."""
     d = Daemon(sockdir)
     # TSan's runtime refuses threads after a multi-threaded fork by default.
-    p, _ = start(["fork", "60", "10"],
+    # Both live 3 s (300 steps of 10 ms) and each polls every 40 ms after
+    # its first 40 ms; served until both have polled, up to 10 s, since a
+    # loaded machine may not run the child's poller thread for a while
+    # (CI once saw only one of them within a fixed 1 s).
+    p, _ = start(["fork", "300", "10"],
                  TSAN_OPTIONS=(os.environ.get("TSAN_OPTIONS", "") + " die_after_fork=0").strip())
     pid = p.pid  # the parent (either may print first)
-    seen = d.serve_until(lambda: False, 1.0)
+    seen, end = [], time.monotonic() + 10
+    while len({q.pids[0] for q in seen}) < 2 and p.poll() is None and time.monotonic() < end:
+        seen += d.serve_until(lambda: False, 0.2)
     firsts = {q.pids[0]: q.addr for q in seen}
     check(pid in firsts and len(firsts) == 2, "pids polling: %s" % sorted(firsts))
     check(len(set(firsts.values())) == len(firsts), "parent and child share an endpoint")
