@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// The scoped span against the fastest peer, in one process and one run
+// (issue 39): Tracy's ZoneScopedN, ZoneScopedN + ZoneValue + ZoneText
+// (Kineto's two args), actrace's act_span_begin_id/act_span_end with and
+// without two args, and the floor (two counter reads and a 32-byte store).
+// Built by bench/peers/tracy.sh against a Tracy checkout the user names;
+// Tracy's code is never part of this repository. Thread CPU time per
+// event, 1M events a round, median of 7 interleaved rounds.
+#include <tracy/Tracy.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <time.h>
+#include <x86intrin.h>
+extern "C" {
+#include "actrace/actrace.h"
+}
+
+static double cpu_s()
+{
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static const char str20[] = "12345678901234567890";
+static uint64_t ring[4 * 2048];
+
+enum { FLOOR, TRACY, TRACY_ARGS, ACT, ACT_ARGS, K };
+static const char *const names[K] = {"floor: 2 rdtsc + 32B store", "Tracy ZoneScopedN",
+                                     "Tracy + ZoneValue + ZoneText", "actrace scoped, interned",
+                                     "actrace scoped + 2 args"};
+
+__attribute__((noinline)) static void tracy_zone(long i)
+{
+    ZoneScopedN("aten::matmul");
+    (void)i;
+}
+
+__attribute__((noinline)) static void tracy_zone_args(long i)
+{
+    ZoneScopedN("aten::matmul");
+    ZoneValue((uint64_t)i);
+    ZoneText(str20, 20);
+}
+
+static double once(int k, long n, act_name_id name, act_key_id seq, act_key_id dims)
+{
+    double t0 = cpu_s();
+    switch (k) {
+    case FLOOR:
+        for (long i = 0; i < n; i++) {
+            uint64_t a = __rdtsc(), b = __rdtsc();
+            uint64_t *w = &ring[(i & 2047) * 4];
+            w[0] = a;
+            w[1] = b;
+            w[2] = (uint64_t)i;
+            w[3] = name;
+            __asm__ volatile("" ::"r"(w) : "memory");
+        }
+        break;
+    case TRACY:
+        for (long i = 0; i < n; i++)
+            tracy_zone(i);
+        break;
+    case TRACY_ARGS:
+        for (long i = 0; i < n; i++)
+            tracy_zone_args(i);
+        break;
+    case ACT:
+        for (long i = 0; i < n; i++) {
+            act_span_begin_id(ACT_CPU_OP, name);
+            act_span_end();
+        }
+        break;
+    case ACT_ARGS:
+        for (long i = 0; i < n; i++) {
+            act_span_begin_id(ACT_CPU_OP, name);
+            act_arg_int_k(seq, i);
+            act_arg_str_k(dims, str20);
+            act_span_end();
+        }
+        break;
+    }
+    return (cpu_s() - t0) / (double)n * 1e9;
+}
+
+int main()
+{
+    const long N = 1000000;
+    enum { R = 7 };
+    act_log_set_level(ACT_LOG_ERROR);
+    act_name_id name = act_name("aten::matmul");
+    act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");
+    double v[K][R];
+    for (int r = 0; r < R; r++)
+        for (int k = 0; k < K; k++) {
+            act_session *s = NULL;
+            if (k == ACT || k == ACT_ARGS) {
+                // bench_record.c's scoped rounds' config (start_session)
+                static const char text[] = "MAX_BUFFER_SIZE_MB = 4096\nBUFFER_PREALLOC_MB = 160\n";
+                act_config *c = NULL;
+                act_parse_error err;
+                act_session_opts o;
+                act_session_opts_init(&o);
+                if (act_config_parse(text, strlen(text), NULL, &c, &err) != 0)
+                    return 1;
+                o.config = c;
+                if (act_session_create(&o, &s) != 0 || act_session_start(s) != 0) {
+                    fprintf(stderr, "tracy_scoped: cannot start an actrace session\n");
+                    return 1;
+                }
+                act_config_destroy(c);
+            }
+            v[k][r] = once(k, N, name, seq, dims);
+            if (s) {
+                act_session_stop(s);
+                act_session_destroy(s);
+            }
+        }
+    double med[K];
+    for (int k = 0; k < K; k++) {
+        std::sort(v[k], v[k] + R);
+        med[k] = v[k][R / 2];
+    }
+    printf("scoped spans against Tracy (no capture tool connected), 1M events, thread CPU,\n"
+           "median of %d interleaved rounds, one process:\n", R);
+    for (int k = 0; k < K; k++)
+        printf("  %-32s %7.2f ns  (%.2fx the floor)\n", names[k], med[k], med[k] / med[FLOOR]);
+    printf("  actrace / Tracy: %.2fx (scoped), %.2fx (2 args)\n", med[ACT] / med[TRACY],
+           med[ACT_ARGS] / med[TRACY_ARGS]);
+    return 0;
+}
