@@ -520,10 +520,9 @@ static inline int64_t host_time(const vstate *w, int64_t v)
 static int64_t end_at(const vstate *w, const act__rec *r, int64_t t1)
 {
     if (t1 == ACT__OPEN) {
+        int64_t t0 = host_time(w, rec_t0(r));
         t1 = w->s->stop_mono_ns;
-        if (t1 < host_time(w, rec_t0(r)))
-            t1 = host_time(w, rec_t0(r));
-        return t1;
+        return t1 < t0 ? t0 : t1;
     }
     return host_time(w, t1);
 }
@@ -576,8 +575,9 @@ static int cmp_pos(const void *a, const void *b)
 {
     const rpos *x = a, *y = b;
     const act__rec *rx = &x->c->recs[x->i], *ry = &y->c->recs[y->i];
-    if (rec_t0(rx) != rec_t0(ry))
-        return rec_t0(rx) < rec_t0(ry) ? -1 : 1;
+    int64_t tx = rec_t0(rx), ty = rec_t0(ry);
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
     /* Same start: the longer (the parent) first. */
     int64_t dx = x->t1, dy = y->t1;
     if (dx != dy)
@@ -620,19 +620,22 @@ static void scan_thread(vstate *w, const act__thread *t, tscan *sc)
             sc->recorded++;
             if (!is_event(r->kind)) {
                 /* Counter samples count for the base time too. */
-                if (r->kind == ACT__R_COUNTER && rec_t0(r) < sc->min_t0)
-                    sc->min_t0 = rec_t0(r);
+                int64_t t0 = rec_t0(r);
+                if (r->kind == ACT__R_COUNTER && t0 < sc->min_t0)
+                    sc->min_t0 = t0;
                 continue;
             }
             sc->events++;
-            if (host_time(w, rec_t0(r)) < sc->min_t0)
-                sc->min_t0 = host_time(w, rec_t0(r));
+            /* t0 loaded once: each relaxed load is a load of its own. */
+            int64_t t0 = rec_t0(r), h0 = host_time(w, t0);
+            if (h0 < sc->min_t0)
+                sc->min_t0 = h0;
             int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
             if (t1 == ACT__OPEN)
                 t1 = INT64_MAX;
-            if (rec_t0(r) < prev_t0 || (rec_t0(r) == prev_t0 && t1 > prev_t1))
+            if (t0 < prev_t0 || (t0 == prev_t0 && t1 > prev_t1))
                 sc->sorted = 0;
-            prev_t0 = rec_t0(r);
+            prev_t0 = t0;
             prev_t1 = t1;
         }
     }
