@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Compact frames of sealed chunks (frame.h has the layout).
+ */
+#include "engine/frame.h"
+
+#include <string.h>
+
+/* Per record, at most: H, a literal kind, t0, t1 and x (10 each), name
+ * (5), type (3), flags (1). */
+#define REC_MAX (1 + 1 + 10 + 10 + 10 + 5 + 3 + 1)
+#define HDR_MAX (1 + 5 * 5)
+
+#define H_KIND 7u
+#define H_TYPE 8u
+#define H_FLAGS 16u
+#define H_X 32u
+#define H_NAME 64u
+#define H_T1 128u
+#define KIND_ESC 1u /* no record has kind 1 (engine.h) */
+
+static inline int timed(unsigned kind)
+{
+    return kind == ACT__R_SPAN || kind == ACT__R_INSTANT || kind == ACT__R_COUNTER ||
+           kind == ACT__R_EMIT_SPAN || kind == ACT__R_EMIT_INSTANT;
+}
+
+/* What a record is coded against: the timed record before it (t0), the
+ * untimed one before it (t0, t1, x), the record before it (type). */
+typedef struct coder {
+    uint64_t t0, o0, o1, ox;
+    uint16_t type;
+} coder;
+
+static inline uint64_t zz(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)(-(int64_t)(d >> 63));
+}
+
+static inline uint64_t unzz(uint64_t v)
+{
+    return (v >> 1) ^ (uint64_t)(-(int64_t)(v & 1));
+}
+
+static inline uint32_t rotl1(uint32_t v)
+{
+    return v << 1 | v >> 31;
+}
+
+static inline uint32_t rotr1(uint32_t v)
+{
+    return v >> 1 | v << 31;
+}
+
+static inline uint8_t *put(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* A varint of at most @p maxb bytes whose value fits @p lim; NULL when
+ * truncated, too long or too large. */
+static inline const uint8_t *get(const uint8_t *p, const uint8_t *end, uint64_t *v,
+                                 uint64_t lim)
+{
+    uint64_t r = 0;
+    for (unsigned sh = 0; sh < 70 && p < end; sh += 7) {
+        uint8_t b = *p++;
+        if (sh == 63 && b > 1)
+            return NULL; /* past 64 bits */
+        r |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) {
+            if (r > lim)
+                return NULL;
+            *v = r;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+size_t act__frame_bound(const act__chunk *c, uint32_t used, uint32_t str_off)
+{
+    size_t strb = str_off <= c->size ? c->size - str_off : 0;
+    return HDR_MAX + strb + (size_t)used * REC_MAX;
+}
+
+static int offsets_ok(uint32_t size, uint32_t used, uint32_t str_off)
+{
+    return str_off >= sizeof(act__chunk) && str_off <= size &&
+           used <= (str_off - sizeof(act__chunk)) / sizeof(act__rec);
+}
+
+size_t act__frame_encode(const act__chunk *c, uint32_t used, uint32_t str_off, uint8_t *out,
+                         size_t cap)
+{
+    if (!offsets_ok(c->size, used, str_off) || cap < act__frame_bound(c, used, str_off))
+        return 0;
+    uint8_t *p = out;
+    *p++ = ACT__FRAME_V1;
+    p = put(p, c->size);
+    p = put(p, used);
+    p = put(p, c->settled);
+    p = put(p, c->heap);
+    p = put(p, str_off);
+    memcpy(p, (const char *)c + str_off, c->size - str_off);
+    p += c->size - str_off;
+    coder k = {0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < used; i++) {
+        const act__rec *r = &c->recs[i];
+        unsigned kind = r->kind;
+        uint64_t t0 = (uint64_t)r->t0;
+        uint64_t t1 = (uint64_t)atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+        uint64_t t0c, t1c, xc;
+        if (timed(kind)) {
+            t0c = zz(t0 - k.t0);
+            k.t0 = t0;
+            t1c = kind == ACT__R_COUNTER ? __builtin_bswap64(t1) : zz(t1 - t0);
+            xc = r->x;
+        } else {
+            t0c = zz(t0 - k.o0);
+            t1c = zz(t1 - k.o1);
+            xc = zz(r->x - k.ox);
+            k.o0 = t0;
+            k.o1 = t1;
+            k.ox = r->x;
+        }
+        unsigned h = kind < 8 && kind != KIND_ESC ? kind : KIND_ESC;
+        h |= r->type != k.type ? H_TYPE : 0;
+        h |= r->flags ? H_FLAGS : 0;
+        h |= xc ? H_X : 0;
+        h |= r->name ? H_NAME : 0;
+        h |= t1c ? H_T1 : 0;
+        *p++ = (uint8_t)h;
+        if ((h & H_KIND) == KIND_ESC)
+            *p++ = (uint8_t)kind;
+        p = put(p, t0c);
+        if (h & H_T1)
+            p = put(p, t1c);
+        if (h & H_TYPE)
+            p = put(p, r->type);
+        if (h & H_FLAGS)
+            *p++ = r->flags;
+        if (h & H_X)
+            p = put(p, xc);
+        if (h & H_NAME)
+            p = put(p, rotl1(r->name));
+        k.type = r->type;
+    }
+    return (size_t)(p - out);
+}
+
+static const uint8_t *header(const uint8_t *p, const uint8_t *end, uint32_t f[5])
+{
+    if (p >= end || *p != ACT__FRAME_V1)
+        return NULL;
+    p++;
+    for (int k = 0; k < 5; k++) {
+        uint64_t v;
+        if (!(p = get(p, end, &v, UINT32_MAX)))
+            return NULL;
+        f[k] = (uint32_t)v;
+    }
+    if (!offsets_ok(f[0], f[1], f[4]))
+        return NULL;
+    return p;
+}
+
+int act__frame_peek(const uint8_t *in, size_t len, uint32_t *size, uint32_t *used,
+                    uint32_t *str_off)
+{
+    uint32_t f[5];
+    if (!header(in, in + len, f))
+        return -1;
+    *size = f[0];
+    *used = f[1];
+    *str_off = f[4];
+    return 0;
+}
+
+int act__frame_decode(const uint8_t *in, size_t len, act__chunk *out, size_t out_cap,
+                      size_t *consumed)
+{
+    const uint8_t *p = in, *end = in + len;
+    uint32_t f[5];
+    if (!(p = header(p, end, f)))
+        return -1;
+    uint32_t size = f[0], used = f[1], str_off = f[4];
+    if (size > out_cap || (size_t)(end - p) < size - str_off)
+        return -1;
+    atomic_store_explicit(&out->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&out->used, used, memory_order_relaxed);
+    out->size = size;
+    out->settled = f[2];
+    out->heap = f[3];
+    memcpy((char *)out + str_off, p, size - str_off);
+    p += size - str_off;
+    coder k = {0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < used; i++) {
+        act__rec *r = &out->recs[i];
+        if (p >= end)
+            return -1;
+        unsigned h = *p++, kind = h & H_KIND;
+        if (kind == KIND_ESC) {
+            if (p >= end)
+                return -1;
+            kind = *p++;
+        }
+        uint64_t t0c, t1c = 0, xc = 0, name = 0, v;
+        if (!(p = get(p, end, &t0c, UINT64_MAX)))
+            return -1;
+        if ((h & H_T1) && !(p = get(p, end, &t1c, UINT64_MAX)))
+            return -1;
+        uint16_t type = k.type;
+        if (h & H_TYPE) {
+            if (!(p = get(p, end, &v, UINT16_MAX)))
+                return -1;
+            type = (uint16_t)v;
+        }
+        uint8_t flags = 0;
+        if (h & H_FLAGS) {
+            if (p >= end)
+                return -1;
+            flags = *p++;
+        }
+        if ((h & H_X) && !(p = get(p, end, &xc, UINT64_MAX)))
+            return -1;
+        if ((h & H_NAME) && !(p = get(p, end, &name, UINT32_MAX)))
+            return -1;
+        uint64_t t0, t1, x;
+        if (timed(kind)) {
+            t0 = k.t0 + unzz(t0c);
+            k.t0 = t0;
+            t1 = kind == ACT__R_COUNTER ? __builtin_bswap64(t1c) : t0 + unzz(t1c);
+            x = xc;
+        } else {
+            t0 = k.o0 + unzz(t0c);
+            t1 = k.o1 + unzz(t1c);
+            x = k.ox + unzz(xc);
+            k.o0 = t0;
+            k.o1 = t1;
+            k.ox = x;
+        }
+        r->t0 = (int64_t)t0;
+        atomic_store_explicit(&r->t1, (int64_t)t1, memory_order_relaxed);
+        r->x = x;
+        r->name = rotr1((uint32_t)name);
+        r->type = type;
+        r->kind = (uint8_t)kind;
+        r->flags = flags;
+        k.type = type;
+    }
+    *consumed = (size_t)(p - in);
+    return 0;
+}
+
+static inline void low_ref(uint32_t ref, uint32_t *low)
+{
+    if ((ref & ACT__REF_LOCAL) && (ref & ~ACT__REF_LOCAL) < *low)
+        *low = ref & ~ACT__REF_LOCAL;
+}
+
+uint32_t act__frame_str_low(const act__chunk *c, uint32_t used)
+{
+    uint32_t low = c->size;
+    for (uint32_t i = 0; i < used; i++) {
+        const act__rec *r = &c->recs[i];
+        switch (r->kind) {
+        case ACT__R_SPAN:
+        case ACT__R_INSTANT:
+        case ACT__R_EMIT_SPAN:
+        case ACT__R_EMIT_INSTANT:
+            low_ref(r->name, &low);
+            break;
+        case ACT__R_ARG: {
+            low_ref(r->name, &low);
+            if (act__vkind_text(r->flags))
+                low_ref((uint32_t)r->x, &low);
+            uint64_t t1 = (uint64_t)atomic_load_explicit(&((act__rec *)r)->t1,
+                                                         memory_order_acquire);
+            if (t1 & (uint64_t)ACT__ARG2_PRESENT) {
+                low_ref((uint32_t)t1, &low);
+                if (act__vkind_text((unsigned)(t1 >> 32) & 0xff))
+                    low_ref((uint32_t)r->t0, &low);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    uint32_t recs_end = (uint32_t)(sizeof(act__chunk) + (size_t)used * sizeof(act__rec));
+    return low < recs_end ? recs_end : low;
+}

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Compact frames (engine/frame.c): a chunk encoded and decoded comes back
+ * bit for bit (header, records, string area), at the extremes of every
+ * field and for every record kind, for random chunks, and for the chunks
+ * a real session keeps (spans without args, spans with two args); a
+ * truncated or damaged frame is refused, never read past its end. Prints
+ * the bytes per event the real chunks take as frames.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actrace/actrace.h"
+#include "check.h"
+#include "engine/engine.h"
+#include "engine/frame.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static act__chunk *chunk_alloc(uint32_t size)
+{
+    act__chunk *c = aligned_alloc(64, ACT__CHUNK_SIZE);
+    if (!c)
+        abort();
+    memset(c, 0xCD, ACT__CHUNK_SIZE); /* the gap: not carried */
+    atomic_store(&c->next, NULL);
+    c->size = size;
+    c->heap = 0;
+    c->settled = 1;
+    return c;
+}
+
+/* 1 if @p b holds what @p a held: header, @p used records, strings. */
+static int same(const act__chunk *a, const act__chunk *b, uint32_t used, uint32_t str_off)
+{
+    if (a->size != b->size || a->heap != b->heap || a->settled != b->settled ||
+        atomic_load(&((act__chunk *)b)->used) != used || atomic_load(&((act__chunk *)b)->next))
+        return 0;
+    for (uint32_t i = 0; i < used; i++) {
+        const act__rec *x = &a->recs[i], *y = &b->recs[i];
+        if (x->t0 != y->t0 || atomic_load(&((act__rec *)x)->t1) != atomic_load(&((act__rec *)y)->t1) ||
+            x->x != y->x || x->name != y->name || x->type != y->type || x->kind != y->kind ||
+            x->flags != y->flags) {
+            fprintf(stderr, "record %u differs\n", i);
+            return 0;
+        }
+    }
+    return memcmp((const char *)a + str_off, (const char *)b + str_off, a->size - str_off) == 0;
+}
+
+
+/* Encode @p c, decode it, compare; the frame's length (0: failed). Also
+ * every truncation of the frame is refused, when @p cut. */
+static size_t round_trip(const act__chunk *c, uint32_t used, uint32_t str_off, int cut)
+{
+    size_t bound = act__frame_bound(c, used, str_off);
+    uint8_t *f = malloc(bound);
+    act__chunk *d = chunk_alloc(0);
+    CHECK_FATAL(f && d);
+    CHECK_EQ_U64(act__frame_encode(c, used, str_off, f, bound - 1), 0);
+    size_t n = act__frame_encode(c, used, str_off, f, bound);
+    CHECK(n > 0 && n <= bound);
+    size_t got = 0;
+    int ok = n && act__frame_decode(f, n, d, ACT__CHUNK_SIZE, &got) == 0 && got == n &&
+             same(c, d, used, str_off);
+    CHECK(ok);
+    uint32_t sz = 0, us = 0, so = 0;
+    CHECK(n && act__frame_peek(f, n, &sz, &us, &so) == 0 && sz == c->size && us == used &&
+          so == str_off);
+    if (ok) {
+        /* The frame followed by more bytes: still that frame. */
+        uint8_t *g = malloc(n + 7);
+        CHECK_FATAL(g != NULL);
+        memcpy(g, f, n);
+        memset(g + n, 0xff, 7);
+        CHECK(act__frame_decode(g, n + 7, d, ACT__CHUNK_SIZE, &got) == 0 && got == n);
+        free(g);
+        /* Too small a destination: refused. */
+        CHECK(act__frame_decode(f, n, d, c->size - 1, &got) != 0);
+    }
+    if (ok && cut) {
+        /* Each prefix is refused (copied, so ASan sees a read past it). */
+        for (size_t k = 0; k < n; k++) {
+            uint8_t *g = malloc(k ? k : 1);
+            CHECK_FATAL(g != NULL);
+            memcpy(g, f, k);
+            if (act__frame_decode(g, k, d, ACT__CHUNK_SIZE, &got) == 0) {
+                fprintf(stderr, "a prefix of %zu of %zu bytes decoded\n", k, n);
+                CHECK(0);
+                free(g);
+                break;
+            }
+            free(g);
+        }
+    }
+    free(f);
+    free(d);
+    return ok ? n : 0;
+}
+
+static void rec_set(act__rec *r, int64_t t0, int64_t t1, uint64_t x, uint32_t name,
+                    uint16_t type, uint8_t kind, uint8_t flags)
+{
+    r->t0 = t0;
+    atomic_store(&r->t1, t1);
+    r->x = x;
+    r->name = name;
+    r->type = type;
+    r->kind = kind;
+    r->flags = flags;
+}
+
+/* Every kind (the engine's and ones no record has, 1 among them) at the
+ * extremes of each field. */
+static void extremes(void)
+{
+    static const int64_t ts[] = {INT64_MIN, INT64_MAX, 0, -1, 1, INT64_MIN + 1,
+                                 INT64_MAX - 1, ACT__TICK_TAG | 12345, ACT__OPEN,
+                                 (int64_t)1 << 62, 1700000000000000000};
+    static const uint64_t xs[] = {0, 1, UINT64_MAX, (uint64_t)1 << 32, ((uint64_t)1 << 32) + 1,
+                                  (uint64_t)1 << 63, 0x7fffffffffffffffu};
+    static const uint32_t names[] = {0, 1, 0xffffffffu, 0x80000000u, 0x7fffffffu,
+                                     ACT__REF_LOCAL | 65532u, 12};
+    static const uint8_t kinds[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 0x81, 0xff};
+    const size_t nts = sizeof ts / sizeof *ts;
+    act__chunk *c = chunk_alloc(ACT__CHUNK_SIZE);
+    uint32_t str_off = ACT__CHUNK_SIZE - 4096;
+    for (uint32_t k = str_off; k < ACT__CHUNK_SIZE; k++)
+        ((unsigned char *)c)[k] = (unsigned char)(k * 7);
+    uint32_t n = 0;
+    for (size_t k = 0; k < sizeof kinds; k++)
+        for (size_t a = 0; a < nts; a++)
+            for (size_t b = 0; b < nts; b += 2) {
+                size_t j = a * nts + b;
+                rec_set(&c->recs[n++], ts[a], ts[b], xs[j % 7], names[(j / 3) % 7],
+                        (uint16_t)(j % 5 == 0 ? 0xffff : j % 5 == 1 ? 0 : j), kinds[k],
+                        (uint8_t)(j % 4 == 0 ? 0xff : j % 4 == 1 ? 0 : j));
+            }
+    /* Counter values: doubles of each sort. */
+    static const double dv[] = {0.0, -0.0, 1.0, 3.5, 1e300, -1e-300, __builtin_inf(),
+                                __builtin_nan("")};
+    for (size_t k = 0; k < sizeof dv / sizeof *dv; k++) {
+        int64_t bits;
+        memcpy(&bits, &dv[k], 8);
+        rec_set(&c->recs[n++], (int64_t)k * 1000, bits, 0, 3, 0, ACT__R_COUNTER, 0);
+    }
+    CHECK((sizeof(act__chunk) + n * sizeof(act__rec)) <= str_off);
+    atomic_store(&c->used, n);
+    CHECK(round_trip(c, n, str_off, 1) > 0);
+    /* No records, all string area; no string area. */
+    CHECK(round_trip(c, 0, sizeof(act__chunk), 1) > 0);
+    CHECK(round_trip(c, n, (uint32_t)(sizeof(act__chunk) + n * sizeof(act__rec)), 0) > 0);
+    CHECK(round_trip(c, n, ACT__CHUNK_SIZE, 0) > 0);
+    /* A small chunk (a thread's first) and header values at their limits. */
+    c->size = ACT__CHUNK_FIRST;
+    c->heap = 0xffffffffu;
+    c->settled = 0xffffffffu;
+    CHECK(round_trip(c, 20, ACT__CHUNK_FIRST - 100, 1) > 0);
+    /* Offsets that do not fit the chunk: not encoded. */
+    uint8_t tmp[64];
+    CHECK_EQ_U64(act__frame_encode(c, 1, sizeof(act__chunk) + 16, tmp, sizeof tmp), 0);
+    CHECK_EQ_U64(act__frame_encode(c, 0, ACT__CHUNK_FIRST + 4, tmp, sizeof tmp), 0);
+    CHECK_EQ_U64(act__frame_encode(c, 0, 4, tmp, sizeof tmp), 0);
+    free(c);
+}
+
+static uint64_t pick(void)
+{
+    switch (rnd() % 6) {
+    case 0: return 0;
+    case 1: return rnd() % 200;
+    case 2: return rnd() % 100000;
+    case 3: return rnd();
+    case 4: return UINT64_MAX - rnd() % 3;
+    default: return (uint64_t)1 << (rnd() % 64);
+    }
+}
+
+/* Random chunks: sizes, counts, string areas and fields. */
+static void random_chunks(void)
+{
+    act__chunk *c = chunk_alloc(ACT__CHUNK_SIZE);
+    for (int it = 0; it < 400; it++) {
+        uint32_t size = (uint32_t)(sizeof(act__chunk) + rnd() % (ACT__CHUNK_SIZE - sizeof(act__chunk) + 1));
+        uint32_t maxrec = (uint32_t)((size - sizeof(act__chunk)) / sizeof(act__rec));
+        uint32_t used = maxrec ? (uint32_t)(rnd() % (maxrec + 1)) : 0;
+        uint32_t lo = (uint32_t)(sizeof(act__chunk) + used * sizeof(act__rec));
+        uint32_t str_off = lo + (uint32_t)(rnd() % (size - lo + 1));
+        c->size = size;
+        c->heap = (uint32_t)(rnd() % 3);
+        c->settled = (uint32_t)(rnd() % 2);
+        int64_t t = (int64_t)pick();
+        for (uint32_t i = 0; i < used; i++) {
+            t += (int64_t)(rnd() % 4 == 0 ? pick() : rnd() % 300);
+            rec_set(&c->recs[i], t, rnd() % 3 ? t + (int64_t)(rnd() % 1000) : (int64_t)pick(),
+                    pick(), (uint32_t)pick(), (uint16_t)(rnd() % 3 ? 7 : pick()),
+                    (uint8_t)(rnd() % 8 ? rnd() % 8 : pick()), (uint8_t)(rnd() % 2 ? 0 : pick()));
+        }
+        for (uint32_t k = str_off; k < size; k++)
+            ((unsigned char *)c)[k] = (unsigned char)rnd();
+        atomic_store(&c->used, used);
+        CHECK(round_trip(c, used, str_off, it < 3) > 0);
+    }
+    free(c);
+}
+
+/* Damaged frames: every byte flipped in turn is refused or decodes within
+ * the destination (ASan checks the bounds), never more than given. */
+static void damaged(void)
+{
+    act__chunk *c = chunk_alloc(ACT__CHUNK_FIRST);
+    for (uint32_t i = 0; i < 40; i++)
+        rec_set(&c->recs[i], 1000 + i * 10, 1005 + i * 10, i % 3, ACT__REF_LOCAL | (ACT__CHUNK_FIRST - 8),
+                5, (uint8_t)(i % 8), 0);
+    size_t bound = act__frame_bound(c, 40, ACT__CHUNK_FIRST - 8);
+    uint8_t *f = malloc(bound);
+    act__chunk *d = chunk_alloc(0);
+    CHECK_FATAL(f && d);
+    size_t n = act__frame_encode(c, 40, ACT__CHUNK_FIRST - 8, f, bound);
+    CHECK(n > 0);
+    uint8_t *g = malloc(n);
+    CHECK_FATAL(g != NULL);
+    for (size_t k = 0; k < n; k++)
+        for (int bit = 0; bit < 8; bit++) {
+            memcpy(g, f, n);
+            g[k] ^= (uint8_t)(1u << bit);
+            size_t got = 0;
+            if (act__frame_decode(g, n, d, ACT__CHUNK_FIRST, &got) == 0)
+                CHECK(got <= n && d->size <= ACT__CHUNK_FIRST);
+        }
+    /* Not a frame. */
+    size_t got;
+    memcpy(g, f, n);
+    g[0] = 0;
+    CHECK(act__frame_decode(g, n, d, ACT__CHUNK_SIZE, &got) != 0);
+    /* A varint past 64 bits. */
+    uint8_t over[] = {ACT__FRAME_V1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
+    CHECK(act__frame_decode(over, sizeof over, d, ACT__CHUNK_SIZE, &got) != 0);
+    free(g);
+    free(f);
+    free(c);
+    free(d);
+}
+
+/* A real session's chunks, after stop: each round-trips; the bytes per
+ * event the frames take. */
+static void real(int nargs, long n)
+{
+    char cfg[] = "MAX_BUFFER_SIZE_MB = 512\n";
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.config_text = cfg;
+    o.config_text_len = strlen(cfg);
+    act_session *s = NULL;
+    CHECK_FATAL(act_session_create(&o, &s) == 0 && act_session_start(s) == 0);
+    act_name_id nm = act_name("aten::matmul"), nm2 = act_name("aten::add");
+    act_key_id k1 = act_key("Sequence number"), k2 = act_key("Input Dims");
+    int64_t t = act_now_ns();
+    for (long i = 0; i < n; i++) {
+        if (i % 2) {
+            act_span_begin_id(ACT_USER_ANNOTATION, nm2);
+            act_span_end();
+        } else {
+            act_span_record_id(ACT_CPU_OP, nm, t, t + 40 + i % 17);
+            t += 100 + i % 23;
+        }
+        if (nargs) {
+            act_arg_int_k(k1, i);
+            act_arg_str_k(k2, "[[64, 128], [128, 64]]");
+        }
+    }
+    CHECK_EQ_INT(act_session_stop(s), 0);
+    uint64_t bytes = 0, raw = 0, recs = 0;
+    size_t chunks = 0;
+    act__chunk *d = chunk_alloc(0);
+    uint8_t *f = malloc(act__frame_bound(d, (ACT__CHUNK_SIZE - sizeof(act__chunk)) / sizeof(act__rec),
+                                         sizeof(act__chunk)) + ACT__CHUNK_SIZE);
+    CHECK_FATAL(f != NULL);
+    for (act__thread *th = s->threads; th; th = th->next)
+        for (act__chunk *c = th->head; c; c = atomic_load(&c->next)) {
+            uint32_t used = atomic_load(&c->used);
+            uint32_t lo = act__frame_str_low(c, used);
+            size_t m = act__frame_encode(c, used, lo, f, act__frame_bound(c, used, lo));
+            size_t got = 0;
+            int ok = m && act__frame_decode(f, m, d, ACT__CHUNK_SIZE, &got) == 0 &&
+                     got == m && same(c, d, used, lo);
+            CHECK(ok);
+            bytes += m;
+            raw += c->size;
+            recs += used;
+            chunks++;
+        }
+    CHECK(chunks > 0);
+    printf("%ld events, %d args: %zu chunks, %llu records, %.1f B/event as frames "
+           "(%.1f B/event as chunks, %.2fx)\n",
+           n, nargs, chunks, (unsigned long long)recs, (double)bytes / (double)n,
+           (double)raw / (double)n, (double)raw / (double)bytes);
+    free(f);
+    free(d);
+    act_session_destroy(s);
+}
+
+int main(void)
+{
+    extremes();
+    random_chunks();
+    damaged();
+    real(0, 300000);
+    real(2, 300000);
+    return check_done();
+}
