@@ -4,7 +4,9 @@
  */
 #include "engine/frame.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Per record, at most: H, a literal kind, t0, t1 and x (10 each), name
  * (5), type (3), flags (1). */
@@ -29,6 +31,7 @@ static inline int timed(unsigned kind)
  * untimed one before it (t0, t1, x), the record before it (type). */
 typedef struct coder {
     uint64_t t0, o0, o1, ox;
+    uint32_t n0, on; /* names: the timed record's before, the untimed one's */
     uint16_t type;
 } coder;
 
@@ -109,19 +112,24 @@ size_t act__frame_encode(const act__chunk *c, uint32_t used, uint32_t str_off, u
     p = put(p, str_off);
     memcpy(p, (const char *)c + str_off, c->size - str_off);
     p += c->size - str_off;
-    coder k = {0, 0, 0, 0, 0};
+    coder k = {0, 0, 0, 0, 0, 0, 0};
     for (uint32_t i = 0; i < used; i++) {
         const act__rec *r = &c->recs[i];
         unsigned kind = r->kind;
         uint64_t t0 = (uint64_t)r->t0;
         uint64_t t1 = (uint64_t)atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
         uint64_t t0c, t1c, xc;
+        uint32_t nc;
         if (timed(kind)) {
             t0c = zz(t0 - k.t0);
             k.t0 = t0;
             t1c = kind == ACT__R_COUNTER ? __builtin_bswap64(t1) : zz(t1 - t0);
             xc = r->x;
+            nc = rotl1(r->name ^ k.n0);
+            k.n0 = r->name;
         } else {
+            nc = rotl1(r->name ^ k.on);
+            k.on = r->name;
             t0c = zz(t0 - k.o0);
             t1c = zz(t1 - k.o1);
             xc = zz(r->x - k.ox);
@@ -133,7 +141,7 @@ size_t act__frame_encode(const act__chunk *c, uint32_t used, uint32_t str_off, u
         h |= r->type != k.type ? H_TYPE : 0;
         h |= r->flags ? H_FLAGS : 0;
         h |= xc ? H_X : 0;
-        h |= r->name ? H_NAME : 0;
+        h |= nc ? H_NAME : 0;
         h |= t1c ? H_T1 : 0;
         *p++ = (uint8_t)h;
         if ((h & H_KIND) == KIND_ESC)
@@ -148,7 +156,7 @@ size_t act__frame_encode(const act__chunk *c, uint32_t used, uint32_t str_off, u
         if (h & H_X)
             p = put(p, xc);
         if (h & H_NAME)
-            p = put(p, rotl1(r->name));
+            p = put(p, nc);
         k.type = r->type;
     }
     return (size_t)(p - out);
@@ -199,7 +207,7 @@ int act__frame_decode(const uint8_t *in, size_t len, act__chunk *out, size_t out
     out->heap = f[3];
     memcpy((char *)out + str_off, p, size - str_off);
     p += size - str_off;
-    coder k = {0, 0, 0, 0, 0};
+    coder k = {0, 0, 0, 0, 0, 0, 0};
     for (uint32_t i = 0; i < used; i++) {
         act__rec *r = &out->recs[i];
         if (p >= end)
@@ -232,12 +240,17 @@ int act__frame_decode(const uint8_t *in, size_t len, act__chunk *out, size_t out
         if ((h & H_NAME) && !(p = get(p, end, &name, UINT32_MAX)))
             return -1;
         uint64_t t0, t1, x;
+        uint32_t nm = rotr1((uint32_t)name);
         if (timed(kind)) {
             t0 = k.t0 + unzz(t0c);
             k.t0 = t0;
             t1 = kind == ACT__R_COUNTER ? __builtin_bswap64(t1c) : t0 + unzz(t1c);
             x = xc;
+            nm ^= k.n0;
+            k.n0 = nm;
         } else {
+            nm ^= k.on;
+            k.on = nm;
             t0 = k.o0 + unzz(t0c);
             t1 = k.o1 + unzz(t1c);
             x = k.ox + unzz(xc);
@@ -248,7 +261,7 @@ int act__frame_decode(const uint8_t *in, size_t len, act__chunk *out, size_t out
         r->t0 = (int64_t)t0;
         atomic_store_explicit(&r->t1, (int64_t)t1, memory_order_relaxed);
         r->x = x;
-        r->name = rotr1((uint32_t)name);
+        r->name = nm;
         r->type = type;
         r->kind = (uint8_t)kind;
         r->flags = flags;
@@ -295,4 +308,144 @@ uint32_t act__frame_str_low(const act__chunk *c, uint32_t used)
     }
     uint32_t recs_end = (uint32_t)(sizeof(act__chunk) + (size_t)used * sizeof(act__rec));
     return low < recs_end ? recs_end : low;
+}
+
+/* ---- the archive's frame nodes ------------------------------------------- */
+
+act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap,
+                            void *(*carve)(void *arg, size_t bytes), void *arg)
+{
+    uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
+    uint32_t lo = act__frame_str_low(c, used);
+    size_t need = act__frame_bound(c, used, lo);
+    if (*scap < need) {
+        uint8_t *nb = realloc(*scratch, need);
+        if (!nb)
+            return NULL;
+        *scratch = nb;
+        *scap = need;
+    }
+    size_t flen = act__frame_encode(c, used, lo, *scratch, *scap);
+    size_t bytes = sizeof(act__chunk) + sizeof(act__fmeta) + flen;
+    if (!flen || bytes >= c->size)
+        return NULL;
+    act__chunk *a = carve(arg, bytes);
+    if (!a)
+        return NULL;
+    act__fmeta m = {0, 0, (uint32_t)flen, used};
+    for (uint32_t i = 0; i < used; i++) {
+        const act__rec *r = &c->recs[i];
+        if (r->kind == ACT__R_ARG)
+            m.args += 1 + ((atomic_load_explicit(&((act__rec *)r)->t1, memory_order_acquire) &
+                            ACT__ARG2_PRESENT) != 0);
+        else
+            m.events += r->kind != ACT__R_AUX_DEV;
+    }
+    atomic_store_explicit(&a->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&a->used, 0, memory_order_relaxed);
+    a->size = (uint32_t)bytes;
+    a->heap = ACT__CHUNK_FRAMED;
+    a->settled = c->settled;
+    memcpy(a->recs, &m, sizeof m);
+    memcpy((char *)a->recs + sizeof m, *scratch, flen);
+    return a;
+}
+
+struct act__infl_ent {
+    act__thread *t;
+    act__chunk *prev; /* NULL: the thread's head */
+    act__chunk *node, *copy;
+};
+
+/* A chunk's room in the copies' mapping: 64-byte aligned. */
+static size_t copy_room(uint32_t size)
+{
+    return ((size_t)size + 63) & ~(size_t)63;
+}
+
+int act__frames_inflate(act_session *s, act__inflated *u)
+{
+    memset(u, 0, sizeof *u);
+    size_t n = 0, len = 0;
+    for (act__thread *t = s->threads; t; t = t->next)
+        for (act__chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
+            if (!act__chunk_framed(c))
+                continue;
+            uint32_t size, used, so;
+            const act__fmeta *m = act__fmeta_of(c);
+            if (act__frame_peek((const uint8_t *)(m + 1), m->flen, &size, &used, &so) != 0)
+                return ACT_EINVAL;
+            n++;
+            len += copy_room(size);
+        }
+    if (!n)
+        return 0;
+    /* Huge-page aligned and advised: fresh 4 KiB pages cost microseconds
+     * each on some machines (VMs), a huge page's far less per byte. */
+    const size_t huge = (size_t)2 << 20;
+    len = (len + huge - 1) & ~(huge - 1);
+    u->v = malloc(n * sizeof *u->v);
+    void *map = mmap(NULL, len + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!u->v || map == MAP_FAILED) {
+        free(u->v);
+        u->v = NULL;
+        if (map != MAP_FAILED)
+            munmap(map, len + huge);
+        return ACT_ENOMEM;
+    }
+    u->map = map;
+    u->map_len = len + huge;
+    char *at = (char *)(((uintptr_t)map + huge - 1) & ~(uintptr_t)(huge - 1));
+#ifdef MADV_HUGEPAGE
+    madvise(at, len, MADV_HUGEPAGE);
+#endif
+    for (act__thread *t = s->threads; t; t = t->next) {
+        act__chunk *prev = NULL;
+        for (act__chunk *c = t->head; c; prev = c, c = atomic_load_explicit(&c->next, memory_order_acquire)) {
+            if (!act__chunk_framed(c))
+                continue;
+            const act__fmeta *m = act__fmeta_of(c);
+            act__chunk *d = (act__chunk *)(void *)at;
+            size_t got;
+            uint32_t size = 0, used, so;
+            if (u->n == n ||
+                act__frame_peek((const uint8_t *)(m + 1), m->flen, &size, &used, &so) != 0 ||
+                act__frame_decode((const uint8_t *)(m + 1), m->flen, d, size, &got) != 0) {
+                act__frames_restore(s, u);
+                return ACT_EINVAL;
+            }
+            at += copy_room(size);
+            d->heap = 0; /* the copies' mapping's */
+            atomic_store_explicit(&d->next, atomic_load_explicit(&c->next, memory_order_relaxed),
+                                  memory_order_relaxed);
+            if (prev)
+                atomic_store_explicit(&prev->next, d, memory_order_release);
+            else
+                t->head = d;
+            if (t->tail == c)
+                t->tail = d;
+            u->v[u->n++] = (struct act__infl_ent){t, prev, c, d};
+            c = d;
+        }
+    }
+    return 0;
+}
+
+void act__frames_restore(act_session *s, act__inflated *u)
+{
+    (void)s;
+    /* Last first: a copy may be the one before the next node replaced. */
+    for (size_t k = u->n; k-- > 0;) {
+        struct act__infl_ent *e = &u->v[k];
+        if (e->prev)
+            atomic_store_explicit(&e->prev->next, e->node, memory_order_release);
+        else
+            e->t->head = e->node;
+        if (e->t->tail == e->copy)
+            e->t->tail = e->node;
+    }
+    free(u->v);
+    if (u->map)
+        munmap(u->map, u->map_len);
+    memset(u, 0, sizeof *u);
 }

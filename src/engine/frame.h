@@ -18,9 +18,8 @@
  *     byte H: bits 0-2 the kind (1, a kind no record uses: a literal
  *       kind byte follows), bit 3 a varint type follows (else the type
  *       of the record before, 0 for the first), bit 4 a flags byte
- *       follows (else 0), bit 5 varint x (else 0), bit 6 varint name,
- *       rotated left by one so a local ref stays short (else 0), bit 7
- *       varint t1 code (else 0)
+ *       follows (else 0), bit 5 varint x code (else 0), bit 6 varint
+ *       name code (else 0), bit 7 varint t1 code (else 0)
  *     varint t0 code; t1 and x codes (0 when absent). Timed records
  *       (span, instant, counter, the plugins' span and instant): t0 less
  *       the t0 of the timed record before (0 for the first), zigzag,
@@ -30,7 +29,9 @@
  *       t0, t1 and x each less the same field of the untimed record
  *       before (0 for the first), zigzag (an arg group's second-arg word
  *       and a reused string value cost nothing, a sequence number one
- *       byte)
+ *       byte). The name code: the name XOR the name of the record
+ *       before of the same sort (timed or not; 0 for the first), rotated
+ *       left by one so that a local ref stays short; a repeated name is 0
  *     the optional fields in the order of H's bits
  *
  * Hostile input (a spill file is the program's to scribble on) never
@@ -76,5 +77,55 @@ int act__frame_decode(const uint8_t *in, size_t len, act__chunk *out, size_t out
  * records points to (names, arg keys and string values), or c->size if
  * none: where its string area starts for act__frame_encode. */
 uint32_t act__frame_str_low(const act__chunk *c, uint32_t used);
+
+/*
+ * The archive's frame nodes. The drain (thread.c) replaces a sealed pool
+ * chunk by a node that holds its frame: an act__chunk header (next as
+ * ever; used 0, so that a walk that does not know frames sees no records
+ * rather than reading past the node; size the node's bytes; heap
+ * ACT__CHUNK_FRAMED), an act__fmeta, then the frame. Stats read the
+ * counts in act__fmeta; the writers' walk (act__visit) sees decoded
+ * copies (act__frames_inflate) for as long as it holds s->lock.
+ */
+#define ACT__CHUNK_FRAMED 3u
+
+typedef struct act__fmeta {
+    uint32_t events; /* records stats count as recorded (not args, not device records) */
+    uint32_t args;   /* args (an arg record holds one or two) */
+    uint32_t flen;   /* the frame's bytes */
+    uint32_t nrec;   /* records */
+} act__fmeta;
+
+static inline int act__chunk_framed(const act__chunk *c)
+{
+    return c->heap == ACT__CHUNK_FRAMED;
+}
+
+static inline const act__fmeta *act__fmeta_of(const act__chunk *c)
+{
+    return (const act__fmeta *)(const void *)c->recs;
+}
+
+/* Make a frame node of chunk @p c (sealed, no thread writes it) in
+ * memory from @p carve(@p arg, bytes): encoded in @p *scratch (grown as
+ * needed, *@p scap bytes; the caller frees it). The node (next NULL), or
+ * NULL: out of memory, or the frame would be no smaller than the chunk
+ * (keep it as it is). */
+act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap,
+                            void *(*carve)(void *arg, size_t bytes), void *arg);
+
+/* Under s->lock: replace each frame node in @p s's thread lists by a
+ * decoded copy in memory of its own (what act__visit reads), noted in
+ * @p u, which act__frames_restore undoes (the same lock hold: the drain
+ * splices under it). 0, or ACT_ENOMEM or ACT_EINVAL (a frame that does
+ * not decode: nothing replaced then). */
+typedef struct act__inflated {
+    struct act__infl_ent *v;
+    size_t n;
+    void *map;
+    size_t map_len;
+} act__inflated;
+int act__frames_inflate(act_session *s, act__inflated *u);
+void act__frames_restore(act_session *s, act__inflated *u);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/frame.h"
 #include "writer/visit.h"
 
 /* The key cache (act__vkeys). Per interned key id: KF_SET once known, bit
@@ -1497,13 +1498,18 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
         for (act__thread *t = s->threads; t; t = t->next)
             threads[--i] = t;
     }
-    if (!threads || !scans) {
+    /* The archive's frame nodes read as chunks again, for this walk
+     * (copies, undone before the lock is let go). */
+    act__inflated infl;
+    int irc = threads && scans ? act__frames_inflate(s, &infl) : 0;
+    if (!threads || !scans || irc != 0) {
         pthread_mutex_unlock(&s->lock);
         act__spill_map_free(&w.spill);
         free(threads);
         free(scans);
-        snprintf(err, errcap, "out of memory");
-        return ACT_ENOMEM;
+        snprintf(err, errcap, irc == ACT_EINVAL ? "a frame of the archive does not decode"
+                                                : "out of memory");
+        return irc ? irc : ACT_ENOMEM;
     }
 
     uint64_t recorded[2] = {0, 0}; /* events, args */
@@ -1578,6 +1584,7 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
         visit_thread(&w, threads[i], &scans[i]);
     visit_counters(&w, threads, nthreads);
     visit_end(&w, recorded);
+    act__frames_restore(s, &infl);
     pthread_mutex_unlock(&s->lock);
 
     act__spill_map_free(&w.spill);

@@ -7,10 +7,12 @@
  * truncated or damaged frame is refused, never read past its end. Prints
  * the bytes per event the real chunks take as frames.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "actrace/actrace.h"
 #include "check.h"
@@ -252,11 +254,83 @@ static void damaged(void)
     free(d);
 }
 
-/* A real session's chunks, after stop: each round-trips; the bytes per
- * event the frames take. */
-static void real(int nargs, long n)
+/* Count @p needle in file @p path. */
+static long count_in(const char *path, const char *needle)
 {
-    char cfg[] = "MAX_BUFFER_SIZE_MB = 512\n";
+    FILE *f = fopen(path, "rb");
+    CHECK_FATAL(f != NULL);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    CHECK_FATAL(b != NULL);
+    CHECK(fread(b, 1, (size_t)len, f) == (size_t)len);
+    b[len] = '\0';
+    fclose(f);
+    long n = 0;
+    for (const char *q = b; (q = strstr(q, needle)) != NULL; q++)
+        n++;
+    free(b);
+    return n;
+}
+
+/* Read back as the writers' walk does: every record as recorded; the
+ * list as it was (@p before) after. */
+static void read_back(act_session *s, long n, act_name_id nm, act_name_id nm2, act_key_id k1,
+                      act_key_id k2, act__chunk *const *before, size_t nb)
+{
+    pthread_mutex_lock(&s->lock);
+    act__inflated u;
+    CHECK_OK(act__frames_inflate(s, &u));
+    long ev = 0, bad = 0;
+    int64_t last_given = 0;
+    for (act__thread *th = s->threads; th; th = th->next)
+        for (act__chunk *c = th->head; c; c = atomic_load(&c->next)) {
+            CHECK(!act__chunk_framed(c));
+            uint32_t used = atomic_load(&c->used);
+            for (uint32_t i = 0; i < used; i++) {
+                const act__rec *r = &c->recs[i];
+                if (r->kind == ACT__R_ARG) {
+                    uint32_t len = 0;
+                    int64_t w2 = atomic_load(&((act__rec *)r)->t1);
+                    const char *v = act__chunk_str(c, (uint32_t)r->t0, &len);
+                    const char *want = (ev - 1) % 1000 ? "[[64, 128], [128, 64]]" : "[[1]]";
+                    bad += r->name != k1 || (int64_t)r->x != ev - 1 ||
+                           !(w2 & ACT__ARG2_PRESENT) || (uint32_t)w2 != k2 ||
+                           len != strlen(want) || memcmp(v, want, len) != 0;
+                    continue;
+                }
+                int64_t t1 = atomic_load(&((act__rec *)r)->t1);
+                if (ev % 2 == 0) {
+                    bad += r->name != nm || r->type != ACT_CPU_OP || r->t0 <= last_given ||
+                           t1 - r->t0 != 40 + ev % 17;
+                    last_given = r->t0;
+                } else {
+                    bad += r->name != nm2 || r->type != ACT_USER_ANNOTATION || t1 < r->t0 ||
+                           act__is_tick(r->t0);
+                }
+                ev++;
+            }
+        }
+    act__frames_restore(s, &u);
+    pthread_mutex_unlock(&s->lock);
+    CHECK_EQ_INT(ev, n);
+    CHECK_EQ_INT(bad, 0);
+    /* The list as it was. */
+    size_t k = 0;
+    for (act__thread *th = s->threads; th; th = th->next)
+        for (act__chunk *c = th->head; c; c = atomic_load(&c->next))
+            CHECK(k < nb && before[k++] == c);
+    CHECK_EQ_U64(k, nb);
+
+}
+
+/* A real session whose drain archives frames (a small pool, so that it
+ * drains): what stats count, what the walk reads back (every record as
+ * recorded, in order) and what the writer writes; the list as it was
+ * after the walk. Prints the archive's bytes per event. */
+static void real(int nargs, long n, const char *cfg, int want_spill)
+{
     act_session_opts o;
     act_session_opts_init(&o);
     o.config_text = cfg;
@@ -276,37 +350,54 @@ static void real(int nargs, long n)
         }
         if (nargs) {
             act_arg_int_k(k1, i);
-            act_arg_str_k(k2, "[[64, 128], [128, 64]]");
+            act_arg_str_k(k2, i % 1000 ? "[[64, 128], [128, 64]]" : "[[1]]");
         }
     }
     CHECK_EQ_INT(act_session_stop(s), 0);
-    uint64_t bytes = 0, raw = 0, recs = 0;
-    size_t chunks = 0;
-    act__chunk *d = chunk_alloc(0);
-    uint8_t *f = malloc(act__frame_bound(d, (ACT__CHUNK_SIZE - sizeof(act__chunk)) / sizeof(act__rec),
-                                         sizeof(act__chunk)) + ACT__CHUNK_SIZE);
-    CHECK_FATAL(f != NULL);
+    act_session_stats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    CHECK_OK(act_session_get_stats(s, &st));
+    CHECK_EQ_U64(st.recorded, (uint64_t)n);
+    CHECK_EQ_U64(st.args_recorded, (uint64_t)(nargs ? 2 * n : 0));
+    CHECK_EQ_U64(st.dropped, 0);
+    CHECK_EQ_INT(atomic_load(&s->tmp_on) != 0, want_spill);
+    CHECK_EQ_INT(st.spilled > 0, want_spill);
+
+    /* The frame nodes: their bytes per event. */
+    uint64_t fbytes = 0, fevents = 0, nodes = 0, chunks = 0;
+    act__chunk *before[4096];
+    size_t nb = 0;
     for (act__thread *th = s->threads; th; th = th->next)
         for (act__chunk *c = th->head; c; c = atomic_load(&c->next)) {
-            uint32_t used = atomic_load(&c->used);
-            uint32_t lo = act__frame_str_low(c, used);
-            size_t m = act__frame_encode(c, used, lo, f, act__frame_bound(c, used, lo));
-            size_t got = 0;
-            int ok = m && act__frame_decode(f, m, d, ACT__CHUNK_SIZE, &got) == 0 &&
-                     got == m && same(c, d, used, lo);
-            CHECK(ok);
-            bytes += m;
-            raw += c->size;
-            recs += used;
-            chunks++;
+            if (nb < 4096)
+                before[nb++] = c;
+            if (act__chunk_framed(c)) {
+                nodes++;
+                fbytes += c->size;
+                fevents += act__fmeta_of(c)->events;
+            } else {
+                chunks++;
+            }
         }
-    CHECK(chunks > 0);
-    printf("%ld events, %d args: %zu chunks, %llu records, %.1f B/event as frames "
-           "(%.1f B/event as chunks, %.2fx)\n",
-           n, nargs, chunks, (unsigned long long)recs, (double)bytes / (double)n,
-           (double)raw / (double)n, (double)raw / (double)bytes);
-    free(f);
-    free(d);
+    CHECK(nodes > 0 && nb < 4096);
+
+    if (!want_spill)
+        read_back(s, n, nm, nm2, k1, k2, before, nb);
+
+    /* Written: every event and arg. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/frame_real_%d_%d.json", ACT_BINARY_DIR, nargs, (int)getpid());
+    CHECK_OK(act_session_write(s, path));
+    CHECK_EQ_INT(count_in(path, "\"aten::matmul\""), (n + 1) / 2);
+    CHECK_EQ_INT(count_in(path, "\"aten::add\""), n / 2);
+    CHECK_EQ_INT(count_in(path, "\"Sequence number\""), nargs ? n : 0);
+    CHECK_EQ_INT(count_in(path, "[[64, 128], [128, 64]]"), nargs ? n - (n + 999) / 1000 : 0);
+    remove(path);
+    printf("%ld events, %d args%s: %llu frame nodes (%llu chunks in place or spilled), %.1f B/event "
+           "in the archive (32 B a record as chunks)\n",
+           n, nargs, want_spill ? ", spilled" : "", (unsigned long long)nodes, (unsigned long long)chunks,
+           (double)fbytes / (double)fevents);
     act_session_destroy(s);
 }
 
@@ -315,7 +406,10 @@ int main(void)
     extremes();
     random_chunks();
     damaged();
-    real(0, 300000);
-    real(2, 300000);
+    const char *fits = "MAX_BUFFER_SIZE_MB = 512\nBUFFER_POOL_MB = 4\nBUFFER_FULL_POLICY = wait\n";
+    real(0, 300000, fits, 0);
+    real(2, 300000, fits, 0);
+    /* Past a small budget: frames first, then the spill file; all kept. */
+    real(2, 300000, "MAX_BUFFER_SIZE_MB = 2\nBUFFER_POOL_MB = 1\nBUFFER_FULL_POLICY = wait\n", 1);
     return check_done();
 }
