@@ -319,13 +319,15 @@ static struct act__slab *tmp_slab_new(act_session *s)
     return p;
 }
 
-/* 64 KiB of the spill file for one drained chunk, at file offset *@p off
+/* @p bytes (at most ACT__CHUNK_SIZE: a chunk, or a frame node, 64-byte
+ * aligned) of the spill file for one drained chunk, at file offset *@p off
  * in s->tmp_slab (the caller charges it there once written: spilling the
  * slab uncharges it), or NULL (the caller keeps the chunk in RAM). The
  * drain only. */
-static act__chunk *tmp_archive_chunk(act_session *s, uint64_t *off)
+static act__chunk *tmp_archive_chunk(act_session *s, size_t bytes, uint64_t *off)
 {
-    if (s->tmp_end - s->tmp_cur < (ptrdiff_t)ACT__CHUNK_SIZE) {
+    size_t room = (bytes + 63) & ~(size_t)63;
+    if (s->tmp_end - s->tmp_cur < (ptrdiff_t)room) {
         struct act__slab *sl = tmp_slab_new(s);
         if (!sl)
             return NULL;
@@ -338,7 +340,7 @@ static act__chunk *tmp_archive_chunk(act_session *s, uint64_t *off)
     }
     act__chunk *c = (act__chunk *)(void *)s->tmp_cur;
     *off = s->tmp_slab->off + (uint64_t)(s->tmp_cur - (char *)s->tmp_slab);
-    s->tmp_cur += ACT__CHUNK_SIZE;
+    s->tmp_cur += room;
     return c;
 }
 
@@ -660,11 +662,12 @@ struct act__pool {
     struct act__arena *arenas;
     char *arena_cur, *arena_end;
     /* The drain's scratch for a frame (frame.h): a chunk is archived as
-     * a frame node, a few bytes per record, where it is not spooled and
-     * not spilled. ACTRACE_TEST_ARCHIVE_RAW set: whole copies (the
+     * a frame node, a few bytes per record, in RAM or in the spill file
+     * (not spooled: record's rebuild reads whole chunks). ACTRACE_TEST_ARCHIVE_RAW set: whole copies (the
      * baseline the benches compare with). */
     uint8_t *fbuf;
     size_t fcap;
+    act__chunk *nbuf; /* a frame node on its way to the spill file */
     int raw;
     act__pool_slot *slots;
 };
@@ -848,6 +851,14 @@ static act__chunk *archive_chunk(struct act__pool *p)
     return c;
 }
 
+/* act__frame_node's carve into the drain's scratch (p->nbuf), from where
+ * the node is written to the spill file. */
+static void *scratch_carve(void *arg, size_t bytes)
+{
+    (void)bytes; /* at most ACT__CHUNK_SIZE: act__frame_node */
+    return arg;
+}
+
 /* @p bytes of archive (at most ACT__CHUNK_SIZE, 64-byte aligned) for a
  * frame node (act__frame_node's carve), or NULL. The drain thread only. */
 static void *archive_carve(void *arg, size_t bytes)
@@ -901,6 +912,7 @@ static void pool_free(act_session *s)
         free(a);
     }
     free(p->fbuf);
+    free(p->nbuf);
     munmap(p->map, p->map_size); /* a spooled pool's segments too */
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->freed);
@@ -1114,6 +1126,7 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
     act__chunk *a = NULL;
     int filed = 0; /* in the spill file */
     int framed = 0; /* a frame node (frame.h) */
+    size_t alen = ACT__CHUNK_SIZE; /* the archive's bytes for it */
     if (p->spooled) {
         a = archive_slab_chunk(s, &aoff);
         if (a)
@@ -1124,11 +1137,22 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
             tmp_wanted(s, p))
             atomic_store_explicit(&s->tmp_on, 1, memory_order_relaxed);
         if (s->tmp_ok && atomic_load_explicit(&s->tmp_on, memory_order_relaxed)) {
-            a = tmp_archive_chunk(s, &aoff);
+            /* A frame node, made in the drain's scratch, is what the
+             * file gets (else the whole chunk). */
+            const act__chunk *src = c;
+            if (!p->raw && !p->nbuf)
+                p->nbuf = aligned_alloc(64, ACT__CHUNK_SIZE);
+            act__chunk *node = p->raw || !p->nbuf ? NULL
+                               : act__frame_node(c, &p->fbuf, &p->fcap, scratch_carve, p->nbuf);
+            if (node) {
+                src = node;
+                alen = node->size;
+            }
+            a = tmp_archive_chunk(s, alen, &aoff);
             if (a && !tmp_live(s)) {
                 s->tmp_ok = 0; /* said by tmp_live */
                 a = NULL;
-            } else if (a && pwrite_all(s->tmp_fd, c, ACT__CHUNK_SIZE, aoff) != 0) {
+            } else if (a && pwrite_all(s->tmp_fd, src, alen, aoff) != 0) {
                 /* The blocks could not be had: the rest stays in RAM. */
                 int e = errno;
                 s->tmp_ok = 0;
@@ -1139,12 +1163,15 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
                 a = NULL;
             }
             filed = a != NULL;
+            framed = filed && node;
         }
         if (!a && !p->raw) {
             /* A frame node: the slot's charge less what it saves. */
             a = act__frame_node(c, &p->fbuf, &p->fcap, archive_carve, p);
-            if (a)
+            if (a) {
                 framed = 1;
+                alen = a->size;
+            }
         }
         if (!a) {
             a = archive_chunk(p);
@@ -1155,7 +1182,7 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
     if (!a)
         return -1;
     if (framed)
-        atomic_fetch_sub_explicit(&s->bytes, ACT__CHUNK_SIZE - a->size, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&s->bytes, ACT__CHUNK_SIZE - alen, memory_order_relaxed);
     else
         a->heap = 0; /* the archive's (or the slab's): unmapped with it */
     act__pool_slot *sl = &p->slots[i];
@@ -1167,7 +1194,7 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
     }
     pthread_mutex_lock(&s->lock);
     if (filed)
-        s->tmp_slab->charged += ACT__CHUNK_SIZE; /* the slot's charge, moved */
+        s->tmp_slab->charged += alen; /* the slot's charge, moved (a frame's: its bytes) */
     act__chunk *nx = atomic_load_explicit(&c->next, memory_order_relaxed);
     atomic_store_explicit(&a->next, nx, memory_order_relaxed);
     if (sl->prev)

@@ -381,6 +381,8 @@ static void real(int nargs, long n, const char *cfg, int want_spill)
             }
         }
     CHECK(nodes > 0 && nb < 4096);
+    /* Spilled, the file holds frames too: most chunks are frame nodes. */
+    CHECK(nodes > chunks);
 
     if (!want_spill)
         read_back(s, n, nm, nm2, k1, k2, before, nb);
@@ -394,7 +396,7 @@ static void real(int nargs, long n, const char *cfg, int want_spill)
     CHECK_EQ_INT(count_in(path, "\"Sequence number\""), nargs ? n : 0);
     CHECK_EQ_INT(count_in(path, "[[64, 128], [128, 64]]"), nargs ? n - (n + 999) / 1000 : 0);
     remove(path);
-    printf("%ld events, %d args%s: %llu frame nodes (%llu chunks in place or spilled), %.1f B/event "
+    printf("%ld events, %d args%s: %llu frame nodes (%llu whole chunks), %.1f B/event "
            "in the archive (32 B a record as chunks)\n",
            n, nargs, want_spill ? ", spilled" : "", (unsigned long long)nodes, (unsigned long long)chunks,
            (double)fbytes / (double)fevents);
