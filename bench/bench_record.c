@@ -21,6 +21,7 @@
 #include "actrace/actrace.h"
 #include "engine/engine.h"
 #include "engine/frame.h"
+#include "scoped_work.h"
 
 #define REPS 5
 
@@ -378,17 +379,17 @@ static inline uint64_t bench_ticks(void)
 #endif
 }
 
-enum scoped_kind { SC_FLOOR, SC_ID, SC_STR, SC_ID_ARGS2, SC_STR_ARGS2, SC_ID_CLOCK, SC_N };
+enum scoped_kind { SC_FLOOR, SC_FLOOR_CLOCK, SC_ID, SC_STR, SC_ID_ARGS2, SC_STR_ARGS2, SC_ID_CLOCK, SC_N };
 static const char *const sc_names[SC_N] = {
-    "floor: 2 counter reads + 32B store", "scoped, interned name", "scoped, string name",
+    "floor: 2 counter reads + 32B store", "floor: 2 clock_gettime + 32B store",
+    "scoped, interned name", "scoped, string name",
     "scoped, interned + 2 args", "scoped, string name + 2 args", "scoped, interned, HOST_CLOCK=monotonic"};
 
 static double scoped_once(enum scoped_kind k, long n)
 {
-    static const char str20[] = "12345678901234567890";
     act_session *s = NULL;
     static uint64_t ring[4 * 2048];
-    if (k != SC_FLOOR)
+    if (k != SC_FLOOR && k != SC_FLOOR_CLOCK)
         s = start_session(k == SC_ID_CLOCK ? "HOST_CLOCK = monotonic\n" : NULL);
     act_name_id name = act_name("aten::matmul");
     act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");
@@ -407,34 +408,29 @@ static double scoped_once(enum scoped_kind k, long n)
             __asm__ volatile("" ::"r"(w) : "memory");
         }
         break;
+    case SC_FLOOR_CLOCK:
+        for (long i = 0; i < n; i++) {
+            int64_t a = act_now_ns(), b = act_now_ns();
+            uint64_t *w = &ring[(i & 2047) * 4];
+            w[0] = (uint64_t)a;
+            w[1] = (uint64_t)b;
+            w[2] = (uint64_t)i;
+            w[3] = name;
+            __asm__ volatile("" ::"r"(w) : "memory");
+        }
+        break;
     case SC_ID:
     case SC_ID_CLOCK:
-        for (long i = 0; i < n; i++) {
-            act_span_begin_id(ACT_CPU_OP, name);
-            act_span_end();
-        }
+        scoped_id_loop(n, name);
         break;
     case SC_STR:
-        for (long i = 0; i < n; i++) {
-            act_span_begin(ACT_CPU_OP, "aten::matmul");
-            act_span_end();
-        }
+        scoped_str_loop(n);
         break;
     case SC_ID_ARGS2:
-        for (long i = 0; i < n; i++) {
-            act_span_begin_id(ACT_CPU_OP, name);
-            act_arg_int_k(seq, i);
-            act_arg_str_k(dims, str20);
-            act_span_end();
-        }
+        scoped_id_args2_loop(n, name, seq, dims);
         break;
     case SC_STR_ARGS2:
-        for (long i = 0; i < n; i++) {
-            act_span_begin(ACT_CPU_OP, "aten::matmul");
-            act_arg_int("Sequence number", i);
-            act_arg_str("Input Dims", str20);
-            act_span_end();
-        }
+        scoped_str_args2_loop(n);
         break;
     case SC_N: break;
     }
@@ -651,11 +647,11 @@ static void scoped_report(FILE *json)
     double pe0 = (double)(m0b - m0a) * 1024.0 / 2900000.0, pe2 = (double)(m2b - m2a) * 1024.0 / 2900000.0;
     printf("  memory per kept event (RSS at 3M - RSS at 100k, interned): %.1f B (no args), %.1f B (2 args)\n",
            pe0, pe2);
-    fprintf(json, "{\"scoped_floor_ns\":%.2f,\"scoped_id_ns\":%.2f,\"scoped_str_ns\":%.2f,"
+    fprintf(json, "{\"scoped_floor_ns\":%.2f,\"scoped_floor_clock_ns\":%.2f,\"scoped_id_ns\":%.2f,\"scoped_str_ns\":%.2f,"
             "\"scoped_id_args2_ns\":%.2f,\"scoped_str_args2_ns\":%.2f,\"scoped_id_clock_ns\":%.2f,"
             "\"scoped_id_over_floor\":%.3f,\"stop_ns_per_event_median\":%.2f,\"stop_ns_per_event_worst\":%.2f,"
             "\"kept_bytes_per_event_0\":%.1f,\"kept_bytes_per_event_2\":%.1f}\n",
-            med[SC_FLOOR], med[SC_ID], med[SC_STR], med[SC_ID_ARGS2], med[SC_STR_ARGS2], med[SC_ID_CLOCK],
+            med[SC_FLOOR], med[SC_FLOOR_CLOCK], med[SC_ID], med[SC_STR], med[SC_ID_ARGS2], med[SC_STR_ARGS2], med[SC_ID_CLOCK],
             med[SC_ID] / med[SC_FLOOR], stop[R / 2], stop[R - 1], pe0, pe2);
 }
 

@@ -28,13 +28,15 @@ if [ "${ACT_NO_VENV:-0}" = 1 ]; then
     echo "pyvenv: skipped (ACT_NO_VENV=1); the Python tests will skip" >&2
     exit 0
 fi
-# What the tests need. Bump STAMP when the list changes. pandas<3: HTA
+# What the tests need (perfetto: Perfetto's own trace schema, which
+# validate-traces.sh and PerfettoSchema decode our .pftrace with). Bump STAMP when the list changes. pandas<3: HTA
 # (0.5.0, the newest on PyPI here) sets int row indices into a column that
 # pandas downcast to int8 when a trace's correlation ids are small, which
 # pandas 3 refuses (TypeError in transform_correlation_to_index) and 2.x
-# only warns about.
-REQS="torch numpy pytest scikit-build-core nvtx holistictraceanalysis pandas<3"
-STAMP="1 $REQS"
+# only warns about. torch-tb-profiler: TensorBoard's PyTorch profiler
+# plugin, which python/tests/test_tb_profiler.py loads record's traces with.
+REQS="torch numpy pytest scikit-build-core nvtx holistictraceanalysis pandas<3 torch-tb-profiler perfetto"
+STAMP="3 $REQS"
 if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/.actrace-stamp" 2>/dev/null)" = "$STAMP" ]; then
     echo "$VENV"
     exit 0

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "actrace/actrace.h"
+#include "../scoped_work.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define NOINLINE __attribute__((noinline))
@@ -83,24 +84,13 @@ NOINLINE void icount_loop(enum mode m, long n, act_name_id name, act_key_id seq,
         break;
     }
     case SCOPED:
-        for (long i = 0; i < n; i++) {
-            act_span_begin_id(ACT_CPU_OP, name);
-            act_span_end();
-        }
+        scoped_id_loop(n, name);
         break;
     case SCOPED_STR:
-        for (long i = 0; i < n; i++) {
-            act_span_begin(ACT_CPU_OP, "aten::matmul");
-            act_span_end();
-        }
+        scoped_str_loop(n);
         break;
     case SCOPED_ARGS:
-        for (long i = 0; i < n; i++) {
-            act_span_begin_id(ACT_CPU_OP, name);
-            act_arg_int_k(seq, i);
-            act_arg_str_k(dims, str20);
-            act_span_end();
-        }
+        scoped_id_args2_loop(n, name, seq, dims);
         break;
     case WRITE: break; /* write_mode */
     }

@@ -553,6 +553,12 @@ typedef struct ocl_inst {
     int sel_runtime, sel_kernel, sel_memcpy, sel_memset;
     _Atomic uint64_t n_calls, n_ops, n_spans, n_noprof, n_clamped,
         n_failed, n_dropped_ops;
+    /* Calls that launched nothing, succeeded and returned within
+     * min_call_ns are counted here, per function, and not drawn
+     * (OPENCL_MIN_CALL_NS; see emit_host_span). */
+    int64_t min_call_ns;
+    _Atomic uint64_t n_short;
+    _Atomic uint32_t short_by_fn[ID_COUNT];
 } ocl_inst;
 
 static void inst_log(ocl_inst *s, int32_t level, const char *msg)
@@ -750,12 +756,31 @@ static int clock_map(ocl_device *d, const ocl_op *op, cl_ulong dq,
 
 /* ---- emitting ------------------------------------------------------------ */
 
+/* A runtime span for call @p fn. @p launch: an enqueue (always drawn, with
+ * its correlation when it has device work). Any other call that succeeded
+ * in less than min_call_ns (1 us by default) is counted, not drawn, as
+ * libkineto counts and drops the short, noisy CUDA runtime calls
+ * (cudaGetDevice, cudaGetLastError, cudaEventCreate/Destroy, ...):
+ * clSetKernelArg, clGet*Info, clRetain/clRelease* and a clFinish with
+ * nothing to wait for take 0.05-1 us on pocl, dozens per kernel. Beyond
+ * the noise, HolisticTraceAnalysis rounds every span in to whole
+ * microseconds (start up, end down), so a host span inside one
+ * microsecond gets a duration of -1 and, next to one that rounds to 0,
+ * stops its call-stack analysis ("Unexpected case"); a span of 1 us or
+ * more never rounds below 0. Kineto's traces meet the same rounding. */
 static void emit_host_span(ocl_inst *s, int fn, int64_t t0, int64_t t1,
                            cl_int err, uint64_t corr, uint64_t ext,
-                           const act_plugin_arg *extra, uint32_t nextra)
+                           const act_plugin_arg *extra, uint32_t nextra,
+                           int launch)
 {
     if (!s->sel_runtime)
         return;
+    if (!launch && err == CL_SUCCESS && t1 - t0 < s->min_call_ns) {
+        atomic_fetch_add_explicit(&s->n_short, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->short_by_fn[fn], 1,
+                                  memory_order_relaxed);
+        return;
+    }
     act_plugin_arg args[4];
     uint32_t n = 0;
     if (err != CL_SUCCESS)
@@ -790,7 +815,7 @@ static void call_done(int fn, int64_t t0, cl_int err)
         return;
     ocl_inst *s = ocl_enter(sl);
     if (s) {
-        emit_host_span(s, fn, t0, t1, err, 0, 0, NULL, 0);
+        emit_host_span(s, fn, t0, t1, err, 0, 0, NULL, 0, 0);
         ocl_leave(sl);
     }
 }
@@ -1330,7 +1355,7 @@ static void enq_end(int fn, ocl_queue *q, ocl_op *op, cl_int err,
             atomic_fetch_add_explicit(&s->n_noprof, 1, memory_order_relaxed);
         act_plugin_arg a;
         set_arg_u(&a, "queue", q ? q->stream : 0);
-        emit_host_span(s, fn, t0, t1, err, corr, ext, &a, q ? 1 : 0);
+        emit_host_span(s, fn, t0, t1, err, corr, ext, &a, q ? 1 : 0, 1);
     }
     if (q && (q->head || q->npending)) {
         /* A blocking call on an in-order queue finished everything queued
@@ -1756,7 +1781,7 @@ static cl_int CL_API_CALL w_clFinish(cl_command_queue command_queue)
     if (s) {
         act_plugin_arg a;
         set_arg_u(&a, "queue", q ? q->stream : 0);
-        emit_host_span(s, ID_clFinish, t0, t1, r, 0, 0, &a, q ? 1 : 0);
+        emit_host_span(s, ID_clFinish, t0, t1, r, 0, 0, &a, q ? 1 : 0, 0);
     }
     /* Everything enqueued before clFinish began is complete. */
     if (q)
@@ -1777,7 +1802,7 @@ static cl_int CL_API_CALL w_clWaitForEvents(cl_uint num_events,
     if (s) {
         act_plugin_arg a;
         set_arg_u(&a, "events", num_events);
-        emit_host_span(s, ID_clWaitForEvents, t0, t1, r, 0, 0, &a, 1);
+        emit_host_span(s, ID_clWaitForEvents, t0, t1, r, 0, 0, &a, 1, 0);
     }
     harvest_all(s, INT64_MIN);
     if (s)
@@ -2340,6 +2365,43 @@ __attribute__((constructor)) static void ocl_load(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+#define MIN_CALL_NS_DEFAULT 1000
+#define MIN_CALL_NS_MAX 1000000000
+
+/* OPENCL_MIN_CALL_NS: calls shorter than this (that launch nothing and
+ * succeed) are counted, not drawn; 0 draws every call. A value that is
+ * not a whole number in [0, 1e9] is named in a warning and the default
+ * used. */
+static int64_t min_call_ns(ocl_inst *s)
+{
+    const char *v = s->host->config_get
+                        ? s->host->config_get(s->host->ctx, "OPENCL_MIN_CALL_NS")
+                        : NULL;
+    if (!v)
+        return MIN_CALL_NS_DEFAULT;
+    int64_t n = 0;
+    const char *p = v;
+    if (*p == '+')
+        p++;
+    int ok = *p != '\0';
+    for (; ok && *p; p++) {
+        if (*p < '0' || *p > '9' || n > MIN_CALL_NS_MAX) {
+            ok = 0;
+            break;
+        }
+        n = n * 10 + (*p - '0');
+    }
+    if (ok && n <= MIN_CALL_NS_MAX)
+        return n;
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "config: OPENCL_MIN_CALL_NS = '%.40s' is not a whole number of "
+             "nanoseconds in [0, %d]: using %d",
+             v, MIN_CALL_NS_MAX, MIN_CALL_NS_DEFAULT);
+    inst_log(s, ACT_PLUGIN_LOG_WARN, msg);
+    return MIN_CALL_NS_DEFAULT;
+}
+
 static int32_t ocl_init(const act_plugin_host *host, void **state,
                         char *reason, uint32_t reason_cap)
 {
@@ -2381,6 +2443,7 @@ static int32_t ocl_init(const act_plugin_host *host, void **state,
     }
     s->host = host;
     s->gen = atomic_fetch_add(&g_gen, 1) + 1;
+    s->min_call_ns = min_call_ns(s);
     s->sel_runtime = host->type_selected(host->ctx, ACT_RUNTIME);
     s->sel_kernel = host->type_selected(host->ctx, ACT_CONCURRENT_KERNEL);
     s->sel_memcpy = host->type_selected(host->ctx, ACT_GPU_MEMCPY);
@@ -2437,6 +2500,44 @@ static void late_drain(ocl_inst *s)
     }
 }
 
+/* At flush: how many short calls were counted and not drawn, the most
+ * frequent functions first (at most 8 named). */
+static void short_calls_log(ocl_inst *s)
+{
+    uint64_t total = atomic_load(&s->n_short);
+    if (total == 0)
+        return;
+    char msg[768];
+    int n = snprintf(msg, sizeof msg,
+                     "%llu calls shorter than %lld ns that launched nothing "
+                     "counted, not drawn (OPENCL_MIN_CALL_NS):",
+                     (unsigned long long)total, (long long)s->min_call_ns);
+    uint32_t shown[8];
+    int nshown = 0;
+    for (; nshown < 8; nshown++) {
+        int best = -1;
+        uint32_t bc = 0;
+        for (int i = 0; i < ID_COUNT; i++) {
+            uint32_t c = atomic_load_explicit(&s->short_by_fn[i],
+                                              memory_order_relaxed);
+            int seen = 0;
+            for (int j = 0; j < nshown; j++)
+                seen |= (int)shown[j] == i;
+            if (c > bc && !seen) {
+                bc = c;
+                best = i;
+            }
+        }
+        if (best < 0)
+            break;
+        shown[nshown] = (uint32_t)best;
+        if (n > 0 && (size_t)n < sizeof msg)
+            n += snprintf(msg + n, sizeof msg - (size_t)n, "%s %s %u",
+                          nshown ? "," : "", fn_names[best], bc);
+    }
+    inst_log(s, ACT_PLUGIN_LOG_INFO, msg);
+}
+
 static void ocl_flush(void *state)
 {
     ocl_inst *s = state;
@@ -2466,6 +2567,7 @@ static void ocl_flush(void *state)
              (unsigned long long)atomic_load(&s->n_clamped),
              (unsigned long long)left);
     inst_log(s, ACT_PLUGIN_LOG_INFO, msg);
+    short_calls_log(s);
 }
 
 static void ocl_finalize(void *state)

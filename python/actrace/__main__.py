@@ -8,6 +8,8 @@ programs against a pip-installed actrace, where its files are:
     python -m actrace --plugin-dir        the bundled plugins' folder
     python -m actrace --pkg-config-path   for PKG_CONFIG_PATH (actrace.pc,
                                           actrace-plugin.pc)
+    python -m actrace --cmake-prefix-path for CMAKE_PREFIX_PATH: find_package(actrace)
+    python -m actrace --cmake-dir         the CMake package's folder (actrace_DIR)
 """
 import os
 import sys
@@ -20,6 +22,8 @@ _WHERE = {
     "--include-dir": os.path.join(_HERE, "include"),
     "--plugin-dir": os.path.join(_LIB, "actrace", "plugins"),
     "--pkg-config-path": os.path.join(_LIB, "pkgconfig"),
+    "--cmake-prefix-path": _HERE,
+    "--cmake-dir": os.path.join(_LIB, "cmake", "actrace"),
     "--cflags": "-I" + os.path.join(_HERE, "include"),
     "--libs": "-L%s -l:libactrace.so.0 -Wl,-rpath,%s" % (_LIB, _LIB),
 }

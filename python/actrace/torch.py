@@ -11,10 +11,12 @@ op's correlation id is pushed while it runs, so device work that actrace's
 backends record links to it.
 
 It uses RecordFunction's global callback from a small C++ shim
-(``_torch_ops.cpp`` beside this file), compiled on first use against the
-installed torch into a cache (``$ACTRACE_CACHE_DIR``, default
-``~/.cache/actrace/torch``), keyed by the torch version and the shim's
-source. While torch.profiler is active, record_ops pauses: nothing is
+(``_torch_ops.cpp`` beside this file). The wheel ships it prebuilt for the
+torch it was built against (``_prebuilt/``, used when the running torch has
+that version; ``ACTRACE_TORCH_PREBUILT=0`` ignores it); for any other torch
+it is compiled on first use against the installed torch into a cache
+(``$ACTRACE_CACHE_DIR``, default ``~/.cache/actrace/torch``), keyed by the
+torch version and the shim's source. While torch.profiler is active, record_ops pauses: nothing is
 recorded twice.
 
 ``actrace.torch.enable(plugins=None, config=None)`` goes the other way:
@@ -93,6 +95,35 @@ def kineto_shim_path():
     """Where the Kineto child-profiler shim (enable()) for this torch and
     this actrace lives (built or not)."""
     return _cached("_torch_kineto.cpp", "actrace_torch_kineto.so")
+
+
+def _prebuilt(so_name):
+    """The shim the wheel ships prebuilt (python/CMakeLists.txt), when it
+    was built for this very torch version; else None."""
+    if os.environ.get("ACTRACE_TORCH_PREBUILT", "1") == "0":
+        return None
+    d = os.path.join(_HERE, "_prebuilt")
+    try:
+        with open(os.path.join(d, "torch_version")) as f:
+            built_for = f.read().strip()
+    except OSError:
+        return None
+    p = os.path.join(d, so_name)
+    return p if built_for == _torch.__version__ and os.path.isfile(p) else None
+
+
+def _load_prebuilt(so_name):
+    """The prebuilt shim, loaded as a cached one is (checked, by its open
+    descriptor); None when there is none for this torch or it is refused
+    (then the cache's is built and used, saying why)."""
+    p = _prebuilt(so_name)
+    if p is None:
+        return None
+    try:
+        return _dlopen_checked(p)
+    except BuildError as e:
+        sys.stderr.write("%s\nactrace.torch: using a shim built here instead\n" % e)
+        return None
 
 
 def _build(src, out, what="the RecordFunction shim", extra=(), built_for=None):
@@ -230,29 +261,59 @@ def _dlopen_checked(path):
 def _load():
     global _lib
     if _lib is None:
-        src, out = shim_path()
-        if not os.path.exists(out):
-            _build(src, out)
-        lib = _dlopen_checked(out)
+        lib = _load_prebuilt("actrace_torch_ops.so")
+        if lib is None:
+            src, out = shim_path()
+            if not os.path.exists(out):
+                _build(src, out)
+            lib = _dlopen_checked(out)
         lib.actrace_torch_enable.argtypes = [ctypes.c_int]
         lib.actrace_torch_enable.restype = ctypes.c_int
         lib.actrace_torch_ops.restype = ctypes.c_uint64
         lib.actrace_torch_paused.restype = ctypes.c_uint64
         lib.actrace_torch_moved.restype = ctypes.c_uint64
+        lib.actrace_torch_short.restype = ctypes.c_uint64
+        lib.actrace_torch_set_min_ns.argtypes = [ctypes.c_int64]
+        lib.actrace_torch_set_min_ns.restype = None
         _lib = lib
     return _lib
 
 
-def record_ops(shapes=False):
+_MIN_NS_MAX = 1000000000
+
+
+def _min_ns(min_ns):
+    """record_ops()' min_ns, else $ACTRACE_PYTHON_OPS_MIN_NS, else 1000."""
+    where = "min_ns"
+    if min_ns is None:
+        v = os.environ.get("ACTRACE_PYTHON_OPS_MIN_NS", "")
+        if not v:
+            return 1000
+        where = "ACTRACE_PYTHON_OPS_MIN_NS"
+        min_ns = int(v, 10) if v.isdigit() and v.isascii() else v
+    if isinstance(min_ns, bool) or not isinstance(min_ns, int) or \
+            not 0 <= min_ns <= _MIN_NS_MAX:
+        raise ValueError("actrace.torch: %s = %r is not a whole number of nanoseconds in "
+                         "[0, %d]" % (where, min_ns, _MIN_NS_MAX))
+    return min_ns
+
+
+def record_ops(shapes=False, min_ns=None):
     """Record every aten op (and record_function region) from now on, in
     every thread, into the active actrace session. ``shapes=True`` adds
     "Input Dims" and "Input type" (the costly part). Calling it again
     changes nothing (the first ``shapes`` stays; stop_ops() first to
-    change it). Returns True when on, False under ACTRACE_DISABLE=1."""
+    change it). An op shorter than ``min_ns`` nanoseconds (default
+    $ACTRACE_PYTHON_OPS_MIN_NS, else 1000) is counted (ops_short()), not
+    recorded; 0 records every op; record_function regions are always
+    recorded. Returns True when on, False under ACTRACE_DISABLE=1."""
     global _shapes
     if disabled:
         return False
-    rc = _load().actrace_torch_enable(1 if shapes else 0)
+    ns = _min_ns(min_ns)
+    lib = _load()
+    lib.actrace_torch_set_min_ns(ns)
+    rc = lib.actrace_torch_enable(1 if shapes else 0)
     if rc < 0:
         raise RuntimeError("actrace.torch: torch refused the RecordFunction callback")
     if rc == 0:
@@ -289,6 +350,14 @@ def ops_recorded():
 def ops_paused():
     """How many ops it skipped because torch.profiler was active."""
     return int(_lib.actrace_torch_paused()) if _lib is not None else 0
+
+
+def ops_short():
+    """How many ops it left out because they took less than record_ops()'
+    ``min_ns`` (1 us by default): HTA rounds every span in to whole
+    microseconds, and one inside a microsecond stops its call-stack
+    analyses (docs/python.md)."""
+    return int(_lib.actrace_torch_short()) if _lib is not None else 0
 
 
 def ops_moved():
@@ -332,14 +401,17 @@ def _load_kineto(path=None, built_for=None):
     global _klib
     if path is None and _klib is not None:
         return _klib
+    lib = None
     if path is None:
+        lib = _load_prebuilt("actrace_torch_kineto.so")
         src, out = kineto_shim_path()
     else:
         src, out = os.path.join(_HERE, "_torch_kineto.cpp"), path
-    if not os.path.exists(out):
-        _build(src, out, what="the Kineto child-profiler shim",
-               built_for=built_for or _torch.__version__)
-    lib = _dlopen_checked(out)
+    if lib is None:
+        if not os.path.exists(out):
+            _build(src, out, what="the Kineto child-profiler shim",
+                   built_for=built_for or _torch.__version__)
+        lib = _dlopen_checked(out)
     lib.actrace_kineto_built_for.restype = ctypes.c_char_p
     lib.actrace_kineto_enable.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
                                           ctypes.c_char_p, ctypes.c_size_t]

@@ -70,6 +70,16 @@ std::atomic<uint64_t> g_next_corr{1};
 std::atomic<uint64_t> g_paused{0};
 std::atomic<uint64_t> g_moved{0}; // ops that ended on another thread than they began
 std::atomic<int> g_paused_said{0};
+// Ops (cpu_op, not record_function regions) shorter than this are counted
+// in g_short, not recorded (record_ops(min_ns=...)): HTA rounds every
+// span in to whole microseconds, and a span inside one microsecond gets a
+// duration of -1 that stops its call-stack analyses where it meets a 0.
+// torch.profiler's own ops start about a microsecond apart (its callbacks'
+// cost), so two such ops rarely meet; this shim's are 0.3 us apart at
+// the 1st percentile, and a small training loop gave 1-3 such pairs per
+// run. A span of 1 us or more never rounds below 0.
+std::atomic<int64_t> g_min_ns{1000};
+std::atomic<uint64_t> g_short{0};
 bool g_shapes = false;
 bool g_floor = false; // bench only: callbacks that record nothing
 bool g_on = false;
@@ -739,13 +749,20 @@ inline void seq_arg(int64_t seq)
 // The span of an op whose correlation id is pushed (act_op_begin), with
 // its sequence number, then the id popped: one call where the name and
 // the key are interned (they are, but for a full string table).
-inline void op_end(const at::RecordFunction &fn, int type, act_name_id id, int64_t t0,
+// False: an op shorter than g_min_ns, counted and not recorded (its
+// correlation id popped all the same).
+inline bool op_end(const at::RecordFunction &fn, int type, act_name_id id, int64_t t0,
                    int64_t seq)
 {
     int64_t t1 = act_now_ns();
+    if (type == ACT_CPU_OP && t1 - t0 < g_min_ns.load(std::memory_order_relaxed)) {
+        act_correlation_pop();
+        g_short.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
     if (id && g_key_seq) {
         act_op_end((act_activity_type)type, id, t0, t1, seq >= 0 ? g_key_seq : 0, seq);
-        return;
+        return true;
     }
     if (id)
         act_span_record_id((act_activity_type)type, id, t0, t1);
@@ -753,6 +770,7 @@ inline void op_end(const at::RecordFunction &fn, int type, act_name_id id, int64
         act_span_record((act_activity_type)type, fn.name(), t0, t1);
     seq_arg(seq);
     act_correlation_pop();
+    return true;
 }
 
 // Its shape args, after the span (act_arg_* attach to the thread's last
@@ -805,7 +823,11 @@ __attribute__((noinline)) void end_ctx(const at::RecordFunction &fn, Ctx *c)
         return;
     }
     if (c->pushed) {
-        op_end(fn, c->type, c->id, c->t0, c->seq);
+        if (!op_end(fn, c->type, c->id, c->t0, c->seq)) {
+            shape_done(c->shape, c->cached, t, c->owner);
+            c->shape = nullptr;
+            return;
+        }
     } else {
         int64_t t1 = act_now_ns();
         if (c->id)
@@ -832,12 +854,14 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *o)
     if (t->frames[t->depth - 1].fn != &fn && !frames_unwind(t, &fn))
         return;
     Frame &f = t->frames[--t->depth];
-    op_end(fn, ACT_CPU_OP, f.id, f.t0, f.seq);
+    bool kept = op_end(fn, ACT_CPU_OP, f.id, f.t0, f.seq);
     if (f.shape) {
-        shape_args(f.shape);
+        if (kept)
+            shape_args(f.shape);
         shape_done(f.shape, f.cached, t, t);
     }
-    ops_count(t);
+    if (kept)
+        ops_count(t);
 }
 
 } // namespace
@@ -902,6 +926,17 @@ __attribute__((visibility("default"))) uint64_t actrace_torch_moved(void)
 __attribute__((visibility("default"))) uint64_t actrace_torch_paused(void)
 {
     return g_paused.load(std::memory_order_relaxed);
+}
+
+// Ops shorter than @p ns are counted, not recorded (0: every op).
+__attribute__((visibility("default"))) void actrace_torch_set_min_ns(int64_t ns)
+{
+    g_min_ns.store(ns < 0 ? 0 : ns, std::memory_order_relaxed);
+}
+
+__attribute__((visibility("default"))) uint64_t actrace_torch_short(void)
+{
+    return g_short.load(std::memory_order_relaxed);
 }
 
 } // extern "C"

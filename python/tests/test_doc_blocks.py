@@ -6,8 +6,12 @@ cli.md` picks one file's blocks).
 A block is skipped only when the line before its fence (blank lines
 between allowed) is `<!-- notest: REASON -->` with a reason, or
 `<!-- example: NAME ... -->`, a block test_docs.py runs with assertions of
-its own (it must name the example there). Each block runs in a fresh
-temporary folder with:
+its own (it must name the example there). A block that names the reader's
+own program runs with `<!-- with: ./app=PROGRAM ... -->` before it: each
+`./NAME=PROGRAM` puts a link named NAME in the block's folder to PROGRAM
+(a path under the build, e.g. `bin/actrace-demo`), so the block runs as
+written on a program of ours. Each block runs in a fresh temporary folder
+with:
   - PATH: the build's bin/ (actrace, actrace-demo, ...), then the wheel
     venv's bin/ (python, python3, pip);
   - ACT_SOURCE_DIR and ACT_BUILD_DIR: the source tree and the build;
@@ -28,6 +32,8 @@ from conftest import ROOT, WORK
 LANGS = {"sh": "sh", "bash": "sh", "python": "python"}
 NOTEST = re.compile(r"<!--\s*notest:\s*(\S.*?)\s*-->")
 EXAMPLE = re.compile(r"<!--\s*example:\s*(\w+)")
+WITH = re.compile(r"<!--\s*with:\s*(\S.*?)\s*-->")
+WITH_PAIR = re.compile(r"^\./([\w.-]+)=([\w./-]+)$")
 FENCE = re.compile(r"^```(\w*)\s*$")
 
 
@@ -95,6 +101,12 @@ def test_markers_are_well_formed():
             if m and "example: " + m.group(1) not in test_docs:
                 bad.append("%s:%d: example %s is run by no test (test_docs.py, tests/**/test_*.py)"
                            % (rel, line, m.group(1)))
+            w = WITH.match(marker)
+            for pair in (w.group(1).split() if w else []):
+                p = WITH_PAIR.match(pair)
+                if not p or ".." in p.group(2).split("/"):
+                    bad.append("%s:%d: `with:` wants ./NAME=PATH-UNDER-THE-BUILD, not %r"
+                               % (rel, line, pair))
     assert not bad, "\n".join(bad)
 
 
@@ -107,6 +119,14 @@ def test_block_runs(venv, tmp_path, rel, line, lang, text, marker):
         pytest.skip("%s:%d: run by test_docs.py" % (rel, line))
     build = _build_dir()
     os.symlink(build, str(tmp_path / "build"))
+    w = WITH.match(marker)
+    for pair in (w.group(1).split() if w else []):
+        p = WITH_PAIR.match(pair)
+        assert p, "%s:%d: bad `with:` pair %r" % (rel, line, pair)
+        prog = os.path.join(build, p.group(2))
+        if not os.access(prog, os.X_OK):
+            pytest.skip("%s:%d: %s is not built here" % (rel, line, p.group(2)))
+        os.symlink(prog, str(tmp_path / p.group(1)))
     env = venv.env(ACT_SOURCE_DIR=ROOT, ACT_BUILD_DIR=build, HOME=str(tmp_path),
                    ACTRACE_CACHE_DIR=os.path.join(WORK, "torch-cache"))
     env["PATH"] = os.pathsep.join([os.path.join(build, "bin"), os.path.join(venv.path, "bin"),

@@ -36,3 +36,87 @@ def test_example_plugin_builds_against_the_wheel(venv, tmp_path):
     t = venv.check_trace(str(out))
     assert any(isinstance(e.get("pid"), int) and e["pid"] >= 0x40000000
                for e in events(t, ph="X")), "the example's device work"
+
+
+CMAKE_APP = r'''
+cmake_minimum_required(VERSION 3.25)
+project(uses_actrace LANGUAGES C)
+find_package(actrace 0.1 REQUIRED)
+add_executable(app app.c)
+target_link_libraries(app PRIVATE actrace::actrace)
+'''
+
+APP_C = r'''
+#include <stdio.h>
+#include <actrace/actrace.h>
+int main(void) { printf("%s\n", act_activity_type_name(ACT_RUNTIME)); return 0; }
+'''
+
+
+def test_find_package_from_the_wheel(venv, tmp_path):
+    """find_package(actrace) works against the pip-installed package (its
+    CMake package is inside it): a program links libactrace and runs, and
+    the example plugin builds out of tree with act_add_plugin()."""
+    if not shutil.which("cmake"):
+        import pytest
+        pytest.skip("no cmake")
+    prefix = subprocess.check_output([venv.python, "-m", "actrace", "--cmake-prefix-path"],
+                                     text=True).strip()
+    cmdir = subprocess.check_output([venv.python, "-m", "actrace", "--cmake-dir"],
+                                    text=True).strip()
+    assert os.path.isfile(os.path.join(cmdir, "actraceConfig.cmake")), cmdir
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "CMakeLists.txt").write_text(CMAKE_APP)
+    (app / "app.c").write_text(APP_C)
+    b = tmp_path / "app-build"
+    for cmd in (["cmake", "-S", str(app), "-B", str(b), "-DCMAKE_PREFIX_PATH=" + prefix],
+                ["cmake", "--build", str(b)]):
+        r = subprocess.run(cmd, env=venv.env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        assert r.returncode == 0, r.stdout
+    r = subprocess.run([str(b / "app")], stdout=subprocess.PIPE, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "runtime", r.stdout
+    src = tmp_path / "example"
+    shutil.copytree(os.path.join(ROOT, "plugins", "example"), src)
+    eb = tmp_path / "example-build"
+    for cmd in (["cmake", "-S", str(src), "-B", str(eb), "-Dactrace_DIR=" + cmdir],
+                ["cmake", "--build", str(eb)]):
+        r = subprocess.run(cmd, env=venv.env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        assert r.returncode == 0, r.stdout
+    assert (eb / "plugins" / "example.so").exists()
+
+
+def test_enable_needs_no_compiler(venv, tmp_path):
+    """The wheel ships the torch shims prebuilt for the torch it was built
+    against: with no C++ compiler anywhere (PATH holds none, CXX names
+    none) and an empty shim cache, enable() and record_ops() work and
+    build nothing (before: enable() said 'no C++ compiler' and was off)."""
+    nocc = tmp_path / "bin"
+    nocc.mkdir()
+    cache = tmp_path / "cache"
+    out = tmp_path / "k.json"
+    r = venv.run(r'''
+import sys, torch, actrace, actrace.torch
+from torch.profiler import profile, ProfilerActivity
+print("enabled", actrace.torch.enable(plugins=["example"], config="EXAMPLE_LAUNCHES = 2\n"))
+with profile(activities=[ProfilerActivity.CPU]) as prof:
+    torch.ones(4) * 2
+    import time; time.sleep(0.2)
+prof.export_chrome_trace(sys.argv[1])
+with actrace.session(output=sys.argv[1] + ".ops.json"):
+    print("ops", actrace.torch.record_ops())
+    torch.ones(4) * 2
+''', args=[str(out)], env=venv.env(PATH=str(nocc), CXX="/nonexistent/c++",
+                                   ACTRACE_CACHE_DIR=cache))
+    assert "enabled True" in r.stdout and "ops True" in r.stdout, r.stdout + r.stderr
+    assert "compiler" not in r.stderr and "building" not in r.stderr, r.stderr
+    assert not cache.exists() or not any(cache.rglob("*.so")), list(cache.rglob("*"))
+    import json
+    with open(out) as f:
+        k = json.load(f)
+    assert any(isinstance(e.get("pid"), int) and e["pid"] >= 0x40000000
+               for e in k["traceEvents"] if e.get("ph") == "X"), "the example's device work"
+    t = venv.check_trace(str(out) + ".ops.json")
+    assert any(e.get("cat") == "cpu_op" for e in events(t, ph="X"))

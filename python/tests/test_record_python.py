@@ -62,18 +62,49 @@ def test_unchanged_script_records_ops_regions_and_device(venv, tmp_path, trace_p
     assert "PyTorch ops are not recorded" not in r.stderr, r.stderr
 
 
-def test_unchanged_script_trace_loads_in_hta(venv, tmp_path):
-    d = tmp_path / "hta"
-    d.mkdir()
-    _record(venv, tmp_path, d / "rank0.json")
-    r = venv.run(r'''
+HTA_ALL = r'''
 import sys
 from hta.trace_analysis import TraceAnalysis
 a = TraceAnalysis(trace_dir=sys.argv[1])
 kinds, kernels = a.get_gpu_kernel_breakdown(visualize=False)
 print(sorted(set(kernels["name"])))
-''', args=[str(d)])
-    assert "scale" in r.stdout, r.stdout + r.stderr
+a.get_temporal_breakdown(visualize=False)
+a.get_idle_time_breakdown(visualize=False)
+a.get_comm_comp_overlap(visualize=False)
+a.get_profiler_steps()
+a.get_cuda_kernel_launch_stats(visualize=False)
+a.get_queue_length_summary(ranks=[0])
+a.get_memory_bw_summary(ranks=[0])
+a.generate_trace_with_counters()
+a.get_frequent_cuda_kernel_sequences(operator_name="clEnqueueNDRangeKernel",
+                                     output_dir=sys.argv[2])
+print("all analyses ran")
+'''
+
+
+def test_unchanged_script_trace_loads_in_hta(venv, tmp_path):
+    """Every HTA analysis that runs on a Kineto trace runs on record's
+    trace of a torch + OpenCL script, with HTA's defaults (its rounding of
+    spans in to whole microseconds on). Before ops and OpenCL calls under
+    1 us were counted rather than recorded, each recording held 1-3 pairs
+    of a span rounded to -1 next to one rounded to 0 (two
+    aten::resolve_conj within a microsecond) and
+    get_frequent_cuda_kernel_sequences raised "Unexpected case"."""
+    d = tmp_path / "hta"
+    d.mkdir()
+    _, t = _record(venv, tmp_path, d / "rank0.json")
+    env = venv.env()
+    env.pop("HTA_DISABLE_NS_ROUNDING", None)
+    r = venv.run(HTA_ALL, args=[str(d), str(tmp_path)], env=env)
+    assert "scale" in r.stdout and "all analyses ran" in r.stdout, r.stdout + r.stderr
+    # No host span lies inside one microsecond: none rounds below 0.
+    import math
+    host = [e for e in events(t, ph="X") if isinstance(e.get("pid"), int)
+            and e["pid"] < DEVICE_PID and e.get("cat") in ("cpu_op", "runtime")
+            and "error" not in e.get("args", {})]
+    assert host
+    for e in host:
+        assert math.floor(e["ts"] + e["dur"]) >= math.ceil(e["ts"]), e
 
 
 def test_no_python_ops(venv, tmp_path):

@@ -82,6 +82,48 @@ with actrace.session(output=sys.argv[1]):
     assert any("Backward" in n for n in x), sorted(x)
 
 
+def test_short_ops_counted_not_recorded(venv, tmp_path):
+    """Ops under 1 us (aten::resolve_conj, aten::as_strided, ...) are
+    counted, not recorded, by default; min_ns=0 records them;
+    record_function regions are always recorded; a bad value is named."""
+    r = venv.run(MODEL + '''
+import json
+out = {}
+for min_ns in (None, 0):
+    path = sys.argv[1] + "/%s.json" % min_ns
+    with actrace.session(output=path):
+        before = actrace.torch.ops_short()
+        assert actrace.torch.record_ops(min_ns=min_ns)
+        for i in range(3):
+            train_step()
+        actrace.torch.stop_ops()
+    t = json.load(open(path))
+    ops = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+    out[str(min_ns)] = {"short": actrace.torch.ops_short() - before,
+                        "ops": len(ops), "min_dur": min(e["dur"] for e in ops),
+                        "forward": sum(e.get("name") == "forward" for e in t["traceEvents"])}
+for bad in (-1, 1.5, "1000", True):
+    try:
+        actrace.torch.record_ops(min_ns=bad)
+        out["bad"] = "accepted %r" % (bad,)
+    except ValueError as e:
+        assert "min_ns" in str(e), e
+print(json.dumps(out))
+''', args=[str(tmp_path)])
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "bad" not in out, out
+    dflt, every = out["None"], out["0"]
+    assert dflt["short"] > 0 and every["short"] == 0, out
+    assert dflt["min_dur"] >= 0.999, out
+    assert dflt["ops"] + dflt["short"] >= every["ops"] - every["ops"] // 10, out
+    assert dflt["forward"] == every["forward"] == 3, out
+    # The variable, for record's hook: named when it is not a number.
+    env = venv.env(ACTRACE_PYTHON_OPS_MIN_NS="12x")
+    r = venv.run("import actrace, actrace.torch\ntry:\n    actrace.torch.record_ops()\n"
+                 "except ValueError as e:\n    print(e)\n", env=env)
+    assert "ACTRACE_PYTHON_OPS_MIN_NS = '12x'" in r.stdout, r.stdout + r.stderr
+
+
 def test_torch_profiler_active_nothing_twice(venv, trace_path, tmp_path):
     kineto = tmp_path / "kineto.json"
     r = venv.run(MODEL + '''
@@ -128,7 +170,8 @@ def test_missing_compiler_is_named(venv, tmp_path):
             actrace.torch.record_ops()
         except actrace.torch.BuildError as e:
             print("BuildError:", e)
-    ''', env=venv.env(CXX="/nonexistent/c++", ACTRACE_CACHE_DIR=tmp_path / "cache"))
+    ''', env=venv.env(CXX="/nonexistent/c++", ACTRACE_CACHE_DIR=tmp_path / "cache",
+                      ACTRACE_TORCH_PREBUILT=0))
     assert "BuildError: actrace.torch: no C++ compiler" in r.stdout, r.stdout + r.stderr
 
 
@@ -143,7 +186,7 @@ def test_shim_in_a_folder_others_can_write_is_refused(venv, tmp_path):
             actrace.torch.record_ops()
         except actrace.torch.BuildError as e:
             print("BuildError:", e)
-    ''', env=venv.env(ACTRACE_CACHE_DIR=cache))
+    ''', env=venv.env(ACTRACE_CACHE_DIR=cache, ACTRACE_TORCH_PREBUILT=0))
     assert "BuildError: actrace.torch: refusing" in r.stdout and "writable by others" in r.stdout, \
         r.stdout + r.stderr
 

@@ -124,15 +124,17 @@ static void device_span_record(act_session *s, act_activity_type type, uint32_t 
 void act_device_span_record(act_activity_type type, uint32_t device, uint64_t stream,
                             const char *name, int64_t start_ns, int64_t end_ns)
 {
-    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
-    if (!s || (s->lazy && !(s = act__lazy_wake())))
+    act_session *s = act__rd_begin();
+    if (!s)
         return;
-    if (!act__rec_enter()) {
+    if (!act__rec_enter_counted()) {
         act__reentrant_drop(s);
+        act__rd_end();
         return;
     }
     device_span_record(s, type, device, stream, name, start_ns, end_ns);
     act__rec_leave();
+    act__rd_end();
 }
 
 static void device_counter(act_session *s, uint32_t device, const char *track,
@@ -165,13 +167,15 @@ static void device_counter(act_session *s, uint32_t device, const char *track,
 void act_device_counter(uint32_t device, const char *track, const char *series,
                         const char *unit, int64_t ts_ns, double value)
 {
-    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
-    if (!s || (s->lazy && !(s = act__lazy_wake())))
+    act_session *s = act__rd_begin();
+    if (!s)
         return;
-    if (!act__rec_enter()) {
+    if (!act__rec_enter_counted()) {
         act__reentrant_drop(s);
+        act__rd_end();
         return;
     }
     device_counter(s, device, track, series, unit, ts_ns, value);
     act__rec_leave();
+    act__rd_end();
 }

@@ -108,6 +108,27 @@
 
 #include "internal.h"
 
+/* Hot-path accesses that x86-64 does as single plain instructions where
+ * C11 atomics would make the compiler load into a register first (a
+ * compare with memory, an add to memory): not under TSan, which must see
+ * the atomics. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ACT_HAS_TSAN 1
+#endif
+#endif
+#if !defined(ACT_HAS_TSAN) && defined(__SANITIZE_THREAD__)
+#define ACT_HAS_TSAN 1
+#endif
+#ifndef ACT_HAS_TSAN
+#define ACT_HAS_TSAN 0
+#endif
+#if defined(__x86_64__) && !ACT_HAS_TSAN
+#define ACT_X86_PLAIN 1
+#else
+#define ACT_X86_PLAIN 0
+#endif
+
 /* ---- clock ------------------------------------------------------------- */
 
 static inline int64_t act__clock_ns(void)
@@ -139,10 +160,15 @@ static inline int act__is_tick(int64_t v)
 #define ACT__HAVE_TICKS 1
 static inline int64_t act__ticks(void)
 {
-    uint32_t lo, hi;
-    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-    /* (The count reaches bit 62 after 48 years at 3 GHz: not masked.) */
-    return (int64_t)(((uint64_t)hi << 32 | lo) | (uint64_t)ACT__TICK_TAG);
+    /* rdtsc clears the upper halves of rax and rdx: no zero extension.
+     * (The count reaches bit 62 after 48 years at 3 GHz: not masked.) */
+    uint64_t v;
+    __asm__ __volatile__("rdtsc\n\tshlq $32, %%rdx\n\torq %%rdx, %%rax\n\tbtsq $62, %%rax"
+                         : "=a"(v)
+                         :
+                         : "rdx", "cc");
+    _Static_assert(ACT__TICK_TAG == (INT64_C(1) << 62), "the tag is bit 62");
+    return (int64_t)v;
 }
 #elif defined(__aarch64__)
 #define ACT__HAVE_TICKS 1
@@ -429,6 +455,23 @@ typedef enum act__state {
 struct act__plugins;
 struct act__vplugin;
 
+/* Who started a session: its owner (docs/architecture.md, "Who owns the
+ * process's session"). */
+typedef enum act__owner {
+    ACT__OWNER_PROGRAM = 0, /* the program's own act_session_start() */
+    ACT__OWNER_RECORD = 1,  /* session/autostart.c, under actrace record */
+    ACT__OWNER_ONDEMAND = 2, /* the on-demand poller (ondemand/ondemand.c) */
+    ACT__OWNER_TORCH = 3    /* torch.profiler through actrace.torch.enable() */
+} act__owner;
+
+/* "program", "record", "on-demand", "torch". */
+const char *act__owner_name(int owner);
+
+/* The owner of the last session that became the active one: set by
+ * act_session_start before anything can see the session as busy, read
+ * by whoever is refused as busy, to name whose session is in the way. */
+extern _Atomic int act__started_owner;
+
 struct act_session {
     uint64_t gen; /* unique per session, even: validates thread-local caches */
     /* gen where scoped spans read the counter (use_ticks), else
@@ -437,6 +480,7 @@ struct act_session {
     uint64_t tick_gen;
     int lazy; /* the stand-in of a session not started yet (session/autostart.c) */
     int auto_start; /* the session session/autostart.c starts */
+    int owner;      /* act__owner: set before act_session_start */
     unsigned fork_gen; /* act__fork_gen at create: the process it records in */
     act_config *config;
     act_activity_set types;
@@ -618,6 +662,10 @@ struct act_session {
      * filled). NULL: the session has no plugins (a rebuilt one). */
     int (*report_plugins)(const act_session *s, struct act__vplugin **pl,
                           const char ***warn, size_t *n);
+    /* The config's unknown keys (no built-in, no plugin read them) were
+     * reported: once, when the session first stops, or at destroy if it
+     * never ran (session/lifecycle.c). */
+    int unread_reported;
     /* The recording fast path's time window (record.c): time_anchor_ns -
      * ACT__FAST_WINDOW / 2, set with the anchor when the session starts
      * (before anything can record in it). */
@@ -632,6 +680,39 @@ struct act_session {
 
 /* Global recording target: the collecting session, or NULL. */
 extern _Atomic(act_session *) act__recording;
+
+/*
+ * The grace period (grace.c): a recording call counts itself in its
+ * thread's word (act__rd_word) before it uses the session it loaded from
+ * act__recording, and restores the word as it returns; act_session_stop,
+ * after unpublishing the session, calls act__grace_wait, which returns
+ * when every call that may have loaded it has returned. A word holds the
+ * count (ACT__RD_COUNT), ACT__RD_REG once the thread is registered (its
+ * word can be seen by act__grace_wait), ACT__RD_GONE after its exit hook
+ * (no longer registered; the thread records nothing more).
+ */
+#define ACT__RD_REG (UINT32_C(1) << 31)
+#define ACT__RD_GONE (UINT32_C(1) << 30)
+#define ACT__RD_COUNT (ACT__RD_GONE - 1)
+_Atomic uint32_t *act__rd_word(void);
+/* Register the calling thread's word @p w (its count raised): 0 (REG set
+ * in @p w), or -1 (refused: no memory, its lock held by this thread). */
+int act__grace_register(_Atomic uint32_t *w);
+/* Once, at load (the thread-exit key). */
+void act__grace_init(void);
+/* At session start: membarrier's registration, once per process. */
+void act__grace_prepare(void);
+/* After act__recording stopped pointing at a session: wait out the calls
+ * that may still use it. */
+void act__grace_wait(void);
+void act__grace_atfork_prepare(void);
+void act__grace_atfork_parent(void);
+void act__grace_atfork_child(void);
+/* For a public entry outside record.c: the session to record into with
+ * the calling thread counted (act__rd_end takes the count back), or NULL
+ * (nothing to record; not counted). A lazy stand-in is woken. */
+act_session *act__rd_begin(void);
+void act__rd_end(void);
 
 /* Lazy start (session/autostart.c). Under `actrace record`, a process that
  * has not recorded yet has act__recording pointing at a stand-in session
@@ -760,7 +841,13 @@ static inline uint32_t act__thread_used(const act__thread *t)
  * with acquire). The count is the chunk's own: no copy in the thread. */
 static inline void act__thread_commit(act__thread *t, uint32_t n)
 {
+#if ACT_X86_PLAIN
+    /* One add to memory: a plain store on x86-64 has release order; only
+     * this thread writes the count (not locked). */
+    __asm__ __volatile__("addl %1, %0" : "+m"(*(uint32_t *)&t->tail->used) : "ir"(n) : "memory");
+#else
     atomic_store_explicit(&t->tail->used, act__thread_used(t) + n, memory_order_release);
+#endif
 }
 void act__thread_drop(act__thread *t, int type, act__drop_reason why);
 
@@ -838,6 +925,8 @@ size_t act__dist_spool(char *buf, size_t cap);
  * act__reentrant_drop and return). Every act__rec_enter() that returned 1
  * is paired with act__rec_leave(). */
 int act__rec_enter(void);
+/* The same for a call counted by act__rd_begin already. */
+int act__rec_enter_counted(void);
 void act__rec_leave(void);
 void act__reentrant_drop(act_session *s);
 

@@ -33,7 +33,11 @@ typedef struct tls_block {
     uint64_t gb;
     act__thread *thread;
     uint32_t corr_depth; /* external correlation stack, session-independent */
-    uint32_t pad_;
+    /* The grace period's word (grace.c, engine.h ACT__RD_*): the count of
+     * recording calls this thread is in (a signal handler's nests), and
+     * whether the thread is registered. Read by act__grace_wait on other
+     * threads: accessed as an atomic, by plain loads and stores. */
+    _Atomic uint32_t rd;
     uint64_t serial;     /* act__thread_serial, 0 until first asked */
     uint64_t corr_cur;   /* corr_current(), kept up to date by push and pop */
     uint64_t corr[CORR_DEPTH];
@@ -93,32 +97,219 @@ void act__record_atfork_child(void)
  * relaxed one. The work for an active session lives in separate
  * non-inlined functions so that the inactive path saves no registers and
  * sets up no frame. */
-#define IF_RECORDING(s) \
+#define IF_RECORDING_DO(s, NESTED) \
+    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire); \
+    if (ACT_LIKELY(s == NULL)) \
+        return; \
+    RD_SCOPE(s, NESTED)
+/* An event call: a nested one counts one dropped event. */
+#define IF_RECORDING(s) IF_RECORDING_DO(s, act__reentrant_drop(s))
+/* An arg call: a nested one counts one dropped arg. */
+#define IF_RECORDING_ARG(s) \
+    IF_RECORDING_DO(s, atomic_fetch_add_explicit(&(s)->args_dropped_reentrant, 1, \
+                                                 memory_order_relaxed))
+
+/*
+ * The grace period's read side (grace.c): a call that found a session
+ * counts itself in tl.rd, then loads act__recording again; only a session
+ * loaded after the count is used (stop's membarrier orders stop's
+ * unpublishing store and its reading of the count against the two). The
+ * count is taken back when the call's scope ends (a cleanup attribute:
+ * every return). The common case (registered, not nested, the same
+ * session) is a load, two compares and an add; anything else goes to
+ * rd_slow: the thread's first call registers it. A nested call (a signal
+ * handler that interrupted a recording call of its thread) records
+ * nothing: it runs NESTED (counts its drop) if the call it interrupted
+ * was registered (which keeps the session alive), and returns. The fast
+ * paths rely on it: they are entered only outside any other call
+ * (rd_fast) and set no busy mark of their own.
+ */
+static ACT_NOINLINE act_session *rd_slow(uint32_t v)
+{
+    if (!(v & ACT__RD_REG)) {
+        /* Nested in an unregistered call, or after the exit hook: nothing
+         * shows stop this thread's count. */
+        if (v & (ACT__RD_COUNT | ACT__RD_GONE))
+            return NULL;
+        if (act__grace_register(&tl.rd) != 0)
+            return NULL;
+    }
+    return atomic_load_explicit(&act__recording, memory_order_acquire);
+}
+
+/* 1 if the thread is in another recording call (@p v: its word before
+ * this call counted itself). */
+#define RD_NESTED(v) (((v) & ACT__RD_COUNT) != 0)
+
+/* One more, one less: on x86-64 a single add to memory each (not locked:
+ * only this thread writes the word; other threads read it whole), so a
+ * signal handler cannot come between a load and a store; elsewhere and
+ * under TSan a load and a store (a handler in between leaves the word as
+ * it found it). The release on the way out: stop's acquire load of a
+ * zero count sees every access of the call before it. */
+#if ACT_X86_PLAIN
+static ACT_INLINE void rd_inc(void)
+{
+    __asm__ volatile("addl $1, %0" : "+m"(*(uint32_t *)&tl.rd)::"memory");
+}
+static ACT_INLINE void rd_leave(void)
+{
+    __asm__ volatile("subl $1, %0" : "+m"(*(uint32_t *)&tl.rd)::"memory");
+}
+#else
+static ACT_INLINE void rd_inc(void)
+{
+    atomic_store_explicit(&tl.rd, atomic_load_explicit(&tl.rd, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+}
+static ACT_INLINE void rd_leave(void)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&tl.rd, atomic_load_explicit(&tl.rd, memory_order_relaxed) - 1,
+                          memory_order_release);
+}
+#endif
+
+/* Count the call; the word as it was. */
+static ACT_INLINE uint32_t rd_enter(void)
+{
+    uint32_t v = atomic_load_explicit(&tl.rd, memory_order_relaxed);
+    rd_inc();
+    return v;
+}
+
+static ACT_INLINE void rd_cleanup(const char *unused)
+{
+    (void)unused;
+    rd_leave();
+}
+
+#define RD_SCOPE(s, NESTED) \
+    const char rd_scope_ __attribute__((cleanup(rd_cleanup), unused)) = 0; \
+    uint32_t rd_v_ = rd_enter(); \
+    if (ACT_UNLIKELY(rd_v_ != ACT__RD_REG || \
+                     atomic_load_explicit(&act__recording, memory_order_acquire) != s)) { \
+        if ((s = rd_slow(rd_v_)) == NULL) \
+            return; \
+        if (RD_NESTED(rd_v_)) { \
+            NESTED; \
+            return; \
+        } \
+    }
+
+_Atomic uint32_t *act__rd_word(void)
+{
+    return &tl.rd;
+}
+
+/* The count for a fast path (the public call itself, no cleanup scope, so
+ * that it saves no register and its full path is a tail call): 1 with the
+ * thread counted (registered, in no other call, the session @p s still
+ * published), else 0 with nothing changed (the full path, a separate
+ * function with IF_RECORDING, decides again from scratch). */
+static ACT_INLINE int rd_fast(const act_session *s)
+{
+#if ACT_X86_PLAIN
+    /* Plain reads, so that each is one compare with memory (the asm's
+     * memory clobber in rd_inc keeps the second load after the add). */
+    if (ACT_UNLIKELY(*(const uint32_t *)&tl.rd != ACT__RD_REG))
+        return 0;
+    rd_inc();
+    if (ACT_LIKELY(*(act_session *const *)&act__recording == s)) {
+        /* An acquire: the session may be a new one at the same address,
+         * published since the first load (x86-64 keeps loads in order;
+         * the fence keeps the compiler's). */
+        atomic_signal_fence(memory_order_acquire);
+        return 1;
+    }
+#else
+    if (ACT_UNLIKELY(atomic_load_explicit(&tl.rd, memory_order_relaxed) != ACT__RD_REG))
+        return 0;
+    rd_inc();
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_acquire) == s))
+        return 1;
+#endif
+    rd_leave();
+    return 0;
+}
+
+/* A public call's first check, for the calls with a fast path (rd_fast). */
+#define IF_RECORDING_FAST(s) \
     act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire); \
     if (ACT_LIKELY(s == NULL)) \
         return;
 
+/* The lazy stand-in's wake (engine.h), uncounted while the session starts
+ * (the start may wait for a stop, which waits for counted calls), then
+ * the session loaded again, counted. */
+static ACT_NOINLINE act_session *rd_wake(void)
+{
+    rd_leave();
+    act_session *r = act__lazy_wake();
+    rd_enter();
+    if (!r)
+        return NULL;
+    r = atomic_load_explicit(&act__recording, memory_order_acquire);
+    return r && !r->lazy ? r : NULL;
+}
+
+act_session *act__rd_begin(void)
+{
+    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
+    if (!s)
+        return NULL;
+    uint32_t v = rd_enter();
+    if (v != ACT__RD_REG || atomic_load_explicit(&act__recording, memory_order_acquire) != s)
+        s = rd_slow(v);
+    if (s && ACT_UNLIKELY(s->lazy))
+        s = rd_wake();
+    if (!s)
+        rd_leave();
+    return s;
+}
+
+void act__rd_end(void)
+{
+    rd_leave();
+}
+
 /* In a full path: the stand-in of a lazily started session (engine.h)
  * becomes the real one here, once; NULL drops the call. */
 #define WAKE(s) \
-    if (ACT_UNLIKELY(s->lazy) && (s = act__lazy_wake()) == NULL) \
+    if (ACT_UNLIKELY(s->lazy) && (s = rd_wake()) == NULL) \
         return;
 
 /*
  * Signal safety. A signal handler that records while it interrupted a
  * recording call of its own thread would write into the same record slot,
  * or wait for a lock that its own thread holds (the session lock while a
- * chunk is carved). Each recording call marks its thread busy for its
- * whole duration, buffer lookup included; a call that finds the mark set
- * comes from a handler that interrupted one, records nothing, and is
- * counted as dropped (ACT__DROP_REENTRANT, a session-wide atomic counter:
- * the interrupted call may be updating the thread's own counters). Only
- * the same thread reads the mark, so compiler barriers order it against
- * the record writes; no atomic instruction is needed.
+ * chunk is carved). Every public recording call counts itself in tl.rd for
+ * its whole duration (the grace period's count, RD_SCOPE and rd_fast); a
+ * call that finds the count raised comes from a handler that interrupted
+ * one, records nothing, and is counted as dropped (ACT__DROP_REENTRANT, a
+ * session-wide atomic counter: the interrupted call may be updating the
+ * thread's own counters). The engine's other entries (act_name, plugin
+ * emits, get_stats) take the busy mark in tl.gb instead (act__rec_enter),
+ * which the fast paths' generation compare sees, and the full paths take
+ * it too (GUARD). Only the same thread reads the mark, so compiler
+ * barriers order it against the record writes; no atomic instruction is
+ * needed.
  */
 int act__rec_enter(void)
 {
-    if (ACT_UNLIKELY(tl_busy))
+    /* (A recording call's fast path sets no busy mark: its count.) */
+    if (ACT_UNLIKELY(tl_busy || (atomic_load_explicit(&tl.rd, memory_order_relaxed) & ACT__RD_COUNT)))
+        return 0;
+    tl.gb |= TL_BUSY;
+    atomic_signal_fence(memory_order_seq_cst);
+    return 1;
+}
+
+int act__rec_enter_counted(void)
+{
+    if (ACT_UNLIKELY(tl_busy ||
+                     (atomic_load_explicit(&tl.rd, memory_order_relaxed) & ACT__RD_COUNT) > 1))
         return 0;
     tl.gb |= TL_BUSY;
     atomic_signal_fence(memory_order_seq_cst);
@@ -248,14 +439,15 @@ static ACT_INLINE void group_begin(act__thread *t)
 /* 1 with the guard taken (the thread's buffer is then tl_thread, never
  * NULL: tl_gen is only set with a thread, by attach and
  * act__thread_for, and no session has generation 0), 0 for the full path. */
+/* No busy mark of their own: a fast path runs inside a counted call
+ * (IF_RECORDING, rd_fast), and a call that interrupts it (a signal
+ * handler) sees the count and records nothing (RD_SCOPE, act__rec_enter).
+ * The compare still fails while another guard holds the busy mark (a
+ * handler that interrupted act__rec_enter's users: get_stats, act_name). */
 static inline int fast_enter(const act_session *s)
 {
     if (ACT_UNLIKELY(tl.gb != s->gen)) /* busy, or another session's */
         return 0;
-    /* (a compiler barrier: the mark is set by one read-modify-write
-     * instruction instead of from the value just compared) */
-    atomic_signal_fence(memory_order_seq_cst);
-    tl.gb |= TL_BUSY;
     atomic_signal_fence(memory_order_seq_cst);
     return 1;
 }
@@ -263,7 +455,16 @@ static inline int fast_enter(const act_session *s)
 static inline void fast_leave(void)
 {
     atomic_signal_fence(memory_order_seq_cst);
-    tl.gb &= ~TL_BUSY;
+}
+
+/* fast_enter against @p gen (the session's generation, or its counter
+ * generation: tick_gen). */
+static inline int fast_enter_gen(uint64_t gen)
+{
+    if (ACT_UNLIKELY(tl.gb != gen))
+        return 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    return 1;
 }
 
 /* A builtin type the session selects (others take the full path). */
@@ -355,28 +556,33 @@ static ACT_NOINLINE void span_begin(act_session *s, act_activity_type type,
 
 static ACT_INLINE uint32_t key_fast(const act__thread *t, const char *key);
 
+/* The fast paths' begin, the checks done (room at @p r, depth @p d below
+ * the limit): span record @p r opened at depth @p d, its start @p now. */
+static ACT_INLINE void span_open_fast(act__thread *t, act__rec *r, uint32_t d, int64_t now,
+                                      act_activity_type type, uint32_t name)
+{
+    t->depth = d + 1;
+    r->t0 = now;
+    atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
+    r->x = corr_current();
+    r->name = name;
+    rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
+    t->open[d] = r;
+    push(t, r);
+}
+
 /* act_span_begin's fast path: a string literal the thread has seen (its
  * interned id cached on its pointer), looked up under the guard (a
  * signal handler may change the cache). */
 static ACT_INLINE int begin_fast_str(act_session *s, act_activity_type type, const char *name)
 {
-    if (ACT_LIKELY(fast_type_ok(s, type) && tl.gb == s->tick_gen)) {
-        atomic_signal_fence(memory_order_seq_cst);
-        tl.gb |= TL_BUSY;
-        atomic_signal_fence(memory_order_seq_cst);
+    if (ACT_LIKELY(fast_type_ok(s, type) && fast_enter_gen(s->tick_gen))) {
         act__thread *t = tl_thread;
         act__rec *r = t->rec;
         uint32_t d = t->depth;
         uint32_t id = key_fast(t, name);
         if (ACT_LIKELY(id && (char *)r < t->lim && d < ACT__MAX_DEPTH)) {
-            t->depth = d + 1;
-            r->t0 = act__ticks();
-            atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
-            r->x = corr_current();
-            r->name = id;
-            rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
-            t->open[d] = r;
-            push(t, r);
+            span_open_fast(t, r, d, act__ticks(), type, id);
             fast_leave();
             return 1;
         }
@@ -385,12 +591,22 @@ static ACT_INLINE int begin_fast_str(act_session *s, act_activity_type type, con
     return 0;
 }
 
-void act_span_begin(act_activity_type type, const char *name)
+static ACT_NOINLINE void span_begin_str_slow(act_activity_type type, const char *name)
 {
     IF_RECORDING(s)
-    if (name && ACT_LIKELY(begin_fast_str(s, type, name)))
-        return;
     span_begin(s, type, 0, name ? name : "");
+}
+
+void act_span_begin(act_activity_type type, const char *name)
+{
+    IF_RECORDING_FAST(s)
+    if (name && ACT_LIKELY(rd_fast(s))) {
+        int ok = begin_fast_str(s, type, name);
+        rd_leave();
+        if (ACT_LIKELY(ok))
+            return;
+    }
+    span_begin_str_slow(type, name);
 }
 
 /*
@@ -405,22 +621,12 @@ void act_span_begin(act_activity_type type, const char *name)
 static ACT_INLINE int begin_fast(act_session *s, act_activity_type type, act_name_id name,
                                  uint64_t gen, int ticks)
 {
-    if (ACT_LIKELY(fast_type_ok(s, type) && !(name & ACT__REF_LOCAL) && tl.gb == gen)) {
-        atomic_signal_fence(memory_order_seq_cst);
-        tl.gb |= TL_BUSY;
-        atomic_signal_fence(memory_order_seq_cst);
+    if (ACT_LIKELY(fast_type_ok(s, type) && !(name & ACT__REF_LOCAL) && fast_enter_gen(gen))) {
         act__thread *t = tl_thread;
         act__rec *r = t->rec;
         uint32_t d = t->depth;
         if (ACT_LIKELY((char *)r < t->lim && d < ACT__MAX_DEPTH)) {
-            t->depth = d + 1;
-            r->t0 = ticks ? act__ticks() : act__clock_ns();
-            atomic_store_explicit(&r->t1, ACT__OPEN, memory_order_relaxed);
-            r->x = corr_current();
-            r->name = name;
-            rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
-            t->open[d] = r;
-            push(t, r);
+            span_open_fast(t, r, d, ticks ? act__ticks() : act__clock_ns(), type, name);
             fast_leave();
             return 1;
         }
@@ -429,20 +635,24 @@ static ACT_INLINE int begin_fast(act_session *s, act_activity_type type, act_nam
     return 0;
 }
 
-static ACT_NOINLINE void span_begin_clock(act_session *s, act_activity_type type,
-                                          act_name_id name)
+static ACT_NOINLINE void span_begin_clock(act_activity_type type, act_name_id name)
 {
+    IF_RECORDING(s)
     if (!begin_fast(s, type, name, s->gen, 0))
         span_begin(s, type, name, NULL);
 }
 
 void act_span_begin_id(act_activity_type type, act_name_id name)
 {
-    IF_RECORDING(s)
-    /* One compare tests the thread's buffer and the counter clock. */
-    if (ACT_LIKELY(begin_fast(s, type, name, s->tick_gen, 1)))
-        return;
-    span_begin_clock(s, type, name);
+    IF_RECORDING_FAST(s)
+    if (ACT_LIKELY(rd_fast(s))) {
+        /* One compare tests the thread's buffer and the counter clock. */
+        int ok = begin_fast(s, type, name, s->tick_gen, 1);
+        rd_leave();
+        if (ACT_LIKELY(ok))
+            return;
+    }
+    span_begin_clock(type, name);
 }
 
 static inline void span_end_body(act_session *s)
@@ -476,15 +686,13 @@ static ACT_NOINLINE void span_end(act_session *s)
 
 static ACT_INLINE int end_fast(uint64_t gen, int ticks)
 {
-    if (ACT_LIKELY(tl.gb == gen)) {
-        atomic_signal_fence(memory_order_seq_cst);
-        tl.gb |= TL_BUSY;
-        atomic_signal_fence(memory_order_seq_cst);
+    if (ACT_LIKELY(fast_enter_gen(gen))) {
         act__thread *t = tl_thread;
-        uint32_t d = t->depth - 1; /* depth 0 wraps past ACT__MAX_DEPTH */
+        /* depth 0 wraps past ACT__MAX_DEPTH; 64 bits: an index as is */
+        size_t d = (size_t)t->depth - 1;
         act__rec *r;
         if (ACT_LIKELY(d < ACT__MAX_DEPTH && (r = t->open[d]) != NULL)) {
-            t->depth = d;
+            t->depth = (uint32_t)d;
             atomic_store_explicit(&r->t1, ticks ? act__ticks() : act__clock_ns(),
                                   memory_order_relaxed);
             fast_leave();
@@ -495,18 +703,24 @@ static ACT_INLINE int end_fast(uint64_t gen, int ticks)
     return 0;
 }
 
-static ACT_NOINLINE void span_end_clock(act_session *s)
+static ACT_NOINLINE void span_end_clock(void)
 {
+    /* A nested end is not counted: the nested begin it pairs with was. */
+    IF_RECORDING_DO(s, (void)0)
     if (!end_fast(s->gen, 0))
         span_end(s);
 }
 
 void act_span_end(void)
 {
-    IF_RECORDING(s)
-    if (ACT_LIKELY(end_fast(s->tick_gen, 1)))
-        return;
-    span_end_clock(s);
+    IF_RECORDING_FAST(s)
+    if (ACT_LIKELY(rd_fast(s))) {
+        int ok = end_fast(s->tick_gen, 1);
+        rd_leave();
+        if (ACT_LIKELY(ok))
+            return;
+    }
+    span_end_clock();
 }
 
 static inline void span_record_body(act_session *s, act_activity_type type,
@@ -546,10 +760,19 @@ void act_span_record(act_activity_type type, const char *name,
     span_record(type, 0, start_ns, end_ns, name ? name : "", s);
 }
 
+static ACT_NOINLINE void span_record_id_slow(act_activity_type type, act_name_id name,
+                                             int64_t start_ns, int64_t end_ns)
+{
+    IF_RECORDING(s)
+    span_record(type, name, start_ns, end_ns, NULL, s);
+}
+
 void act_span_record_id(act_activity_type type, act_name_id name,
                         int64_t start_ns, int64_t end_ns)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
+    if (ACT_UNLIKELY(!rd_fast(s)))
+        goto slow;
     /* The checks that need no thread state first, while few registers
      * are live. */
     if (ACT_LIKELY(fast_type_ok(s, type) && fast_times_ok(s, start_ns, end_ns) &&
@@ -564,11 +787,14 @@ void act_span_record_id(act_activity_type type, act_name_id name,
             rec_tag(r, (uint16_t)type, ACT__R_SPAN, 0);
             push(t, r);
             fast_leave();
+            rd_leave();
             return;
         }
         fast_leave();
     }
-    span_record(type, name, start_ns, end_ns, NULL, s);
+    rd_leave();
+slow:
+    span_record_id_slow(type, name, start_ns, end_ns);
 }
 
 static inline void instant_body(act_session *s, act_activity_type type,
@@ -1188,6 +1414,15 @@ static ACT_NOINLINE void arg_slow(act_session *s, const char *key, uint32_t kid,
     GUARDED_ARG(s, arg_body(s, key, kid, kind, bits, sval, slen));
 }
 
+/* The full path of an arg call, counted afresh (arg_call's fast path
+ * takes its count back first). */
+static ACT_NOINLINE void arg_full(const char *key, uint32_t kid, act__vkind kind, uint64_t bits,
+                                  uint32_t slen)
+{
+    IF_RECORDING_ARG(s)
+    arg_slow(s, key, kid, kind, bits, slen);
+}
+
 /* arg_call's string value not found read-only in the cache, its length
  * known: entered with the guard taken and the arg's place checked
  * (arg_call). A verified hit calls nothing, so that it saves no register;
@@ -1212,6 +1447,7 @@ static ACT_NOINLINE void arg_str_known(act__thread *t, act__vkind kind, uint32_t
     }
     arg_write(t, st, half, kind, kref, t->vcache[h].ref);
     fast_leave();
+    rd_leave();
 }
 
 /* arg_str_known's hit in entry @p e whose read-only state is not known. */
@@ -1222,6 +1458,7 @@ static ACT_NOINLINE void arg_str_learn(act__thread *t, act__vkind kind, uint32_t
     uint8_t st = t->args_ok;
     arg_write(t, st, st == ACT__ARGS_OK ? t->arg_half : NULL, kind, kref, t->vcache[e].ref);
     fast_leave();
+    rd_leave();
 }
 
 /* arg_str_known's miss: a copy if it fits, else the full path. */
@@ -1233,11 +1470,13 @@ static ACT_NOINLINE void arg_str_put(act__thread *t, act__vkind kind, uint32_t k
     if ((size_t)(t->str - (char *)t->rec) >= (half ? 0 : sizeof(act__rec)) + act__str_space(len)) {
         arg_write(t, st, half, kind, kref, value_put(t, v, len, ((uintptr_t)v >> 3) & 6));
         fast_leave();
+        rd_leave();
         return;
     }
     fast_leave();
+    rd_leave();
     /* No room: the full path takes a chunk, or drops the group. */
-    arg_slow(t->session, NULL, kref, kind, (uintptr_t)v, len);
+    arg_full(NULL, kref, kind, (uintptr_t)v, len);
 }
 
 /* The same, the length maybe not taken yet (LEN_UNKNOWN). */
@@ -1261,6 +1500,8 @@ static ACT_INLINE void arg_call(act_session *s, const char *key, uint32_t kid,
                                 act__vkind kind, uint64_t bits, const char *sval,
                                 uint32_t slen)
 {
+    if (ACT_UNLIKELY(!rd_fast(s)))
+        goto full;
     if (ACT_LIKELY(fast_enter(s))) {
         act__thread *t = tl_thread;
         uint32_t kref = key ? key_fast(t, key) : kid & ACT__REF_LOCAL ? 0 : kid;
@@ -1277,11 +1518,14 @@ static ACT_INLINE void arg_call(act_session *s, const char *key, uint32_t kid,
             }
             arg_write(t, st, half, kind, kref, bits);
             fast_leave();
+            rd_leave();
             return;
         }
         fast_leave();
     }
-    arg_slow(s, key, kid, kind, act__vkind_text(kind) ? (uintptr_t)sval : bits, slen);
+    rd_leave();
+full:
+    arg_full(key, kid, kind, act__vkind_text(kind) ? (uintptr_t)sval : bits, slen);
 }
 
 static inline uint64_t double_bits(double value)
@@ -1293,31 +1537,31 @@ static inline uint64_t double_bits(double value)
 
 void act_arg_int(const char *key, int64_t value)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     arg_call(s, key ? key : "", 0, ACT__V_INT, (uint64_t)value, NULL, 0);
 }
 
 void act_arg_uint(const char *key, uint64_t value)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     arg_call(s, key ? key : "", 0, ACT__V_UINT, value, NULL, 0);
 }
 
 void act_arg_double(const char *key, double value)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     arg_call(s, key ? key : "", 0, ACT__V_DOUBLE, double_bits(value), NULL, 0);
 }
 
 void act_arg_bool(const char *key, int value)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     arg_call(s, key ? key : "", 0, ACT__V_BOOL, value != 0, NULL, 0);
 }
 
 void act_arg_strn(const char *key, const char *value, size_t len)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     if (!value) {
         value = "";
         len = 0;
@@ -1327,7 +1571,7 @@ void act_arg_strn(const char *key, const char *value, size_t len)
 
 void act_arg_str(const char *key, const char *value)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     arg_call(s, key ? key : "", 0, ACT__V_STR, 0, value, LEN_UNKNOWN);
 }
 
@@ -1341,31 +1585,31 @@ act_key_id act_key(const char *key)
 
 void act_arg_int_k(act_key_id key, int64_t value)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     arg_call(s, NULL, key, ACT__V_INT, (uint64_t)value, NULL, 0);
 }
 
 void act_arg_uint_k(act_key_id key, uint64_t value)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     arg_call(s, NULL, key, ACT__V_UINT, value, NULL, 0);
 }
 
 void act_arg_double_k(act_key_id key, double value)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     arg_call(s, NULL, key, ACT__V_DOUBLE, double_bits(value), NULL, 0);
 }
 
 void act_arg_bool_k(act_key_id key, int value)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     arg_call(s, NULL, key, ACT__V_BOOL, value != 0, NULL, 0);
 }
 
 void act_arg_strn_k(act_key_id key, const char *value, size_t len)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     if (!value) {
         value = "";
         len = 0;
@@ -1375,7 +1619,7 @@ void act_arg_strn_k(act_key_id key, const char *value, size_t len)
 
 void act_arg_str_k(act_key_id key, const char *value)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     arg_call(s, NULL, key, ACT__V_STR, 0, value, LEN_UNKNOWN);
 }
 
@@ -1415,20 +1659,20 @@ int64_t act_op_begin(uint64_t correlation)
 
 /* act_op_end's full path: what act_span_record_id and act_arg_int_k would
  * record (the pop is the caller's). */
-static ACT_NOINLINE void op_end_slow(act_session *s, act_activity_type type, act_name_id name,
+static ACT_NOINLINE void op_end_slow(act_activity_type type, act_name_id name,
                                      int64_t start_ns, int64_t end_ns, act_key_id key,
                                      int64_t value)
 {
-    span_record(type, name, start_ns, end_ns, NULL, s);
+    act_span_record_id(type, name, start_ns, end_ns);
     if (key)
         act_arg_int_k(key, value);
 }
 
-void act_op_end(act_activity_type type, act_name_id name, int64_t start_ns, int64_t end_ns,
-                act_key_id key, int64_t value)
+static ACT_INLINE void op_end_rec(act_activity_type type, act_name_id name, int64_t start_ns,
+                                  int64_t end_ns, act_key_id key, int64_t value)
 {
-    act_session *s = atomic_load_explicit(&act__recording, memory_order_acquire);
-    if (ACT_UNLIKELY(s != NULL)) {
+    IF_RECORDING_FAST(s)
+    if (ACT_LIKELY(rd_fast(s))) {
         /* act_span_record_id's fast path, with the arg (an interned key)
          * written in the record after the span: slot() and the fast path
          * both keep room for one arg record after an event. The two are
@@ -1463,13 +1707,20 @@ void act_op_end(act_activity_type type, act_name_id name, int64_t start_ns, int6
                     push(t, r);
                 }
                 fast_leave();
-                goto pop;
+                rd_leave();
+                return;
             }
             fast_leave();
         }
-        op_end_slow(s, type, name, start_ns, end_ns, key, value);
+        rd_leave();
     }
-pop:
+    op_end_slow(type, name, start_ns, end_ns, key, value);
+}
+
+void act_op_end(act_activity_type type, act_name_id name, int64_t start_ns, int64_t end_ns,
+                act_key_id key, int64_t value)
+{
+    op_end_rec(type, name, start_ns, end_ns, key, value);
     if (tl_corr_depth)
         tl_corr_depth--;
     corr_update();
@@ -1504,7 +1755,7 @@ act__thread *act__thread_for(act_session *s)
 static ACT_INLINE void arg_text(const char *key, act_key_id kid, act__vkind kind,
                                 const char *value, size_t len)
 {
-    IF_RECORDING(s)
+    IF_RECORDING_FAST(s)
     if (!value)
         value = "", len = 0;
     arg_call(s, key, kid, kind, 0, value, len == SIZE_MAX ? LEN_UNKNOWN : str_len(len));

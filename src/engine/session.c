@@ -55,6 +55,7 @@ act_session *(*act__wake_hook)(void);
  */
 static void atfork_prepare(void)
 {
+    act__grace_atfork_prepare();
     act__types_atfork_prepare();
     act__strtab_atfork_prepare();
     act__names_atfork_prepare();
@@ -65,6 +66,7 @@ static void atfork_parent(void)
     act__names_atfork_parent();
     act__strtab_atfork_parent();
     act__types_atfork_parent();
+    act__grace_atfork_parent();
 }
 
 static void atfork_child(void)
@@ -81,6 +83,7 @@ static void atfork_child(void)
     atomic_store_explicit(&act__started, NULL, memory_order_relaxed);
     atomic_store_explicit(&act__steps_in_flight, 0, memory_order_relaxed);
     act__record_atfork_child();
+    act__grace_atfork_child();
 }
 
 static void install_atfork(void)
@@ -96,6 +99,7 @@ void act__atfork_install(void)
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((constructor)) static void act_lib_init(void)
 {
+    act__grace_init();
     act__atfork_install();
 }
 #endif
@@ -543,6 +547,11 @@ int act__session_create(const act_session_opts *opts, act_session **out)
         if (act__slab_prealloc(s, (size_t)bytes) != 0)
             act_log(ACT_LOG_WARN, "cannot pre-allocate %" PRId64 " MB of trace buffers", pre);
     }
+    /* torch_kineto.cpp creates its sessions through the public API,
+     * named as torch.profiler's trace: that name marks the torch owner
+     * (it only names whose session a refusal was for). */
+    s->owner = o.trace_name && strcmp(o.trace_name, "torch.profiler") == 0 ? ACT__OWNER_TORCH
+                                                                            : ACT__OWNER_PROGRAM;
     if (o.trace_name && !(s->trace_name = strdup(o.trace_name))) {
         act__session_free(s);
         return ACT_ENOMEM;
@@ -658,6 +667,22 @@ act_session *act_session_active(void)
     if (!s && atomic_load_explicit(&act__recording, memory_order_acquire))
         s = act__lazy_wake() ? atomic_load(&act__started) : NULL;
     return s;
+}
+
+_Atomic int act__started_owner;
+
+const char *act__owner_name(int owner)
+{
+    switch (owner) {
+    case ACT__OWNER_RECORD:
+        return "record";
+    case ACT__OWNER_ONDEMAND:
+        return "on-demand";
+    case ACT__OWNER_TORCH:
+        return "torch";
+    default:
+        return "program";
+    }
 }
 
 act_session *act__session_started(void)

@@ -421,8 +421,21 @@ static void finish_locked(void)
     atomic_store(&od_writing, 0);
 }
 
+/* The refusal of a request while another owner's session is active. */
+static void refuse_busy(void)
+{
+    act_log(ACT_LOG_WARN, "on-demand: busy: the process already records (the %s owner's "
+            "session is active); request ignored",
+            act__owner_name(atomic_load(&act__started_owner)));
+}
+
 static void start_request(const char *text, size_t len)
 {
+    if (act__session_started()) {
+        /* Before the request's file or plugins: nothing to undo. */
+        refuse_busy();
+        return;
+    }
     act_config *req = NULL, *cfg = NULL;
     act_parse_error err;
     memset(&err, 0, sizeof err);
@@ -531,15 +544,17 @@ static void start_request(const char *text, size_t len)
     o.config = cfg;
     act_session *s = NULL;
     int rc = act_session_create(&o, &s);
+    if (rc == 0)
+        s->owner = ACT__OWNER_ONDEMAND;
     if (rc == 0 && iter)
         s->start_iter = INT64_MAX / 4; /* never by the session's own count */
     if (rc == 0)
         rc = act_session_start(s);
     if (rc != 0) {
-        act_log(rc == ACT_EBUSY ? ACT_LOG_WARN : ACT_LOG_ERROR,
-                "on-demand: %s; request ignored",
-                rc == ACT_EBUSY ? "busy: the process already records (a session is active)"
-                                : act_strerror(rc));
+        if (rc == ACT_EBUSY)
+            refuse_busy();
+        else
+            act_log(ACT_LOG_ERROR, "on-demand: %s; request ignored", act_strerror(rc));
         act_session_destroy(s);
         act__od_file_abort(&od_file);
         goto out;
@@ -627,8 +642,8 @@ static void on_reply(act__dyno_msg *m)
     if (atomic_load(&od_exiting)) {
         /* the process is ending */
     } else if (od_session) {
-        act_log(ACT_LOG_WARN, "on-demand: busy: a trace window is open; the daemon's new "
-                "request is dropped, not queued");
+        act_log(ACT_LOG_WARN, "on-demand: busy: a trace window is open (the on-demand owner's "
+                "session); the daemon's new request is dropped, not queued");
     } else {
         start_request(m->data, m->len);
     }

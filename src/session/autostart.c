@@ -298,6 +298,7 @@ static int auto_session_start(void)
     int rc = act_session_create(&o, &auto_session);
     if (rc == 0) {
         auto_session->auto_start = 1;
+        auto_session->owner = ACT__OWNER_RECORD;
         rc = act_session_start(auto_session);
     }
     if (rc != 0) {

@@ -153,7 +153,9 @@ int act_session_start(act_session *s)
         act__auto_wake();
     if (!atomic_compare_exchange_strong(&act__started, &none, s))
         return ACT_EBUSY;
+    atomic_store(&act__started_owner, s->owner);
     act__sample_clock_offset(s);
+    act__grace_prepare();
     act__prefault_start(s);
     s->start_mono_ns = act__clock_ns();
     s->time_anchor_ns = s->start_mono_ns;
@@ -217,6 +219,19 @@ void act_step(void)
     atomic_fetch_sub(&act__steps_in_flight, 1);
 }
 
+/* A key no built-in knows is a plugin's when a loaded plugin read it
+ * through config_get: in its init, its start, or later while the session
+ * ran (a plugin may read its keys lazily). So the others are reported as
+ * unknown once the plugins have had the whole session to read theirs:
+ * when it first stops (its window closed, the plugins stopped and
+ * flushed), or when it is destroyed without having run. */
+static void report_unread(act_session *s)
+{
+    if (__atomic_exchange_n(&s->unread_reported, 1, __ATOMIC_RELAXED))
+        return;
+    act__config_warn_unread(s->config);
+}
+
 int act_session_stop(act_session *s)
 {
     if (!s)
@@ -248,7 +263,13 @@ int act_session_stop(act_session *s)
     atomic_store(&s->state, ACT__S_STOPPED);
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_unlock(&s->window_lock);
+    /* Unpublished (close_window_locked): wait out the recording calls that
+     * loaded it before (grace.c), so that nothing writes into its buffers
+     * from now on (the settle below converts their times in place) and
+     * destroy may free it. */
+    act__grace_wait();
     act__prefault_stop(s);
+    report_unread(s);
     return 0;
 }
 
@@ -334,12 +355,10 @@ int act_session_create(const act_session_opts *opts_in, act_session **out)
     else
         rc = act__plugins_load(s, s->config, o.plugins, o.plugin_count, &s->plugins);
     if (rc != 0) {
+        s->unread_reported = 1; /* the error is what matters here */
         act_session_destroy(s);
         return rc;
     }
-    /* A key no built-in knows is a plugin's when a loaded plugin read it in
-     * its init: only the others are unknown. */
-    act__config_warn_unread(s->config);
     *out = s;
     return 0;
 }
@@ -352,6 +371,7 @@ void act_session_destroy(act_session *s)
     if (st != ACT__S_CREATED && st != ACT__S_STOPPED)
         act_session_stop(s);
     act__prefault_stop(s);
+    report_unread(s);
     act__pool_forget(s); /* no thread-exit hook touches it from now on */
     act__plugins_destroy(s->plugins);
     act__session_free(s);

@@ -46,7 +46,8 @@ def ranks(tmp_path_factory):
     run(["record", "--per-process", str(d), "--plugin", EXAMPLE, "--"] + launcher,
         {"WORLD_SIZE": str(NRANKS)})
     files = sorted(p for p in os.listdir(d) if p.endswith(".json"))
-    assert [f.split(".")[0] for f in files] == ["rank-%d" % r for r in range(NRANKS)], files
+    assert [f.split("_")[0] for f in files] == ["rank-%d" % r for r in range(NRANKS)], files
+    assert all(f.endswith(".pt.trace.json") for f in files), files
     return d, [d / f for f in files]
 
 

@@ -1,23 +1,24 @@
 # SPDX-License-Identifier: MIT
 """Every HTA analysis that runs on Kineto's traces runs on actrace's
-(issue 35): a trace of the OpenCL demo under `actrace record --plugin
-opencl`, loaded by HolisticTraceAnalysis 0.6.x.
+(issue 35), with HTA's defaults: a trace of the OpenCL demo under
+`actrace record --plugin opencl`, loaded by HolisticTraceAnalysis.
 
 HTA rounds a trace's ts up and ts + dur down to whole microseconds when its
-ts are not integers, a guard against the overlaps that ns-resolution Kineto
-traces have (their ts count from a 3-month base, ~5.5e12 us, where a double
-holds about 1 ns). A host span shorter than a microsecond then gets a
-duration of -1 (0 when it straddles a microsecond), and HTA's call-stack
-sort raises "ValueError: Unexpected case" on a -1 and a 0 that meet at one
-microsecond, as two consecutive sub-microsecond calls on one thread give
-(clSetKernelArg, clGetEventProfilingInfo, clGetDeviceInfo...). Kineto's
-traces rarely have such pairs: it drops the noisy sub-microsecond CUDA
-runtime calls (cudaGetDevice, cudaSetDevice, cudaGetLastError,
-cudaEventCreate/Destroy; libkineto's CuptiCbidRegistry blocklist) and
-torch's ops are microseconds apart. actrace keeps every call, and its ts
-count from a second before the first event, exact to the nanosecond in a
-double: HTA's rounding is not needed there, and with
-HTA_DISABLE_NS_ROUNDING=1 (HTA's own switch) every analysis runs.
+ts are not integers (a guard against the overlaps of ns-resolution Kineto
+traces). A host span that lies inside one microsecond gets a duration of
+-1 (0 when it straddles a microsecond), and HTA's call-stack sort raises
+"ValueError: Unexpected case" where a -1 and a 0 meet at one microsecond
+on a thread. Kineto writes ts and dur exactly as actrace does (us with
+three decimals, relative to baseTimeNanoseconds) and its traces get the
+same rounding; they rarely hold such a pair because libkineto counts and
+drops the short, noisy CUDA runtime calls (cudaGetDevice, cudaSetDevice,
+cudaGetLastError, cudaEventCreate/Destroy) and torch's ops start about a
+microsecond apart (a dense one, 2000 rounds of view ops, fails in HTA the
+same way). The OpenCL plugin now does the first: a call that launched
+nothing, succeeded and returned within OPENCL_MIN_CALL_NS (1000) is
+counted, not drawn (clSetKernelArg, clGet*Info, clRelease*, a clFinish with
+nothing to wait for: 0.05-1 us on pocl, dozens per kernel). A drawn span
+of 1 us or more never rounds below 0.
 
 Run by ctest (Merge.hta_ns: run_hta.sh with this file) with the cached
 venv; ACTRACE and ACT_CL_DEMO name the build's files.
@@ -52,14 +53,15 @@ ANALYSES = {
 }
 
 
-@pytest.fixture(scope="module")
-def cl_trace(tmp_path_factory):
-    if not CL_DEMO:
-        pytest.skip("no OpenCL demo in this build")
-    d = tmp_path_factory.mktemp("hta_ns")
+def record_demo(d, config=None):
     out = d / "rank-0.json"
-    r = subprocess.run([ACTRACE, "record", "--plugin", "opencl", "-o", str(out), "--", CL_DEMO],
-                       capture_output=True, text=True, timeout=300)
+    env = dict(os.environ)
+    env.pop("ACTRACE_CONFIG", None)
+    if config:
+        (d / "act.conf").write_text(config)
+        env["ACTRACE_CONFIG"] = str(d / "act.conf")
+    r = subprocess.run([ACTRACE, "record", "-v", "--plugin", "opencl", "-o", str(out), "--",
+                        CL_DEMO], capture_output=True, text=True, timeout=300, env=env)
     if r.returncode != 0 or not out.exists():
         pytest.skip("the OpenCL demo did not run here: %s" % r.stderr[-300:])
     with open(out) as f:
@@ -67,7 +69,28 @@ def cl_trace(tmp_path_factory):
     kernels = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel"]
     if not kernels:
         pytest.skip("no OpenCL device ran the demo's kernels")
-    return d, doc
+    return doc, r.stderr
+
+
+@pytest.fixture(scope="module")
+def cl_trace(tmp_path_factory):
+    """The demo recorded with every default."""
+    if not CL_DEMO:
+        pytest.skip("no OpenCL demo in this build")
+    d = tmp_path_factory.mktemp("hta_ns")
+    doc, log = record_demo(d)
+    return d, doc, log
+
+
+@pytest.fixture(scope="module")
+def cl_trace_all_calls(tmp_path_factory):
+    """The demo with every call drawn (OPENCL_MIN_CALL_NS = 0): the trace
+    as it was before short calls were counted."""
+    if not CL_DEMO:
+        pytest.skip("no OpenCL demo in this build")
+    d = tmp_path_factory.mktemp("hta_ns_all")
+    doc, log = record_demo(d, "OPENCL_MIN_CALL_NS = 0\n")
+    return d, doc, log
 
 
 def sub_us_pairs(doc):
@@ -84,10 +107,14 @@ def sub_us_pairs(doc):
     return [k for k, v in at.items() if 0 in v and -1 in v]
 
 
+def host_spans(doc):
+    return [e for e in doc["traceEvents"] if e.get("ph") == "X" and e["pid"] < 0x40000000]
+
+
 def test_ts_exact_to_the_ns(cl_trace):
-    """Rounding is not needed: every ts (in us, as a double) is a whole
-    number of nanoseconds, and every child ends within its parent exactly."""
-    _, doc = cl_trace
+    """Nothing is rounded: every ts (in us, as a double) is a whole number
+    of nanoseconds."""
+    _, doc, _ = cl_trace
     for e in doc["traceEvents"]:
         if "ts" in e:
             ns = e["ts"] * 1000
@@ -96,8 +123,11 @@ def test_ts_exact_to_the_ns(cl_trace):
 
 @pytest.mark.parametrize("name", sorted(ANALYSES))
 def test_analysis_runs(cl_trace, name, monkeypatch, tmp_path):
-    d, doc = cl_trace
-    monkeypatch.setenv("HTA_DISABLE_NS_ROUNDING", "1")
+    """HTA's defaults: no HTA_DISABLE_NS_ROUNDING. Before short calls were
+    counted, get_frequent_cuda_kernel_sequences failed here ("Unexpected
+    case") on 3 of 3 recordings (8-10 pairs each)."""
+    d, _, _ = cl_trace
+    monkeypatch.delenv("HTA_DISABLE_NS_ROUNDING", raising=False)
     rank_dir = tmp_path / "trace"
     rank_dir.mkdir()
     shutil.copy(d / "rank-0.json", rank_dir / "rank-0.json")
@@ -105,12 +135,46 @@ def test_analysis_runs(cl_trace, name, monkeypatch, tmp_path):
     ANALYSES[name](t, tmp_path)
 
 
-def test_rounding_is_what_fails(cl_trace, monkeypatch, tmp_path):
-    """Without the switch, the call-stack analysis fails exactly when the
-    trace has a pair HTA's rounding cannot sort (the demo's clSetKernelArg
-    calls usually give one): the cause, not something else."""
-    d, doc = cl_trace
+def test_no_host_span_rounds_below_zero(cl_trace):
+    """Every drawn call that launched nothing lasted 1 us or more, so HTA's
+    rounding leaves it a duration of 0 or more; no -1 meets a 0."""
+    _, doc, _ = cl_trace
+    for e in host_spans(doc):
+        a = e.get("args", {})
+        if e["cat"] == "runtime" and "correlation" not in a and "error" not in a:
+            assert e["dur"] >= 0.999, e  # the writer may shave 1 ns (safe_dur)
+    assert not sub_us_pairs(doc)
+
+
+def test_short_calls_counted_not_lost(cl_trace, cl_trace_all_calls):
+    """The calls left out are counted, per function, in the plugin's log
+    (`record -v`); OPENCL_MIN_CALL_NS = 0 draws every one: the demo's 40
+    clSetKernelArg calls are drawn or counted, none lost."""
+    _, doc, log = cl_trace
+    _, all_doc, all_log = cl_trace_all_calls
+    import re
+    n_all = sum(e["name"] == "clSetKernelArg" for e in host_spans(all_doc))
+    assert n_all == 40, n_all
+    assert "counted, not drawn" not in all_log, all_log
+    m = re.search(r"(\d+) calls shorter than 1000 ns that launched nothing counted, not drawn "
+                  r"\(OPENCL_MIN_CALL_NS\):.*clSetKernelArg (\d+)", log)
+    assert m, log
+    drawn = sum(e["name"] == "clSetKernelArg" for e in host_spans(doc))
+    assert drawn + int(m.group(2)) == n_all, (drawn, m.group(0))
+    # Launches are all drawn, with their flows: as many kernels as before.
+    def kernels(x):
+        return sum(e.get("cat") == "kernel" for e in x["traceEvents"] if e.get("ph") == "X")
+    assert kernels(doc) == kernels(all_doc)
+
+
+def test_all_calls_trace_is_what_failed(cl_trace_all_calls, monkeypatch, tmp_path):
+    """With every call drawn (the trace before the fix), the call-stack
+    analysis fails exactly when the trace has a pair HTA's rounding cannot
+    sort (the demo's clSetKernelArg calls usually give several): the
+    cause, not something else."""
+    d, doc, _ = cl_trace_all_calls
     monkeypatch.delenv("HTA_DISABLE_NS_ROUNDING", raising=False)
+    (d / "act.conf").unlink(missing_ok=True)
     t = hta_analysis.TraceAnalysis(trace_dir=str(d))
     try:
         ANALYSES["get_frequent_cuda_kernel_sequences"](t, tmp_path)
@@ -119,3 +183,5 @@ def test_rounding_is_what_fails(cl_trace, monkeypatch, tmp_path):
         failed = str(e)
     if failed is not None:
         assert "Unexpected case" in failed and sub_us_pairs(doc), failed
+    else:
+        assert not sub_us_pairs(doc)

@@ -271,19 +271,19 @@ def case_record_per_process(tmp):
         shutil.rmtree(d, ignore_errors=True)
         r = record(two_ranks(), out_args, {"WORLD_SIZE": "2"})
         names = sorted(n for n in os.listdir(d) if n != "other") if os.path.isdir(d) else []
-        check(len(names) == 2 and all(re.fullmatch(r"rank-[01]\.\d+\.json", n) for n in names),
+        check(len(names) == 2 and all(re.fullmatch(r"rank-[01]_\d+\.pt\.trace\.json", n) for n in names),
               "%s: files %s" % (out_args, names))
         # The launcher (sh) had no rank: aside, where HTA does not look.
         other = os.listdir(os.path.join(d, "other")) if os.path.isdir(os.path.join(d, "other")) else []
         check(len(other) == 1 and re.fullmatch(r"\d+\.json", other[0]), "launcher aside: %s" % other)
-        check(sorted(n.split(".")[0] for n in names) == ["rank-0", "rank-1"], "ranks %s" % names)
+        check(sorted(n.split("_")[0] for n in names) == ["rank-0", "rank-1"], "ranks %s" % names)
         for n in names:
             text, doc = load(os.path.join(d, n))
             m = re.search(r'"rank":\s+(\d+)', text)
-            check(m and "rank-%s." % m.group(1) == n[:7], "%s: HTA's rank %s" % (n, m and m.group(1)))
+            check(m and "rank-%s_" % m.group(1) == n[:7], "%s: HTA's rank %s" % (n, m and m.group(1)))
             kern = sorted(e["name"] for e in doc["traceEvents"] if e.get("cat") == "kernel")
             check(kern == ref, "%s: kernels as recorded alone: %s" % (n, kern))
-            pid = n.split(".")[1]
+            pid = n.split("_")[1].split(".")[0]
             check(any(e.get("pid") == int(pid) for e in doc["traceEvents"]), "%s: pid in name" % n)
         check("3 process" in r.stderr and d in r.stderr, "says what it wrote: %r" % r.stderr)
     # Another run adds its own file (named by its pid) beside them; one

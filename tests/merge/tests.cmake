@@ -31,7 +31,8 @@ if(TARGET actrace_cli AND TARGET actrace_demo AND TARGET actrace_plugin_example)
   set_tests_properties(Merge.hta PROPERTIES LABELS "python;merge;nosan" TIMEOUT 600
     SKIP_RETURN_CODE 77)
   # Every HTA analysis that runs on Kineto's traces runs on a trace of the
-  # OpenCL demo (test_hta_ns.py: HTA's microsecond rounding and its switch).
+  # OpenCL demo with HTA's defaults (test_hta_ns.py: its microsecond rounding;
+  # the opencl plugin counts calls under 1 us that launch nothing).
   add_test(NAME Merge.hta_ns
            COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/run_hta.sh ${PROJECT_SOURCE_DIR}
                    $<TARGET_FILE:actrace_cli> $<TARGET_FILE:actrace_demo>

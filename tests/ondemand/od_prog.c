@@ -7,7 +7,9 @@
  *   od_prog steps N MS   N steps of MS ms: a span "ProfilerStep#i", then
  *                        act_step(); prints "pid P" first
  *   od_prog fork N MS    the same in a forked child too (both print)
- *   od_prog own N MS FILE  the same inside a session of its own, written
+ *   od_prog own N MS FILE [NAME]  the same inside a session of its own
+ *                        (trace name NAME: "torch.profiler" is how
+ *                        torch_kineto.cpp names its sessions), written
  *                        to FILE
  *   od_prog forkexec N MS CHILD_MS  N steps; in each a child is forked
  *                        that lives CHILD_MS ms, then execs /bin/true
@@ -165,16 +167,19 @@ int main(int argc, char **argv)
         sleep_ms(atoi(argv[2]));
         return 0;
     }
-    if (argc == 5 && strcmp(argv[1], "own") == 0) {
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "own") == 0) {
         act_session *s = NULL;
-        if (act_session_create(NULL, &s) != 0 || act_session_start(s) != 0)
+        act_session_opts o;
+        act_session_opts_init(&o);
+        o.trace_name = argc == 6 ? argv[5] : NULL;
+        if (act_session_create(&o, &s) != 0 || act_session_start(s) != 0)
             return 1;
         steps(atoi(argv[2]), atoi(argv[3]));
         int rc = act_session_write(s, argv[4]);
         act_session_destroy(s);
         return rc == 0 ? 0 : 1;
     }
-    fprintf(stderr, "usage: od_prog steps|fork N MS | own N MS FILE | forkexec N MS CHILD_MS | "
+    fprintf(stderr, "usage: od_prog steps|fork N MS | own N MS FILE [NAME] | forkexec N MS CHILD_MS | "
                     "kineto N MS LIB | idle MS | probe MS\n");
     return 2;
 }

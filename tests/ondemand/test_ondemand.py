@@ -229,7 +229,9 @@ def case_duration_busy_iterations():
         check(len(s) == 5 and contiguous(s) and s[0] % 10 == 0 and s[0] > 0,
               "iteration window's steps %s (5 from a multiple of 10)" % s)
     p.kill()
-    p.communicate()
+    _, err = p.communicate()
+    check("busy: a trace window is open (the on-demand owner's session)" in err,
+          "the busy message names no owner: %r" % [l for l in err.splitlines() if "busy" in l])
     check(not os.path.exists("%s/busy_%d.json" % (tmp, pid)), "the busy request was traced")
     d.close()
 
@@ -281,6 +283,36 @@ def case_own_session():
     check(os.path.exists(own) and len(steps_in(trace_at(own))) == 60, "the program's own trace")
     check(not os.path.exists("%s/od_%d.json" % (tmp, pid)), "a request traced during the program's session")
     check("busy" in err, "no busy message: %r" % err[-300:])
+    check("the program owner's session" in err, "the busy message names no owner: %r" % err[-600:])
+    d.close()
+
+
+def case_busy_owner():
+    """A request refused as busy names whose session is in the way: record,
+    torch (a session named as torch_kineto.cpp names its), on-demand."""
+    # torch: a session created as actrace.torch.enable()'s are.
+    d = Daemon(sockdir)
+    own = os.path.join(tmp, "torch.json")
+    p, pid = start(["own", "40", "10", own, "torch.profiler"])
+    give = once("ACTIVITIES_LOG_FILE=%s/t.json\nACTIVITIES_DURATION_MSECS=50\n" % tmp)
+    d.serve_until(lambda: p.poll() is not None, 30, lambda q: give(q) if q.ctype == 0 else "")
+    _, err = p.communicate()
+    check(p.returncode == 0, "od_prog own: exit %s" % p.returncode)
+    check("the torch owner's session" in err, "torch: the busy message: %r" %
+          [l for l in err.splitlines() if "busy" in l or "request" in l])
+    d.close()
+    # record: the program actrace record runs; every poll is handed a request.
+    d = Daemon(sockdir)
+    out = os.path.join(tmp, "rec.json")
+    r = subprocess.Popen([ACTRACE, "record", "-o", out, "--", OD_PROG, "steps", "40", "10"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    give = once("ACTIVITIES_LOG_FILE=%s/r.json\nACTIVITIES_DURATION_MSECS=50\n" % tmp)
+    d.serve_until(lambda: r.poll() is not None, 30, give)
+    _, err = r.communicate(timeout=60)
+    check(r.returncode == 0, "actrace record: exit %s %r" % (r.returncode, err[-600:]))
+    check("the record owner's session" in err, "record: the busy message: %r" %
+          [l for l in err.splitlines() if "busy" in l or "request" in l])
+    check(not [f for f in os.listdir(tmp) if f.startswith("r_")], "a request traced under record")
     d.close()
 
 
@@ -568,6 +600,29 @@ def case_standin_trace_id():
               (trace_at(path).get("trace_id"), d.trace_ids))
     p.kill()
     p.communicate()
+    d.stop()
+
+
+def case_standin_busy():
+    """Through dynolog, a request for a process that has one pending is
+    answered busy (activityProfilersBusy, nothing triggered): trigger says
+    so and exits 1, as with --serve; the first request is traced."""
+    d = standin()
+    p, pid = start(["steps", "1500", "10"], ACTRACE_DAEMON_POLL_MS="3000")
+    check(wait_for(lambda: d.polled(pid), 10), "no registration")
+    # Both right after a poll: the first is still pending at the second.
+    n = len(d.polls)
+    wait_for(lambda: len(d.polls) > n, 10)
+    r1 = dyno(d, "--pid", str(pid), "--duration-ms", "100", "--log-file", tmp + "/first.json")
+    r2 = dyno(d, "--pid", str(pid), "--duration-ms", "100", "--log-file", tmp + "/second.json")
+    check(r1.returncode == 0, "first trigger: %d %r %r" % (r1.returncode, r1.stdout, r1.stderr))
+    check(r2.returncode == 1 and '"activityProfilersBusy": 1' in r2.stdout and "busy" in r2.stderr,
+          "second trigger: %d %r %r" % (r2.returncode, r2.stdout, r2.stderr))
+    path = "%s/first_%d.json" % (tmp, pid)
+    check(wait_for(lambda: os.path.exists(path)), "no trace at " + path)
+    p.kill()
+    p.communicate()
+    check(not os.path.exists("%s/second_%d.json" % (tmp, pid)), "the busy request was traced")
     d.stop()
 
 

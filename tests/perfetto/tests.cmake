@@ -30,6 +30,14 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(PerfettoDecode PROPERTIES DEPENDS PerfettoGen LABELS "writer;cli"
                        SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
+# The same .pftrace decoded with Perfetto's own schema (PyPI's perfetto
+# package in the cached venv; skipped without it): no field it does not
+# name. validate-traces.sh does the same for every .pftrace of a run.
+add_test(NAME PerfettoSchema
+         COMMAND sh -c "v=$(sh \"$0/scripts/pyvenv.sh\" --path) && [ -x \"$v/bin/python\" ] || { echo 'PerfettoSchema: skipped: no venv (scripts/pyvenv.sh)'; exit 77; }; exec \"$v/bin/python\" \"$0/tests/perfetto/pf_schema.py\" \"$@\""
+                 ${PROJECT_SOURCE_DIR} ${ACT_TRACE_DIR}/gen.pftrace ${_pf_gz})
+set_tests_properties(PerfettoSchema PROPERTIES DEPENDS PerfettoGen LABELS "writer;python;nosan"
+                     SKIP_RETURN_CODE 77 TIMEOUT 120)
 # actrace check on a corpus of broken .pftrace files, one per rule, built
 # byte by byte by check_broken.py (and one well-formed file that must pass).
 if(Python3_Interpreter_FOUND)

@@ -265,6 +265,32 @@ static void test_two_plugins(void)
     json_decref(root);
 }
 
+/* A plugin that reads its key only in start, not in init: that key is not
+ * unknown; a key nothing reads is, once, when the session stops (before:
+ * the warning came right after init and named TP_LATE_KEY too). */
+static void test_late_config_key(void)
+{
+    const char *list[] = {tp("tp_ok")};
+    log_reset();
+    CHECK_OK(run_session(list, 1, "TP_LATE_KEY = 1\nNOBODY_READS_IT = 2\n", NULL, NULL));
+    if (!CHECK_EQ_INT(log_count("unknown key", "TP_LATE_KEY", NULL), 0))
+        fprintf(stderr, "log:\n%s", log_buf);
+    CHECK_EQ_INT(log_count("unknown key", "NOBODY_READS_IT", NULL), 1);
+    /* Created and destroyed without running: reported at destroy, once. */
+    log_reset();
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.plugins = list;
+    o.plugin_count = 1;
+    o.config_text = "NOBODY_READS_IT = 3\n";
+    o.config_text_len = strlen(o.config_text);
+    act_session *s = NULL;
+    CHECK_OK(act_session_create(&o, &s));
+    CHECK_EQ_INT(log_count("unknown key", NULL, NULL), 0);
+    act_session_destroy(s);
+    CHECK_EQ_INT(log_count("unknown key", "NOBODY_READS_IT", NULL), 1);
+}
+
 static void test_garbage(void)
 {
     const char *trace = ACT_TRACE_DIR "/plugin_garbage.json";
@@ -335,6 +361,7 @@ int main(void)
     test_unsafe();
     test_abi_refusals();
     test_two_plugins();
+    test_late_config_key();
     test_garbage();
     act_log_set(NULL, NULL);
     CHECK_MAIN_END;

@@ -240,6 +240,9 @@ static void *tid_main(void *arg)
 static void tp_start(void *state)
 {
     tp *t = state;
+    /* A key read only once the session starts, not in init: its own, not
+     * an unknown key (test_plugin_loader.c, test_late_config_key). */
+    (void)t->h->config_get(t->h->ctx, "TP_LATE_KEY");
     t->t0 = t->h->now_ns(t->h->ctx);
     t->tid = (uint64_t)syscall(SYS_gettid);
 #if TP_VARIANT == TP_SECOND

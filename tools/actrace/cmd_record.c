@@ -44,7 +44,8 @@ static void record_usage(FILE *f)
                "                  (default: the config's ACTIVITIES_LOG_FILE, else\n"
                "                  actrace-%%pid%%.json; a .gz name compresses)\n"
                "  --per-process DIR  one trace per process instead of one merged trace:\n"
-               "                  DIR/rank-R.<pid>.json, R its rank (what HTA reads);\n"
+               "                  DIR/rank-R_<pid>.pt.trace.json, R its rank (what HTA\n"
+               "                  and TensorBoard's torch-tb-profiler read);\n"
                "                  -o DIR/ (a trailing '/') does the same\n"
                "  -c CONFIG       config file (Kineto syntax; see docs/config.md)\n"
                "  --plugin PATH   load a plugin: a path, or a bare name from the plugin\n"
@@ -900,7 +901,7 @@ static int record_wait(pid_t pid, const char *prog, const char *spool, const cha
         if (src != 0)
             fprintf(stderr, "actrace record: cannot move a process's trace: %s\n", err);
         remove_dir(spool);
-        fprintf(stderr, "actrace record: wrote %zu process trace%s to %s (rank-R.<pid>.json, %llu "
+        fprintf(stderr, "actrace record: wrote %zu process trace%s to %s (rank-R_<pid>.pt.trace.json, %llu "
                 "events, %llu dropped); `actrace merge` joins them\n", res.files,
                 res.files == 1 ? "" : "s", rec_per_dir, (unsigned long long)res.events,
                 (unsigned long long)res.dropped);

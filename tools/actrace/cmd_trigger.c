@@ -157,6 +157,26 @@ static int io_all(int fd, void *buf, size_t n, int rd)
     return 0;
 }
 
+/* 1 if the daemon's JSON answer @p resp has "KEY": [ with an element (dynolog
+ * answers with flat arrays of pids; a key absent counts as empty). */
+static int json_list_nonempty(const char *resp, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(resp, pat);
+    if (!p)
+        return 0;
+    p += strlen(pat);
+    p += strspn(p, " \t\r\n");
+    if (*p++ != ':')
+        return 0;
+    p += strspn(p, " \t\r\n");
+    if (*p++ != '[')
+        return 0;
+    p += strspn(p, " \t\r\n");
+    return *p != ']' && *p != '\0';
+}
+
 static int to_daemon(const trig *t, const char *config)
 {
     char *msg = NULL;
@@ -211,12 +231,22 @@ static int to_daemon(const trig *t, const char *config)
         ok = 0;
     }
     close(fd);
-    int matched = ok && resp && !strstr(resp, "\"processesMatched\":[]") &&
-                  !strstr(resp, "\"processesMatched\": []");
+    int matched = ok && resp && json_list_nonempty(resp, "processesMatched");
+    int triggered = matched && json_list_nonempty(resp, "activityProfilersTriggered");
+    long busy = 0;
+    const char *b = resp ? strstr(resp, "\"activityProfilersBusy\"") : NULL;
+    if (b && (b = strchr(b, ':')))
+        busy = strtol(b + 1, NULL, 10);
     free(resp);
     if (ok && !matched)
         fprintf(stderr, "actrace trigger: no process matched (check --job-id and --pid)\n");
-    return ok && matched ? 0 : 1;
+    else if (matched && busy > 0)
+        fprintf(stderr, "actrace trigger: %ld matching process(es) busy (a request pending, or "
+                "its trace running): not triggered, and dynolog does not queue the request\n",
+                busy);
+    else if (matched && !triggered)
+        fprintf(stderr, "actrace trigger: no process triggered\n");
+    return triggered && busy == 0 ? 0 : 1;
 }
 
 /* ---- in the daemon's place, on the IPC fabric ---------------------------- */

@@ -27,9 +27,9 @@ int act__record_merge(const char *dir, const struct act__light_set *light, const
                       const char *trace_name, act__merge_result *res, char *err, size_t errcap);
 
 /** `record --per-process`: moves every DIR/<pid>-<ns>.json to
- *  OUTDIR/rank-R.<pid>.json (record_split.c), R being its
+ *  OUTDIR/rank-R_<pid>.pt.trace.json (record_split.c), R being its
  *  distributedInfo.rank; an existing name is kept unless @p force, and two
- *  processes never share one ("-2", ... before ".json"). Returns 0, or -1
+ *  processes never share one ("-2", ... before ".pt.trace.json"). Returns 0, or -1
  *  with @p err set (the files moved before stay moved). */
 int act__record_split(const char *dir, const char *outdir, int force, act__merge_result *res,
                       char *err, size_t errcap);

@@ -2,22 +2,28 @@
 /*
  * `actrace record --per-process DIR` (or -o DIR/): the traces that the
  * recorded processes wrote into record's private directory are moved, not
- * merged, to DIR as rank-R.<pid>.json, one per process, which is what HTA's
- * multi-rank loader and TensorBoard read (one trace per rank in a
- * directory). R is the file's distributedInfo.rank (the library writes it
+ * merged, to DIR as rank-R_<pid>.pt.trace.json, one per process, which is
+ * what HTA's multi-rank loader and TensorBoard's PyTorch profiler plugin
+ * (torch-tb-profiler) read: one trace per rank in a directory. The plugin
+ * loads only names ending in ".pt.trace.json" and takes what precedes it as
+ * the worker (a ".<digits>" just before the suffix would be read as a span,
+ * hence "_<pid>", as torch's tensorboard_trace_handler writes
+ * "<host>_<pid>"); HTA takes the rank from distributedInfo, not the name. R is the file's distributedInfo.rank (the library writes it
  * in every trace: RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, else 0). Each
  * file is read once with the streaming reader for its rank, event count and
  * drops, then renamed into DIR (copied through the writer's sink, with its
  * temporary name and rename, when DIR is on another file system). A name
  * already there is not replaced without --force, and never by another
- * process of the same run: such a file gets "-2", "-3", ... before ".json".
+ * process of the same run: such a file gets "-2", "-3", ... before
+ * ".pt.trace.json".
  *
  * A process that no launcher variable gave a rank (its trace says
  * "actraceRankDefault": the launcher itself, torchrun or a shell, and its
  * helpers) would claim rank 0 beside the real rank 0, and HTA would keep one
  * of the two. When some process of the run has a rank, those go to
  * DIR/other/<pid>.json instead, out of HTA's way (it reads DIR's files, not
- * its subdirectories); when none has, they are the ranks (rank-0.<pid>.json).
+ * its subdirectories, and torch-tb-profiler loads only *.pt.trace.json);
+ * when none has, they are the ranks (rank-0_<pid>.pt.trace.json).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -166,8 +172,8 @@ int act__record_split(const char *dir, const char *outdir, int force, act__merge
             if (aside)
                 snprintf(dst, sizeof dst, "%s/%lld%s.json", other, pid, sfx);
             else
-                snprintf(dst, sizeof dst, "%s/rank-%" PRId64 ".%lld%s.json", outdir, ranks[i], pid,
-                         sfx);
+                snprintf(dst, sizeof dst, "%s/rank-%" PRId64 "_%lld%s.pt.trace.json", outdir, ranks[i],
+                         pid, sfx);
             int ours = 0;
             for (size_t j = 0; j < nmade && !ours; j++)
                 ours = strcmp(made[j], dst) == 0;
