@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stdio.h>
 
 /* Per record, at most: H, a literal kind, t0, t1 and x (10 each), name
  * (5), type (3), flags (1). */
@@ -351,83 +352,208 @@ act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap
     return a;
 }
 
-struct act__infl_ent {
-    act__thread *t;
-    act__chunk *prev; /* NULL: the thread's head */
-    act__chunk *node, *copy;
-};
-
-/* A chunk's room in the copies' mapping: 64-byte aligned. */
+/* A chunk's room in the copies' mapping: whole pages of its own, so that
+ * dropping one copy (MADV_DONTNEED) touches no other. Pages a copy never
+ * writes (the gap between its records and its string area) are never
+ * faulted in. */
 static size_t copy_room(uint32_t size)
 {
-    return ((size_t)size + 63) & ~(size_t)63;
+    return ((size_t)size + 4095) & ~(size_t)4095;
+}
+
+long act__frames_find(const act__inflated *u, const act__chunk *c)
+{
+    if (!u->n || (uintptr_t)c - (uintptr_t)u->map >= u->map_len)
+        return -1;
+    size_t lo = 0, hi = u->n; /* copies in address order */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)u->v[mid].copy <= (uintptr_t)c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || u->v[lo - 1].copy != c)
+        return -1;
+    return (long)(lo - 1);
+}
+
+/* Decode entry @p k's frame into its copy. 0, or -1: the frame no longer
+ * decodes (the copy then holds no records). */
+static int infl_decode(struct act__infl_ent *e)
+{
+    const act__fmeta *m = act__fmeta_of(e->node);
+    uint32_t size = 0, used, so;
+    size_t got;
+    act__chunk *d = e->copy;
+    int rc = 0;
+    if (act__frame_peek((const uint8_t *)(m + 1), m->flen, &size, &used, &so) != 0 ||
+        size != e->size ||
+        act__frame_decode((const uint8_t *)(m + 1), m->flen, d, size, &got) != 0) {
+        memset(d, 0, sizeof *d);
+        d->size = (uint32_t)sizeof *d;
+        rc = -1;
+    }
+    d->heap = 0; /* the copies' mapping's */
+    atomic_store_explicit(&d->used, rc ? 0 : used, memory_order_relaxed);
+    atomic_store_explicit(&d->next, e->next, memory_order_relaxed);
+    return rc;
+}
+
+void act__frames_drop(act__inflated *u, size_t k)
+{
+    struct act__infl_ent *e = &u->v[k];
+    if (!e->live)
+        return;
+    e->live = 0;
+    madvise(e->copy, copy_room(e->size), MADV_DONTNEED);
+}
+
+int act__frames_enter(act__inflated *u, size_t k)
+{
+    struct act__infl_ent *e = &u->v[k];
+    e->stamp = ++u->clock;
+    if (e->live)
+        return 0;
+    int rc = infl_decode(e);
+    e->live = 1;
+    if (u->lazy) {
+        /* At most ACT__INFL_LIVE copies live that the walk has not dropped
+         * itself (random access: a thread sorted by time): a free place,
+         * or the one entered longest ago makes room. */
+        size_t at = 0;
+        for (size_t j = 0; j < ACT__INFL_LIVE; j++) {
+            size_t o = u->ring[j];
+            if (!o || !u->v[o - 1].live) {
+                at = j;
+                break;
+            }
+            if (u->v[o - 1].stamp < u->v[u->ring[at] - 1].stamp)
+                at = j;
+        }
+        if (u->ring[at] && u->ring[at] - 1 != k)
+            act__frames_drop(u, u->ring[at] - 1);
+        u->ring[at] = k + 1;
+    }
+    return rc;
+}
+
+/* A look at chunk @p c is over: if it lies in a spilled slab, its pages
+ * go (a read fault of a file mapping maps the 64 KiB around it: a walk
+ * over the headers alone would map the whole spill file). */
+static void let_go(const act__inflated *u, const act__chunk *c)
+{
+    if (u->spill && u->spill->n)
+        act__spill_map_drop(u->spill, c);
+}
+
+int act__frames_inflate_lazy(act_session *s, act__inflated *u, const act__spill_map *spill)
+{
+    memset(u, 0, sizeof *u);
+    u->spill = spill;
+    size_t cap = 0, len = 0;
+    /* The nodes, in list order; spilled chunks let go as soon as read. */
+    for (act__thread *t = s->threads; t; t = t->next) {
+        act__chunk *prev = NULL;
+        int prev_node = 0;
+        for (act__chunk *c = t->head, *nc; c; prev = c, c = nc) {
+            nc = atomic_load_explicit(&c->next, memory_order_acquire);
+            int framed = act__chunk_framed(c);
+            uint32_t size = 0, used, so;
+            if (framed) {
+                const act__fmeta *m = act__fmeta_of(c);
+                if (act__frame_peek((const uint8_t *)(m + 1), m->flen, &size, &used, &so) != 0 ||
+                    size < sizeof(act__chunk)) {
+                    let_go(u, c);
+                    free(u->v);
+                    memset(u, 0, sizeof *u);
+                    return ACT_EINVAL;
+                }
+            }
+            let_go(u, c);
+            if (!framed) {
+                prev_node = 0;
+                continue;
+            }
+            if (u->n == cap) {
+                size_t ncap = cap ? cap * 2 : 64;
+                struct act__infl_ent *nv = realloc(u->v, ncap * sizeof *nv);
+                if (!nv) {
+                    free(u->v);
+                    memset(u, 0, sizeof *u);
+                    return ACT_ENOMEM;
+                }
+                u->v = nv;
+                cap = ncap;
+            }
+            u->v[u->n++] = (struct act__infl_ent){t, prev_node ? NULL : prev, c, NULL, nc, size,
+                                                  (uint8_t)!prev_node, 0, 0};
+            len += copy_room(size);
+            prev_node = 1;
+        }
+    }
+    if (!u->n)
+        return 0;
+    /* Address space only: a copy is faulted in while the walk reads it
+     * (act__frames_enter) and given back once it moves on
+     * (act__frames_drop), so the walk holds a few decoded chunks at a
+     * time, not the session's decoded size. Small pages: a huge page
+     * would hold 2 MB of copies live for one. */
+    void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    if (map == MAP_FAILED) {
+        free(u->v);
+        memset(u, 0, sizeof *u);
+        return ACT_ENOMEM;
+    }
+#ifdef MADV_NOHUGEPAGE
+    madvise(map, len, MADV_NOHUGEPAGE);
+#endif
+    u->map = map;
+    u->map_len = len;
+    u->lazy = 1;
+    char *at = map;
+    for (size_t k = 0; k < u->n; k++) {
+        u->v[k].copy = (act__chunk *)(void *)at;
+        at += copy_room(u->v[k].size);
+    }
+    /* The list reaches each copy: from a chunk in memory or the head (set
+     * here), or from the copy before (its next, set when decoded). */
+    for (size_t k = 0; k < u->n; k++) {
+        struct act__infl_ent *e = &u->v[k];
+        if (k + 1 < u->n && e->next == u->v[k + 1].node)
+            e->next = u->v[k + 1].copy;
+        if (e->restore && e->prev) {
+            atomic_store_explicit(&e->prev->next, e->copy, memory_order_release);
+            let_go(u, e->prev);
+        } else if (e->restore) {
+            e->t->head = e->copy;
+        }
+        if (e->t->tail == e->node)
+            e->t->tail = e->copy;
+    }
+    /* Each frame must decode before anything is written: one at a time,
+     * each given back at once. */
+    for (size_t k = 0; k < u->n; k++) {
+        int rc = infl_decode(&u->v[k]);
+        madvise(u->v[k].copy, copy_room(u->v[k].size), MADV_DONTNEED);
+        let_go(u, u->v[k].node);
+        if (rc != 0) {
+            act__frames_restore(s, u);
+            return ACT_EINVAL;
+        }
+    }
+    return 0;
 }
 
 int act__frames_inflate(act_session *s, act__inflated *u)
 {
-    memset(u, 0, sizeof *u);
-    size_t n = 0, len = 0;
-    for (act__thread *t = s->threads; t; t = t->next)
-        for (act__chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
-            if (!act__chunk_framed(c))
-                continue;
-            uint32_t size, used, so;
-            const act__fmeta *m = act__fmeta_of(c);
-            if (act__frame_peek((const uint8_t *)(m + 1), m->flen, &size, &used, &so) != 0)
-                return ACT_EINVAL;
-            n++;
-            len += copy_room(size);
-        }
-    if (!n)
-        return 0;
-    /* Huge-page aligned and advised: fresh 4 KiB pages cost microseconds
-     * each on some machines (VMs), a huge page's far less per byte. */
-    const size_t huge = (size_t)2 << 20;
-    len = (len + huge - 1) & ~(huge - 1);
-    u->v = malloc(n * sizeof *u->v);
-    void *map = mmap(NULL, len + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (!u->v || map == MAP_FAILED) {
-        free(u->v);
-        u->v = NULL;
-        if (map != MAP_FAILED)
-            munmap(map, len + huge);
-        return ACT_ENOMEM;
-    }
-    u->map = map;
-    u->map_len = len + huge;
-    char *at = (char *)(((uintptr_t)map + huge - 1) & ~(uintptr_t)(huge - 1));
-#ifdef MADV_HUGEPAGE
-    madvise(at, len, MADV_HUGEPAGE);
-#endif
-    for (act__thread *t = s->threads; t; t = t->next) {
-        act__chunk *prev = NULL;
-        for (act__chunk *c = t->head; c; prev = c, c = atomic_load_explicit(&c->next, memory_order_acquire)) {
-            if (!act__chunk_framed(c))
-                continue;
-            const act__fmeta *m = act__fmeta_of(c);
-            act__chunk *d = (act__chunk *)(void *)at;
-            size_t got;
-            uint32_t size = 0, used, so;
-            if (u->n == n ||
-                act__frame_peek((const uint8_t *)(m + 1), m->flen, &size, &used, &so) != 0 ||
-                act__frame_decode((const uint8_t *)(m + 1), m->flen, d, size, &got) != 0) {
-                act__frames_restore(s, u);
-                return ACT_EINVAL;
-            }
-            at += copy_room(size);
-            d->heap = 0; /* the copies' mapping's */
-            atomic_store_explicit(&d->next, atomic_load_explicit(&c->next, memory_order_relaxed),
-                                  memory_order_relaxed);
-            if (prev)
-                atomic_store_explicit(&prev->next, d, memory_order_release);
-            else
-                t->head = d;
-            if (t->tail == c)
-                t->tail = d;
-            u->v[u->n++] = (struct act__infl_ent){t, prev, c, d};
-            c = d;
-        }
-    }
+    int rc = act__frames_inflate_lazy(s, u, NULL);
+    if (rc != 0)
+        return rc;
+    u->lazy = 0; /* every copy live until restore */
+    for (size_t k = 0; k < u->n; k++)
+        (void)act__frames_enter(u, k);
     return 0;
 }
 
@@ -437,10 +563,12 @@ void act__frames_restore(act_session *s, act__inflated *u)
     /* Last first: a copy may be the one before the next node replaced. */
     for (size_t k = u->n; k-- > 0;) {
         struct act__infl_ent *e = &u->v[k];
-        if (e->prev)
+        if (e->restore && e->prev) {
             atomic_store_explicit(&e->prev->next, e->node, memory_order_release);
-        else
+            let_go(u, e->prev);
+        } else if (e->restore) {
             e->t->head = e->node;
+        }
         if (e->t->tail == e->copy)
             e->t->tail = e->node;
     }

@@ -115,17 +115,53 @@ act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap
                             void *(*carve)(void *arg, size_t bytes), void *arg);
 
 /* Under s->lock: replace each frame node in @p s's thread lists by a
- * decoded copy in memory of its own (what act__visit reads), noted in
- * @p u, which act__frames_restore undoes (the same lock hold: the drain
- * splices under it). 0, or ACT_ENOMEM or ACT_EINVAL (a frame that does
- * not decode: nothing replaced then). */
+ * copy at an address of its own (what act__visit reads), noted in @p u,
+ * which act__frames_restore undoes (the same lock hold: the drain splices
+ * under it). 0, or ACT_ENOMEM or ACT_EINVAL (a frame that does not
+ * decode: nothing replaced then).
+ *
+ * act__frames_inflate decodes every copy at once (the session's decoded
+ * size in fresh memory: tests only). act__frames_inflate_lazy checks that
+ * every frame decodes, then holds none decoded: a walk enters a copy
+ * (act__frames_enter, found by act__frames_find) before it reads it and
+ * drops it (act__frames_drop) once it moves on; a copy's next is in its
+ * entry whether decoded or not. At most ACT__INFL_LIVE copies it did not
+ * drop stay decoded (the oldest is dropped), so a walk keeps a few chunks
+ * of memory however large the session (issue 39: the write stays within
+ * MAX_BUFFER_SIZE_MB). Copies stay at their addresses: a record's address
+ * names it for the whole walk. */
+#define ACT__INFL_LIVE 16
+struct act__infl_ent {
+    act__thread *t;
+    act__chunk *prev;  /* the chunk in memory before the node, NULL: the head */
+    act__chunk *node, *copy;
+    act__chunk *next;  /* the copy's next (a copy when the next was a node too) */
+    uint32_t size;     /* the copy's chunk bytes */
+    uint8_t restore;   /* prev (or the head) points at the copy */
+    uint8_t live;      /* decoded now */
+    uint64_t stamp;    /* when last entered */
+};
 typedef struct act__inflated {
-    struct act__infl_ent *v;
+    struct act__infl_ent *v; /* by address of the copy */
     size_t n;
     void *map;
     size_t map_len;
+    int lazy;
+    const act__spill_map *spill;
+    size_t ring[ACT__INFL_LIVE]; /* entries decoded, +1 (0: none) */
+    uint64_t clock;
 } act__inflated;
 int act__frames_inflate(act_session *s, act__inflated *u);
+/* @p spill (NULL: none): the walk's spilled slabs, each let go as soon
+ * as looked at. */
+int act__frames_inflate_lazy(act_session *s, act__inflated *u, const act__spill_map *spill);
 void act__frames_restore(act_session *s, act__inflated *u);
+/* The entry of copy @p c, or -1 if @p c is no copy of @p u. */
+long act__frames_find(const act__inflated *u, const act__chunk *c);
+/* Decode entry @p k's copy unless it is: 0, or -1 if its frame no longer
+ * decodes (the copy then holds no records). */
+int act__frames_enter(act__inflated *u, size_t k);
+/* Give entry @p k's decoded copy back to the system (its address stays). */
+void act__frames_drop(act__inflated *u, size_t k);
 
 #endif
