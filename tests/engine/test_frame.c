@@ -413,6 +413,7 @@ static void real(int nargs, long n, const char *cfg, int want_spill)
 #endif
 #endif
 
+#ifndef UNDER_SANITIZER
 /* A /proc/self/status field in kB, or -1. */
 static long status_kb(const char *field)
 {
@@ -427,6 +428,7 @@ static long status_kb(const char *field)
         fclose(f);
     return v;
 }
+#endif
 
 /* Writing a session whose archive is frames costs a few decoded chunks of
  * fresh memory, not the session's decoded size (issue 39: the write
