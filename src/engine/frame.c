@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <stdio.h>
+#include <unistd.h>
 
 /* Per record, at most: H, a literal kind, t0, t1 and x (10 each), name
  * (5), type (3), flags (1). */
@@ -400,12 +400,41 @@ static int infl_decode(struct act__infl_ent *e)
     return rc;
 }
 
+/* Lazy copies of at most a pool chunk's size are backed by a place of a
+ * small memory file (u->mfd, ACT__INFL_LIVE places of ACT__CHUNK_SIZE),
+ * mapped over the copy's address while it is decoded and the copy's
+ * untouched anonymous memory mapped back when dropped: memory written
+ * before, reused pass after pass, rather than fresh pages to fault in and
+ * zero for every chunk of every pass (microseconds a page on some VMs).
+ * Only addresses of the walk's own mapping are ever mapped over. */
+static int slot_map(act__inflated *u, struct act__infl_ent *e, size_t at)
+{
+    if (u->mfd < 0 || e->size > ACT__CHUNK_SIZE)
+        return -1;
+    void *p = mmap(e->copy, copy_room(e->size), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                   u->mfd, (off_t)(at * ACT__CHUNK_SIZE));
+    if (p == MAP_FAILED) {
+        /* The range may be gone: anonymous memory again. */
+        mmap(e->copy, copy_room(e->size), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        return -1;
+    }
+    e->slot = (int16_t)at;
+    return 0;
+}
+
 void act__frames_drop(act__inflated *u, size_t k)
 {
     struct act__infl_ent *e = &u->v[k];
     if (!e->live)
         return;
     e->live = 0;
+    if (e->slot >= 0) {
+        e->slot = -1;
+        if (mmap(e->copy, copy_room(e->size), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) != MAP_FAILED)
+            return;
+    }
     madvise(e->copy, copy_room(e->size), MADV_DONTNEED);
 }
 
@@ -415,8 +444,6 @@ int act__frames_enter(act__inflated *u, size_t k)
     e->stamp = ++u->clock;
     if (e->live)
         return 0;
-    int rc = infl_decode(e);
-    e->live = 1;
     if (u->lazy) {
         /* At most ACT__INFL_LIVE copies live that the walk has not dropped
          * itself (random access: a thread sorted by time): a free place,
@@ -434,7 +461,12 @@ int act__frames_enter(act__inflated *u, size_t k)
         if (u->ring[at] && u->ring[at] - 1 != k)
             act__frames_drop(u, u->ring[at] - 1);
         u->ring[at] = k + 1;
+        (void)slot_map(u, e, at); /* else its own fresh pages */
     }
+    int rc = infl_decode(e);
+    e->live = 1;
+    if (rc)
+        u->bad = 1;
     return rc;
 }
 
@@ -450,6 +482,7 @@ static void let_go(const act__inflated *u, const act__chunk *c)
 int act__frames_inflate_lazy(act_session *s, act__inflated *u, const act__spill_map *spill)
 {
     memset(u, 0, sizeof *u);
+    u->mfd = -1;
     u->spill = spill;
     size_t cap = 0, len = 0;
     /* The nodes, in list order; spilled chunks let go as soon as read. */
@@ -487,7 +520,7 @@ int act__frames_inflate_lazy(act_session *s, act__inflated *u, const act__spill_
                 cap = ncap;
             }
             u->v[u->n++] = (struct act__infl_ent){t, prev_node ? NULL : prev, c, NULL, nc, size,
-                                                  (uint8_t)!prev_node, 0, 0};
+                                                  (uint8_t)!prev_node, 0, -1, 0};
             len += copy_room(size);
             prev_node = 1;
         }
@@ -512,6 +545,13 @@ int act__frames_inflate_lazy(act_session *s, act__inflated *u, const act__spill_
     u->map = map;
     u->map_len = len;
     u->lazy = 1;
+#ifdef MFD_CLOEXEC
+    u->mfd = memfd_create("actrace-walk", MFD_CLOEXEC);
+    if (u->mfd >= 0 && ftruncate(u->mfd, (off_t)ACT__INFL_LIVE * ACT__CHUNK_SIZE) != 0) {
+        close(u->mfd);
+        u->mfd = -1;
+    }
+#endif
     char *at = map;
     for (size_t k = 0; k < u->n; k++) {
         u->v[k].copy = (act__chunk *)(void *)at;
@@ -532,17 +572,8 @@ int act__frames_inflate_lazy(act_session *s, act__inflated *u, const act__spill_
         if (e->t->tail == e->node)
             e->t->tail = e->copy;
     }
-    /* Each frame must decode before anything is written: one at a time,
-     * each given back at once. */
-    for (size_t k = 0; k < u->n; k++) {
-        int rc = infl_decode(&u->v[k]);
-        madvise(u->v[k].copy, copy_room(u->v[k].size), MADV_DONTNEED);
-        let_go(u, u->v[k].node);
-        if (rc != 0) {
-            act__frames_restore(s, u);
-            return ACT_EINVAL;
-        }
-    }
+    /* Whether each frame decodes is known as the walk's first pass reads
+     * it (u->bad), before anything is written. */
     return 0;
 }
 
@@ -551,9 +582,16 @@ int act__frames_inflate(act_session *s, act__inflated *u)
     int rc = act__frames_inflate_lazy(s, u, NULL);
     if (rc != 0)
         return rc;
-    u->lazy = 0; /* every copy live until restore */
+    u->lazy = 0; /* every copy live until restore, in fresh memory */
+    if (u->mfd >= 0)
+        close(u->mfd);
+    u->mfd = -1;
     for (size_t k = 0; k < u->n; k++)
         (void)act__frames_enter(u, k);
+    if (u->bad) {
+        act__frames_restore(s, u);
+        return ACT_EINVAL;
+    }
     return 0;
 }
 
@@ -575,5 +613,8 @@ void act__frames_restore(act_session *s, act__inflated *u)
     free(u->v);
     if (u->map)
         munmap(u->map, u->map_len);
+    if (u->mfd > 0)
+        close(u->mfd);
     memset(u, 0, sizeof *u);
+    u->mfd = -1;
 }

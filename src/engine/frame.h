@@ -121,15 +121,17 @@ act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap
  * decode: nothing replaced then).
  *
  * act__frames_inflate decodes every copy at once (the session's decoded
- * size in fresh memory: tests only). act__frames_inflate_lazy checks that
- * every frame decodes, then holds none decoded: a walk enters a copy
+ * size in fresh memory: tests only). act__frames_inflate_lazy decodes
+ * none: a walk enters a copy
  * (act__frames_enter, found by act__frames_find) before it reads it and
  * drops it (act__frames_drop) once it moves on; a copy's next is in its
  * entry whether decoded or not. At most ACT__INFL_LIVE copies it did not
  * drop stay decoded (the oldest is dropped), so a walk keeps a few chunks
  * of memory however large the session (issue 39: the write stays within
  * MAX_BUFFER_SIZE_MB). Copies stay at their addresses: a record's address
- * names it for the whole walk. */
+ * names it for the whole walk. A frame that does not decode sets bad (its
+ * copy holds no records): act__visit's first pass reads every frame and
+ * refuses to write when one does not. */
 #define ACT__INFL_LIVE 16
 struct act__infl_ent {
     act__thread *t;
@@ -139,6 +141,7 @@ struct act__infl_ent {
     uint32_t size;     /* the copy's chunk bytes */
     uint8_t restore;   /* prev (or the head) points at the copy */
     uint8_t live;      /* decoded now */
+    int16_t slot;      /* the memory file's place it is mapped from, or -1 */
     uint64_t stamp;    /* when last entered */
 };
 typedef struct act__inflated {
@@ -148,6 +151,8 @@ typedef struct act__inflated {
     size_t map_len;
     int lazy;
     const act__spill_map *spill;
+    int mfd;                     /* the copies' memory file (lazy), or -1 */
+    int bad;                     /* a frame entered did not decode */
     size_t ring[ACT__INFL_LIVE]; /* entries decoded, +1 (0: none) */
     uint64_t clock;
 } act__inflated;

@@ -1570,6 +1570,21 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
         if (scans[i].events && scans[i].min_t0 < min_t0)
             min_t0 = scans[i].min_t0;
     }
+    if (w.infl.bad) {
+        /* The first pass read every frame: one does not decode (a spill
+         * file written over). Nothing written yet. */
+        act__frames_restore(s, &w.infl);
+        pthread_mutex_unlock(&s->lock);
+        act__spill_map_free(&w.spill);
+        free(w.dev_dense);
+        free(w.host_corr.slot);
+        free(w.dev_corr.slot);
+        keys_free(&w.keys_store);
+        free(threads);
+        free(scans);
+        snprintf(err, errcap, "a frame of the archive does not decode");
+        return ACT_EINVAL;
+    }
     plan_streams(&w, threads, nthreads);
     if (w.plugin_host_spans)
         plan_overlaps(&w, threads, nthreads);
@@ -1629,6 +1644,7 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
         visit_thread(&w, threads[i], &scans[i]);
     visit_counters(&w, threads, nthreads);
     visit_end(&w, recorded);
+    int bad = w.infl.bad; /* changed since the first pass: those chunks empty */
     act__frames_restore(s, &w.infl);
     pthread_mutex_unlock(&s->lock);
 
@@ -1642,6 +1658,10 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
     keys_free(&w.keys_store);
     free(threads);
     free(scans);
+    if (bad) {
+        snprintf(err, errcap, "a frame of the archive stopped decoding while the trace was written");
+        return ACT_EINVAL;
+    }
     if (w.oom) {
         snprintf(err, errcap, "out of memory while writing the trace");
         return ACT_ENOMEM;

@@ -531,6 +531,45 @@ static void unsorted(void)
     act_session_destroy(s);
 }
 
+/* A frame node that no longer decodes (its length cut short): the write
+ * is refused before anything is written; whole again, it writes. */
+static void damaged_write(void)
+{
+    const char *cfg = "MAX_BUFFER_SIZE_MB = 512\nBUFFER_POOL_MB = 4\nBUFFER_FULL_POLICY = wait\n";
+    act_session_opts o;
+    act_session_opts_init(&o);
+    o.config_text = cfg;
+    o.config_text_len = strlen(cfg);
+    act_session *s = NULL;
+    CHECK_FATAL(act_session_create(&o, &s) == 0 && act_session_start(s) == 0);
+    act_name_id nm = act_name("aten::matmul");
+    int64_t t = act_now_ns();
+    for (long i = 0; i < 300000; i++, t += 100)
+        act_span_record_id(ACT_CPU_OP, nm, t, t + 40);
+    CHECK_EQ_INT(act_session_stop(s), 0);
+    act__fmeta *m = NULL;
+    for (act__thread *th = s->threads; th && !m; th = th->next)
+        for (act__chunk *c = th->head; c && !m; c = atomic_load(&c->next))
+            if (act__chunk_framed(c))
+                m = (act__fmeta *)(void *)c->recs;
+    CHECK_FATAL(m != NULL);
+    uint32_t flen = m->flen;
+    m->flen = 40; /* the header parses, the records are cut */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/frame_damaged_%d.json", ACT_BINARY_DIR, (int)getpid());
+    remove(path);
+    CHECK(act_session_write(s, path) != 0);
+    FILE *f = fopen(path, "r");
+    CHECK(f == NULL); /* nothing written */
+    if (f)
+        fclose(f);
+    m->flen = flen;
+    CHECK_OK(act_session_write(s, path));
+    CHECK_EQ_INT(count_in(path, "\"aten::matmul\""), 300000);
+    remove(path);
+    act_session_destroy(s);
+}
+
 int main(void)
 {
     extremes();
@@ -543,5 +582,6 @@ int main(void)
     real(2, 300000, "MAX_BUFFER_SIZE_MB = 2\nBUFFER_POOL_MB = 1\nBUFFER_FULL_POLICY = wait\n", 1);
     write_memory();
     unsorted();
+    damaged_write();
     return check_done();
 }
