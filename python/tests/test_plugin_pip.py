@@ -53,6 +53,15 @@ int main(void) { printf("%s\n", act_activity_type_name(ACT_RUNTIME)); return 0; 
 '''
 
 
+def _cmake_build(venv, src, build, define):
+    """Configure @p src into @p build with one -D @p define, then build it;
+    either step failing fails the test with CMake's output."""
+    for cmd in (["cmake", "-S", str(src), "-B", str(build), define], ["cmake", "--build", str(build)]):
+        r = subprocess.run(cmd, env=venv.env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        assert r.returncode == 0, r.stdout
+
+
 def test_find_package_from_the_wheel(venv, tmp_path):
     """find_package(actrace) works against the pip-installed package (its
     CMake package is inside it): a program links libactrace and runs, and
@@ -70,21 +79,13 @@ def test_find_package_from_the_wheel(venv, tmp_path):
     (app / "CMakeLists.txt").write_text(CMAKE_APP)
     (app / "app.c").write_text(APP_C)
     b = tmp_path / "app-build"
-    for cmd in (["cmake", "-S", str(app), "-B", str(b), "-DCMAKE_PREFIX_PATH=" + prefix],
-                ["cmake", "--build", str(b)]):
-        r = subprocess.run(cmd, env=venv.env(), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
-        assert r.returncode == 0, r.stdout
+    _cmake_build(venv, app, b, "-DCMAKE_PREFIX_PATH=" + prefix)
     r = subprocess.run([str(b / "app")], stdout=subprocess.PIPE, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "runtime", r.stdout
     src = tmp_path / "example"
     shutil.copytree(os.path.join(ROOT, "plugins", "example"), src)
     eb = tmp_path / "example-build"
-    for cmd in (["cmake", "-S", str(src), "-B", str(eb), "-Dactrace_DIR=" + cmdir],
-                ["cmake", "--build", str(eb)]):
-        r = subprocess.run(cmd, env=venv.env(), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
-        assert r.returncode == 0, r.stdout
+    _cmake_build(venv, src, eb, "-Dactrace_DIR=" + cmdir)
     assert (eb / "plugins" / "example.so").exists()
 
 
