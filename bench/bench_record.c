@@ -536,7 +536,7 @@ static void archive_report(void)
 {
     enum { R = 3 };
     static const char *const mname[2] = {"whole copies (before)", "frames"};
-    double mem0[2][R], mem2[2][R], stopv[2][R], wj[2][R], wp[2][R];
+    double mem0[2][R], mem2[2][R], stopv[2][R], wj[2][R], wp[2][R], wj0[2][R], wp0[2][R];
     unsigned long long spilled[2][R];
     static const char str20[] = "12345678901234567890";
     for (int r = 0; r < R; r++)
@@ -564,31 +564,40 @@ static void archive_report(void)
             act_session_get_stats(s, &st);
             spilled[m][r] = (unsigned long long)st.spilled;
             act_session_destroy(s);
-            /* Stop and write: 1M spans with 2 args. */
+            /* Stop and write: 1M spans with 2 args (stop measured), then
+             * 1M without args. */
             const long N = 1000000;
-            s = session_with("MAX_BUFFER_SIZE_MB = 1024\n");
-            for (long i = 0; i < N; i++) {
-                act_span_begin_id(ACT_CPU_OP, name);
-                act_arg_int_k(seq, i);
-                act_arg_str_k(dims, str20);
-                act_span_end();
+            for (int na = 2; na >= 0; na -= 2) {
+                s = session_with("MAX_BUFFER_SIZE_MB = 1024\n");
+                for (long i = 0; i < N; i++) {
+                    act_span_begin_id(ACT_CPU_OP, name);
+                    if (na) {
+                        act_arg_int_k(seq, i);
+                        act_arg_str_k(dims, str20);
+                    }
+                    act_span_end();
+                }
+                double t0 = now_s();
+                act_session_stop(s);
+                if (na)
+                    stopv[m][r] = (now_s() - t0) / (double)N * 1e9;
+                for (int f = 0; f < 2; f++) {
+                    char path[64];
+                    snprintf(path, sizeof path, "/tmp/act_bench_arch_%d%s", (int)getpid(),
+                             f ? ".pftrace" : ".json");
+                    unlink(path);
+                    t0 = now_s();
+                    if (act_session_write(s, path) != 0)
+                        fprintf(stderr, "bench: write: %s\n", act_session_errmsg(s));
+                    double ev_s = (double)N / (now_s() - t0);
+                    if (na)
+                        (f ? wp : wj)[m][r] = ev_s;
+                    else
+                        (f ? wp0 : wj0)[m][r] = ev_s;
+                    unlink(path);
+                }
+                act_session_destroy(s);
             }
-            double t0 = now_s();
-            act_session_stop(s);
-            stopv[m][r] = (now_s() - t0) / (double)N * 1e9;
-            for (int f = 0; f < 2; f++) {
-                char path[64];
-                snprintf(path, sizeof path, "/tmp/act_bench_arch_%d%s", (int)getpid(),
-                         f ? ".pftrace" : ".json");
-                unlink(path);
-                t0 = now_s();
-                if (act_session_write(s, path) != 0)
-                    fprintf(stderr, "bench: write: %s\n", act_session_errmsg(s));
-                double ev_s = (double)N / (now_s() - t0);
-                (f ? wp : wj)[m][r] = ev_s;
-                unlink(path);
-            }
-            act_session_destroy(s);
             unsetenv("ACTRACE_TEST_ARCHIVE_RAW");
         }
     printf("archive, medians of %d interleaved rounds:\n", R);
@@ -598,12 +607,20 @@ static void archive_report(void)
         qsort(stopv[m], R, sizeof(double), cmp_d);
         qsort(wj[m], R, sizeof(double), cmp_d);
         qsort(wp[m], R, sizeof(double), cmp_d);
+        qsort(wj0[m], R, sizeof(double), cmp_d);
+        qsort(wp0[m], R, sizeof(double), cmp_d);
         printf("  %-22s memory per kept event %.1f B (no args), %.1f B (2 args); 3M with 2 args, "
                "default config: spilled %llu, %llu, %llu bytes; stop %.2f ns/event; write "
+               "(2 args) %.2f M events/s .json, %.2f M events/s .pftrace; write (no args) "
                "%.2f M events/s .json, %.2f M events/s .pftrace\n",
                mname[m], mem0[m][R / 2], mem2[m][R / 2], spilled[m][0], spilled[m][1],
-               spilled[m][2], stopv[m][R / 2], wj[m][R / 2] / 1e6, wp[m][R / 2] / 1e6);
+               spilled[m][2], stopv[m][R / 2], wj[m][R / 2] / 1e6, wp[m][R / 2] / 1e6,
+               wj0[m][R / 2] / 1e6, wp0[m][R / 2] / 1e6);
     }
+    printf("  frames over whole copies: write (2 args) %.2fx .json, %.2fx .pftrace; (no args) "
+           "%.2fx .json, %.2fx .pftrace\n",
+           wj[1][R / 2] / wj[0][R / 2], wp[1][R / 2] / wp[0][R / 2], wj0[1][R / 2] / wj0[0][R / 2],
+           wp0[1][R / 2] / wp0[0][R / 2]);
     printf("  encode on the drain thread: %.2f ns/event (no args), %.2f ns/event (2 args)\n",
            encode_cost(0), encode_cost(2));
 }
