@@ -333,14 +333,52 @@ act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap
     act__chunk *a = carve(arg, bytes);
     if (!a)
         return NULL;
-    act__fmeta m = {0, 0, (uint32_t)flen, used};
+    act__fmeta m;
+    memset(&m, 0, sizeof m);
+    m.flen = (uint32_t)flen;
+    m.nrec = used;
+    m.flags = ACT__FM_SORTED | ACT__FM_SUMMED;
+    m.min_t0 = INT64_MAX;
+    int64_t prev_t0 = INT64_MIN, prev_t1 = INT64_MAX;
     for (uint32_t i = 0; i < used; i++) {
         const act__rec *r = &c->recs[i];
-        if (r->kind == ACT__R_ARG)
-            m.args += 1 + ((atomic_load_explicit(&((act__rec *)r)->t1, memory_order_acquire) &
-                            ACT__ARG2_PRESENT) != 0);
-        else
-            m.events += r->kind != ACT__R_AUX_DEV;
+        int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+        switch (r->kind) {
+        case ACT__R_ARG:
+            m.args += 1 + ((t1 & ACT__ARG2_PRESENT) != 0);
+            continue;
+        case ACT__R_AUX_DEV:
+            m.flags = (m.flags | ACT__FM_AUX) & ~ACT__FM_SUMMED;
+            continue;
+        case ACT__R_SPAN:
+        case ACT__R_INSTANT:
+        case ACT__R_EMIT_SPAN:
+        case ACT__R_EMIT_INSTANT:
+            break;
+        default:
+            m.events++;
+            if (r->kind == ACT__R_COUNTER) {
+                m.flags |= ACT__FM_COUNTERS;
+                if (r->t0 < m.min_t0)
+                    m.min_t0 = r->t0;
+            }
+            continue;
+        }
+        /* An event: as scan_thread reads it (visit.c). */
+        m.events++;
+        m.hevents++;
+        if (act__is_tick(r->t0))
+            m.flags &= ~ACT__FM_SUMMED;
+        if (r->t0 < m.min_t0)
+            m.min_t0 = r->t0;
+        if (t1 == ACT__OPEN)
+            t1 = INT64_MAX;
+        if (r->t0 < prev_t0 || (r->t0 == prev_t0 && t1 > prev_t1))
+            m.flags &= ~ACT__FM_SORTED;
+        if (m.hevents == 1)
+            m.first_t0 = r->t0, m.first_t1 = t1;
+        prev_t0 = m.last_t0 = r->t0;
+        prev_t1 = m.last_t1 = t1;
     }
     atomic_store_explicit(&a->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&a->used, 0, memory_order_relaxed);
@@ -349,7 +387,52 @@ act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap
     a->settled = c->settled;
     memcpy(a->recs, &m, sizeof m);
     memcpy((char *)a->recs + sizeof m, *scratch, flen);
+    (void)act__fmeta_sum(a, &((act__fmeta *)(void *)a->recs)->sum);
     return a;
+}
+
+/* A 64-bit state that takes 8 bytes a step: (h ^ w) * odd, then
+ * h ^= h >> 29, each a bijection of h for a given w, so that one word
+ * changed leaves a different state to the end. */
+static uint64_t sum_bytes(uint64_t h, const uint8_t *p, size_t n)
+{
+    const uint64_t k = 0x9E3779B97F4A7C15u;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 29;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w ^ ((uint64_t)n << 56)) * k;
+    return h ^ (h >> 29);
+}
+
+int act__fmeta_sum(const act__chunk *c, uint64_t *out)
+{
+    const act__fmeta *m = act__fmeta_of(c);
+    if (c->size < sizeof(act__chunk) + sizeof *m ||
+        m->flen > c->size - sizeof(act__chunk) - sizeof *m)
+        return -1;
+    uint64_t h = sum_bytes(0x5851F42D4C957F2Du, (const uint8_t *)m, offsetof(act__fmeta, sum));
+    *out = sum_bytes(h, (const uint8_t *)(m + 1), m->flen);
+    return 0;
+}
+
+int act__frames_summary(act__inflated *u, size_t k, const act__fmeta **mp)
+{
+    const act__chunk *node = u->v[k].node;
+    const act__fmeta *m = act__fmeta_of(node);
+    uint64_t h;
+    if (act__fmeta_sum(node, &h) != 0 || h != m->sum) {
+        u->bad = 1;
+        return -1;
+    }
+    if (!(m->flags & ACT__FM_SUMMED))
+        return 0;
+    *mp = m;
+    return 1;
 }
 
 /* A chunk's room in the copies' mapping: whole pages of its own, so that
@@ -380,8 +463,16 @@ long act__frames_find(const act__inflated *u, const act__chunk *c)
 
 /* Decode entry @p k's frame into its copy. 0, or -1: the frame no longer
  * decodes (the copy then holds no records). */
+static uint64_t frames_decoded; /* act__frames_decoded */
+
+uint64_t act__frames_decoded(void)
+{
+    return __atomic_load_n(&frames_decoded, __ATOMIC_RELAXED);
+}
+
 static int infl_decode(struct act__infl_ent *e)
 {
+    __atomic_fetch_add(&frames_decoded, 1, __ATOMIC_RELAXED);
     const act__fmeta *m = act__fmeta_of(e->node);
     uint32_t size = 0, used, so;
     size_t got;
@@ -572,8 +663,8 @@ int act__frames_inflate_lazy(act_session *s, act__inflated *u, const act__spill_
         if (e->t->tail == e->node)
             e->t->tail = e->copy;
     }
-    /* Whether each frame decodes is known as the walk's first pass reads
-     * it (u->bad), before anything is written. */
+    /* Whether each frame is whole is known as the walk's first pass reads
+     * its summary or decodes it (u->bad), before anything is written. */
     return 0;
 }
 

@@ -94,7 +94,30 @@ typedef struct act__fmeta {
     uint32_t args;   /* args (an arg record holds one or two) */
     uint32_t flen;   /* the frame's bytes */
     uint32_t nrec;   /* records */
+    /* The summary the walk's first pass (visit.c, scan_thread) reads
+     * instead of decoding the frame, when ACT__FM_SUMMED: */
+    uint32_t hevents; /* span and instant records, host and plugin */
+    uint32_t flags;   /* ACT__FM_* */
+    int64_t min_t0;   /* the least t0 of those and of counter samples,
+                         INT64_MAX: none */
+    int64_t first_t0, first_t1, last_t0, last_t1; /* the first and last of
+                         those events (t1 ACT__OPEN as INT64_MAX) */
+    uint64_t sum;     /* act__fmeta_sum: the fields above and the frame */
 } act__fmeta;
+
+/* Events in start order within the frame (as scan_thread judges it: t0
+ * not decreasing, of equal t0 the longer first). */
+#define ACT__FM_SORTED 1u
+/* The summary stands for the records: no device record (flows, streams,
+ * plugin host spans need each record) and no event t0 still a tick. */
+#define ACT__FM_SUMMED 2u
+#define ACT__FM_COUNTERS 4u /* a counter sample */
+#define ACT__FM_AUX 8u      /* a device record (ACT__R_AUX_DEV) */
+
+/* The check sum of node @p c's act__fmeta (but its sum) and frame: any
+ * one 8-byte word changed changes it. 0 with *@p out, or -1 when the
+ * frame's length does not fit the node. */
+int act__fmeta_sum(const act__chunk *c, uint64_t *out);
 
 static inline int act__chunk_framed(const act__chunk *c)
 {
@@ -130,8 +153,12 @@ act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap
  * of memory however large the session (issue 39: the write stays within
  * MAX_BUFFER_SIZE_MB). Copies stay at their addresses: a record's address
  * names it for the whole walk. A frame that does not decode sets bad (its
- * copy holds no records): act__visit's first pass reads every frame and
- * refuses to write when one does not. */
+ * copy holds no records), and so does one whose sum does not match
+ * (act__frames_summary): act__visit's first pass checks every frame's sum
+ * (and decodes those it cannot summarise) and refuses to write when one
+ * is bad; a frame whose sum matches but which does not decode (made so
+ * on purpose) is found by the write pass, whose error keeps the file
+ * from being renamed into place. */
 #define ACT__INFL_LIVE 16
 struct act__infl_ent {
     act__thread *t;
@@ -166,6 +193,14 @@ long act__frames_find(const act__inflated *u, const act__chunk *c);
 /* Decode entry @p k's copy unless it is: 0, or -1 if its frame no longer
  * decodes (the copy then holds no records). */
 int act__frames_enter(act__inflated *u, size_t k);
+/* The summary of entry @p k's frame: 1 with *@p m when the first pass
+ * may read it instead of the records (ACT__FM_SUMMED, its sum right), 0
+ * when it has to decode the frame, -1 when the sum is wrong (bad is set:
+ * the node was written over; the write is refused before it starts). */
+int act__frames_summary(act__inflated *u, size_t k, const act__fmeta **m);
+/* How many times a walk decoded a frame node, in this process (tests:
+ * a write decodes each once). */
+uint64_t act__frames_decoded(void);
 /* Give entry @p k's decoded copy back to the system (its address stays). */
 void act__frames_drop(act__inflated *u, size_t k);
 

@@ -95,6 +95,18 @@ static inline void chunk_done(vstate *w, const act__chunk *c)
         act__spill_map_drop(&w->spill, c);
 }
 
+/* Whether @p c is a frame's copy whose summary (act__fmeta, checked by
+ * the first pass) says it holds no record of @p flag (ACT__FM_AUX,
+ * ACT__FM_COUNTERS): a pass that looks for those need not decode it. */
+static inline int frame_lacks(const vstate *w, const act__chunk *c, uint32_t flag)
+{
+    long k = infl_of(w, c);
+    if (k < 0)
+        return 0;
+    const act__fmeta *m = act__fmeta_of(w->infl.v[k].node);
+    return (m->flags & ACT__FM_SUMMED) && !(m->flags & flag);
+}
+
 /* The chunk after @p c in its thread's list, whether @p c is decoded or
  * not. */
 static inline const act__chunk *chunk_after(const vstate *w, const act__chunk *c)
@@ -628,6 +640,33 @@ static void scan_thread(vstate *w, const act__thread *t, tscan *sc)
     sc->min_t0 = INT64_MAX;
     int64_t prev_t0 = INT64_MIN, prev_t1 = INT64_MAX;
     for (const act__chunk *c = t->head; c; c = chunk_next(w, c)) {
+        long k = infl_of(w, c);
+        if (k >= 0) {
+            /* A frame: its summary, made when it was encoded, stands for
+             * its records unless it has device records or ticks; its sum
+             * is checked here, before anything is written (a frame that
+             * passes it and still does not decode, a forgery, is refused
+             * by the write pass: no file is renamed into place). */
+            const act__fmeta *m = NULL;
+            int got = act__frames_summary(&w->infl, (size_t)k, &m);
+            if (got < 0)
+                continue; /* the write is refused (w->infl.bad) */
+            if (got > 0) {
+                sc->recorded += m->events;
+                sc->args += m->args;
+                if (m->min_t0 < sc->min_t0)
+                    sc->min_t0 = m->min_t0;
+                if (m->hevents) {
+                    sc->events += m->hevents;
+                    if (!(m->flags & ACT__FM_SORTED) || m->first_t0 < prev_t0 ||
+                        (m->first_t0 == prev_t0 && m->first_t1 > prev_t1))
+                        sc->sorted = 0;
+                    prev_t0 = m->last_t0;
+                    prev_t1 = m->last_t1;
+                }
+                continue;
+            }
+        }
         chunk_enter(w, c);
         uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
         for (uint32_t i = 0; i < n; i++) {
@@ -702,6 +741,8 @@ static void plan_streams(vstate *w, act__thread **threads, size_t nthreads)
         return;
     for (size_t k = 0; k < nthreads; k++) {
         for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
+            if (frame_lacks(w, c, ACT__FM_AUX))
+                continue;
             chunk_enter(w, c);
             uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i < n; i++) {
@@ -819,6 +860,8 @@ static void plan_overlaps(vstate *w, act__thread **threads, size_t nthreads)
     size_t n = 0, cap = 0, *stack = NULL;
     for (size_t k = 0; k < nthreads; k++) {
         for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
+            if (frame_lacks(w, c, ACT__FM_AUX))
+                continue;
             chunk_enter(w, c);
             uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i + 1 < used; i++) {
@@ -1280,6 +1323,8 @@ static void visit_counters(vstate *w, act__thread **threads, size_t nthreads)
         goto oom;
     for (size_t k = 0; k < nthreads; k++) {
         for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
+            if (frame_lacks(w, c, ACT__FM_COUNTERS))
+                continue;
             chunk_enter(w, c);
             uint32_t cnt = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i < cnt; i++) {
@@ -1571,8 +1616,8 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
             min_t0 = scans[i].min_t0;
     }
     if (w.infl.bad) {
-        /* The first pass read every frame: one does not decode (a spill
-         * file written over). Nothing written yet. */
+        /* The first pass checked every frame's sum (or decoded it): one
+         * is damaged (a spill file written over). Nothing written yet. */
         act__frames_restore(s, &w.infl);
         pthread_mutex_unlock(&s->lock);
         act__spill_map_free(&w.spill);

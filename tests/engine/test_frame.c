@@ -124,6 +124,70 @@ static void rec_set(act__rec *r, int64_t t0, int64_t t1, uint64_t x, uint32_t na
     r->flags = flags;
 }
 
+/* Frame node @p node's summary (act__fmeta) says what its records say,
+ * read from the decoded frame as the walk's first pass reads them, and
+ * its sum is right. */
+static void check_summary(const act__chunk *node)
+{
+    const act__fmeta *m = act__fmeta_of(node);
+    uint64_t h;
+    CHECK(act__fmeta_sum(node, &h) == 0 && h == m->sum);
+    act__chunk *d = chunk_alloc(0);
+    size_t got;
+    CHECK_FATAL(act__frame_decode((const uint8_t *)(m + 1), m->flen, d, ACT__CHUNK_SIZE, &got) == 0);
+    uint32_t used = atomic_load(&d->used), events = 0, args = 0, hev = 0, flags = 0;
+    int sorted = 1, summed = 1;
+    int64_t min_t0 = INT64_MAX, pt0 = INT64_MIN, pt1 = INT64_MAX, f0 = 0, f1 = 0;
+    for (uint32_t i = 0; i < used; i++) {
+        const act__rec *r = &d->recs[i];
+        int64_t t1 = atomic_load(&((act__rec *)r)->t1);
+        if (r->kind == ACT__R_ARG) {
+            args += 1 + ((t1 & ACT__ARG2_PRESENT) != 0);
+        } else if (r->kind == ACT__R_AUX_DEV) {
+            flags |= ACT__FM_AUX;
+            summed = 0;
+        } else if (r->kind == ACT__R_SPAN || r->kind == ACT__R_INSTANT ||
+                   r->kind == ACT__R_EMIT_SPAN || r->kind == ACT__R_EMIT_INSTANT) {
+            events++;
+            if (t1 == ACT__OPEN)
+                t1 = INT64_MAX;
+            if (!hev++)
+                f0 = r->t0, f1 = t1;
+            if (r->t0 < pt0 || (r->t0 == pt0 && t1 > pt1))
+                sorted = 0;
+            pt0 = r->t0;
+            pt1 = t1;
+            if (r->t0 < min_t0)
+                min_t0 = r->t0;
+            if (act__is_tick(r->t0))
+                summed = 0;
+        } else {
+            events++;
+            if (r->kind == ACT__R_COUNTER) {
+                flags |= ACT__FM_COUNTERS;
+                if (r->t0 < min_t0)
+                    min_t0 = r->t0;
+            }
+        }
+    }
+    flags |= (sorted ? ACT__FM_SORTED : 0) | (summed ? ACT__FM_SUMMED : 0);
+    CHECK_EQ_U64(m->nrec, used);
+    CHECK_EQ_U64(m->events, events);
+    CHECK_EQ_U64(m->args, args);
+    CHECK_EQ_U64(m->hevents, hev);
+    CHECK_EQ_U64(m->flags, flags);
+    CHECK(m->min_t0 == min_t0);
+    if (hev)
+        CHECK(m->first_t0 == f0 && m->first_t1 == f1 && m->last_t0 == pt0 && m->last_t1 == pt1);
+    free(d);
+}
+
+static void *malloc_carve(void *arg, size_t bytes)
+{
+    (void)arg;
+    return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+}
+
 /* Every kind (the engine's and ones no record has, 1 among them) at the
  * extremes of each field. */
 static void extremes(void)
@@ -194,6 +258,7 @@ static uint64_t pick(void)
 static void random_chunks(void)
 {
     act__chunk *c = chunk_alloc(ACT__CHUNK_SIZE);
+    int nodes = 0;
     for (int it = 0; it < 400; it++) {
         uint32_t size = (uint32_t)(sizeof(act__chunk) + rnd() % (ACT__CHUNK_SIZE - sizeof(act__chunk) + 1));
         uint32_t maxrec = (uint32_t)((size - sizeof(act__chunk)) / sizeof(act__rec));
@@ -214,7 +279,17 @@ static void random_chunks(void)
             ((unsigned char *)c)[k] = (unsigned char)rnd();
         atomic_store(&c->used, used);
         CHECK(round_trip(c, used, str_off, it < 3) > 0);
+        /* As a frame node: its summary is its records'. */
+        uint8_t *scratch = NULL;
+        size_t scap = 0;
+        act__chunk *node = act__frame_node(c, &scratch, &scap, malloc_carve, NULL);
+        if (node)
+            check_summary(node);
+        nodes += node != NULL;
+        free(node);
+        free(scratch);
     }
+    CHECK(nodes > 100);
     free(c);
 }
 
@@ -380,6 +455,8 @@ static void real(int nargs, long n, const char *cfg, int want_spill)
                 nodes++;
                 fbytes += c->size;
                 fevents += act__fmeta_of(c)->events;
+                if (!want_spill)
+                    check_summary(c);
             } else {
                 chunks++;
             }
@@ -564,7 +641,27 @@ static void damaged_write(void)
     if (f)
         fclose(f);
     m->flen = flen;
+    /* A bit flipped in its last record: it may well still decode (to
+     * another time); its sum no longer matches: refused before anything
+     * is written, by the first pass, which decodes no frame. */
+    uint8_t *last = (uint8_t *)(m + 1) + flen - 1;
+    *last ^= 1;
+    CHECK(act_session_write(s, path) != 0);
+    CHECK(strstr(act_session_errmsg(s), "frame") != NULL);
+    f = fopen(path, "r");
+    CHECK(f == NULL);
+    if (f)
+        fclose(f);
+    *last ^= 1;
+    uint64_t nodes = 0;
+    for (act__thread *th = s->threads; th; th = th->next)
+        for (act__chunk *c = th->head; c; c = atomic_load(&c->next))
+            nodes += act__chunk_framed(c);
+    uint64_t dec0 = act__frames_decoded();
     CHECK_OK(act_session_write(s, path));
+    /* Spans in start order: each frame decoded once (the first pass reads
+     * the summaries; it decoded each too before them). */
+    CHECK_EQ_U64(act__frames_decoded() - dec0, nodes);
     CHECK_EQ_INT(count_in(path, "\"aten::matmul\""), 300000);
     remove(path);
     act_session_destroy(s);
