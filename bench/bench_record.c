@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "actrace/actrace.h"
+#include "engine/engine.h"
+#include "engine/frame.h"
 #include "scoped_work.h"
 
 #define REPS 5
@@ -484,6 +486,153 @@ static long kept_rss(long n, int args, int strnames)
     return r1 - r0;
 }
 
+/* A carve for act__frame_node that reuses one buffer (the encode cost
+ * alone). */
+static void *bench_carve(void *arg, size_t bytes)
+{
+    (void)bytes;
+    return arg;
+}
+
+/* Thread CPU ns per event the drain's encode takes (act__frame_node) over
+ * the chunks of a stopped session that kept whole copies. */
+static double encode_cost(int args)
+{
+    setenv("ACTRACE_TEST_ARCHIVE_RAW", "1", 1);
+    act_session *s = session_with("MAX_BUFFER_SIZE_MB = 1024\n");
+    unsetenv("ACTRACE_TEST_ARCHIVE_RAW");
+    act_name_id name = act_name("aten::matmul");
+    act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");
+    const long n = 1000000;
+    for (long i = 0; i < n; i++) {
+        act_span_begin_id(ACT_CPU_OP, name);
+        if (args) {
+            act_arg_int_k(seq, i);
+            act_arg_str_k(dims, "12345678901234567890");
+        }
+        act_span_end();
+    }
+    act_session_stop(s);
+    static _Alignas(64) char node[ACT__CHUNK_SIZE];
+    uint8_t *scratch = NULL;
+    size_t scap = 0;
+    double best = 1e9;
+    for (int r = 0; r < 3; r++) {
+        double t0 = thread_cpu_s();
+        for (act__thread *t = s->threads; t; t = t->next)
+            for (act__chunk *c = t->head; c; c = atomic_load(&c->next))
+                if (!act__frame_node(c, &scratch, &scap, bench_carve, node))
+                    fprintf(stderr, "bench: a chunk not framed\n");
+        double dt = (thread_cpu_s() - t0) / (double)n * 1e9;
+        if (dt < best)
+            best = dt;
+    }
+    free(scratch);
+    act_session_destroy(s);
+    return best;
+}
+
+/*
+ * The archive: frames (frame.h) against whole copies (the drain as it
+ * was: ACTRACE_TEST_ARCHIVE_RAW), interleaved in one run, medians of 3:
+ * memory per kept event (RSS at 3M less at 100k, interned, without and
+ * with 2 args), whether 3M spans with 2 args under the default config
+ * spill, stop per event and the write speed (1M spans with 2 args), and
+ * the encode's cost per event on the drain thread.
+ */
+static void archive_report(void)
+{
+    enum { R = 3 };
+    static const char *const mname[2] = {"whole copies (before)", "frames"};
+    double mem0[2][R], mem2[2][R], stopv[2][R], wj[2][R], wp[2][R], wj0[2][R], wp0[2][R];
+    unsigned long long spilled[2][R];
+    static const char str20[] = "12345678901234567890";
+    for (int r = 0; r < R; r++)
+        for (int m = 0; m < 2; m++) {
+            if (m == 0)
+                setenv("ACTRACE_TEST_ARCHIVE_RAW", "1", 1);
+            long a0 = kept_rss(100000, 0, 0), b0 = kept_rss(3000000, 0, 0);
+            long a2 = kept_rss(100000, 2, 0), b2 = kept_rss(3000000, 2, 0);
+            mem0[m][r] = (double)(b0 - a0) * 1024.0 / 2900000.0;
+            mem2[m][r] = (double)(b2 - a2) * 1024.0 / 2900000.0;
+            /* Default config, 3M spans with 2 args: a spill file? */
+            act_session *s = session_with("");
+            act_name_id name = act_name("aten::matmul");
+            act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");
+            for (long i = 0; i < 3000000; i++) {
+                act_span_begin_id(ACT_CPU_OP, name);
+                act_arg_int_k(seq, i);
+                act_arg_str_k(dims, str20);
+                act_span_end();
+            }
+            act_session_stop(s);
+            act_session_stats st;
+            memset(&st, 0, sizeof st);
+            st.struct_size = sizeof st;
+            act_session_get_stats(s, &st);
+            spilled[m][r] = (unsigned long long)st.spilled;
+            act_session_destroy(s);
+            /* Stop and write: 1M spans with 2 args (stop measured), then
+             * 1M without args. */
+            const long N = 1000000;
+            for (int na = 2; na >= 0; na -= 2) {
+                s = session_with("MAX_BUFFER_SIZE_MB = 1024\n");
+                for (long i = 0; i < N; i++) {
+                    act_span_begin_id(ACT_CPU_OP, name);
+                    if (na) {
+                        act_arg_int_k(seq, i);
+                        act_arg_str_k(dims, str20);
+                    }
+                    act_span_end();
+                }
+                double t0 = now_s();
+                act_session_stop(s);
+                if (na)
+                    stopv[m][r] = (now_s() - t0) / (double)N * 1e9;
+                for (int f = 0; f < 2; f++) {
+                    char path[64];
+                    snprintf(path, sizeof path, "/tmp/act_bench_arch_%d%s", (int)getpid(),
+                             f ? ".pftrace" : ".json");
+                    unlink(path);
+                    t0 = now_s();
+                    if (act_session_write(s, path) != 0)
+                        fprintf(stderr, "bench: write: %s\n", act_session_errmsg(s));
+                    double ev_s = (double)N / (now_s() - t0);
+                    if (na)
+                        (f ? wp : wj)[m][r] = ev_s;
+                    else
+                        (f ? wp0 : wj0)[m][r] = ev_s;
+                    unlink(path);
+                }
+                act_session_destroy(s);
+            }
+            unsetenv("ACTRACE_TEST_ARCHIVE_RAW");
+        }
+    printf("archive, medians of %d interleaved rounds:\n", R);
+    for (int m = 0; m < 2; m++) {
+        qsort(mem0[m], R, sizeof(double), cmp_d);
+        qsort(mem2[m], R, sizeof(double), cmp_d);
+        qsort(stopv[m], R, sizeof(double), cmp_d);
+        qsort(wj[m], R, sizeof(double), cmp_d);
+        qsort(wp[m], R, sizeof(double), cmp_d);
+        qsort(wj0[m], R, sizeof(double), cmp_d);
+        qsort(wp0[m], R, sizeof(double), cmp_d);
+        printf("  %-22s memory per kept event %.1f B (no args), %.1f B (2 args); 3M with 2 args, "
+               "default config: spilled %llu, %llu, %llu bytes; stop %.2f ns/event; write "
+               "(2 args) %.2f M events/s .json, %.2f M events/s .pftrace; write (no args) "
+               "%.2f M events/s .json, %.2f M events/s .pftrace\n",
+               mname[m], mem0[m][R / 2], mem2[m][R / 2], spilled[m][0], spilled[m][1],
+               spilled[m][2], stopv[m][R / 2], wj[m][R / 2] / 1e6, wp[m][R / 2] / 1e6,
+               wj0[m][R / 2] / 1e6, wp0[m][R / 2] / 1e6);
+    }
+    printf("  frames over whole copies: write (2 args) %.2fx .json, %.2fx .pftrace; (no args) "
+           "%.2fx .json, %.2fx .pftrace\n",
+           wj[1][R / 2] / wj[0][R / 2], wp[1][R / 2] / wp[0][R / 2], wj0[1][R / 2] / wj0[0][R / 2],
+           wp0[1][R / 2] / wp0[0][R / 2]);
+    printf("  encode on the drain thread: %.2f ns/event (no args), %.2f ns/event (2 args)\n",
+           encode_cost(0), encode_cost(2));
+}
+
 static void scoped_report(FILE *json)
 {
     const long N = 1000000;
@@ -545,6 +694,11 @@ int main(void)
         scoped_report(stdout);
         return 0;
     }
+    if (getenv("ACT_BENCH_ARCHIVE_ONLY")) {
+        act_log_set_level(ACT_LOG_ERROR);
+        archive_report();
+        return 0;
+    }
     if (getenv("ACT_BENCH_SWEEP_ONLY")) {
         act_log_set_level(ACT_LOG_ERROR);
         sweep(stdout);
@@ -561,6 +715,7 @@ int main(void)
     double counter_ns = bench_record(COUNTER, N);
     sweep(stderr); /* stdout's last line stays the one summary object */
     scoped_report(stderr);
+    archive_report();
 
     /* Memory per recorded span, and writing 1,000,000 spans: argless and
      * with Kineto's two args, as JSON and as Perfetto's protobuf. Each

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/frame.h"
 #include "engine/spool.h"
 
 void act__record_atfork_child(void);
@@ -703,6 +704,11 @@ int act_session_get_stats(const act_session *s, act_session_stats *out)
     pthread_mutex_lock(&ms->lock);
     for (act__thread *t = s->threads; t; t = t->next) {
         for (act__chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
+            if (act__chunk_framed(c)) {
+                st.recorded += act__fmeta_of(c)->events;
+                st.args_recorded += act__fmeta_of(c)->args;
+                continue;
+            }
             uint32_t n = atomic_load_explicit(&c->used, memory_order_acquire);
             for (uint32_t i = 0; i < n; i++) {
                 const act__rec *r = &c->recs[i];

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/frame.h"
 #include "engine/spool.h"
 
 static int32_t os_tid(void)
@@ -318,13 +319,15 @@ static struct act__slab *tmp_slab_new(act_session *s)
     return p;
 }
 
-/* 64 KiB of the spill file for one drained chunk, at file offset *@p off
+/* @p bytes (at most ACT__CHUNK_SIZE: a chunk, or a frame node, 64-byte
+ * aligned) of the spill file for one drained chunk, at file offset *@p off
  * in s->tmp_slab (the caller charges it there once written: spilling the
  * slab uncharges it), or NULL (the caller keeps the chunk in RAM). The
  * drain only. */
-static act__chunk *tmp_archive_chunk(act_session *s, uint64_t *off)
+static act__chunk *tmp_archive_chunk(act_session *s, size_t bytes, uint64_t *off)
 {
-    if (s->tmp_end - s->tmp_cur < (ptrdiff_t)ACT__CHUNK_SIZE) {
+    size_t room = (bytes + 63) & ~(size_t)63;
+    if (s->tmp_end - s->tmp_cur < (ptrdiff_t)room) {
         struct act__slab *sl = tmp_slab_new(s);
         if (!sl)
             return NULL;
@@ -337,7 +340,7 @@ static act__chunk *tmp_archive_chunk(act_session *s, uint64_t *off)
     }
     act__chunk *c = (act__chunk *)(void *)s->tmp_cur;
     *off = s->tmp_slab->off + (uint64_t)(s->tmp_cur - (char *)s->tmp_slab);
-    s->tmp_cur += ACT__CHUNK_SIZE;
+    s->tmp_cur += room;
     return c;
 }
 
@@ -658,6 +661,14 @@ struct act__pool {
      * carved by the drain only; unmapped with the pool. */
     struct act__arena *arenas;
     char *arena_cur, *arena_end;
+    /* The drain's scratch for a frame (frame.h): a chunk is archived as
+     * a frame node, a few bytes per record, in RAM or in the spill file
+     * (not spooled: record's rebuild reads whole chunks). ACTRACE_TEST_ARCHIVE_RAW set: whole copies (the
+     * baseline the benches compare with). */
+    uint8_t *fbuf;
+    size_t fcap;
+    act__chunk *nbuf; /* a frame node on its way to the spill file */
+    int raw;
     act__pool_slot *slots;
 };
 
@@ -785,6 +796,8 @@ int act__pool_create(act_session *s, size_t bytes, size_t warm, int policy)
     p->grow = policy == ACT__POOL_GROW;
     const char *d = getenv("ACTRACE_TEST_DRAIN_DELAY_US");
     p->delay_us = d ? (unsigned)strtoul(d, NULL, 10) : 0;
+    const char *raw = getenv("ACTRACE_TEST_ARCHIVE_RAW");
+    p->raw = raw && *raw && strcmp(raw, "0") != 0;
     /* The warm part, written now (the cost BUFFER_PREALLOC_MB always
      * had); pushed so that the lowest slots are taken first. */
     size_t w = warm / ACT__CHUNK_SIZE;
@@ -838,6 +851,32 @@ static act__chunk *archive_chunk(struct act__pool *p)
     return c;
 }
 
+/* act__frame_node's carve into the drain's scratch (p->nbuf), from where
+ * the node is written to the spill file. */
+static void *scratch_carve(void *arg, size_t bytes)
+{
+    (void)bytes; /* at most ACT__CHUNK_SIZE: act__frame_node */
+    return arg;
+}
+
+/* @p bytes of archive (at most ACT__CHUNK_SIZE, 64-byte aligned) for a
+ * frame node (act__frame_node's carve), or NULL. The drain thread only. */
+static void *archive_carve(void *arg, size_t bytes)
+{
+    struct act__pool *p = arg;
+    size_t room = (bytes + 63) & ~(size_t)63;
+    if (p->arena_end - p->arena_cur < (ptrdiff_t)room) {
+        /* A new arena (what is left of this one stays unused). */
+        p->arena_cur = p->arena_end;
+        if (!archive_chunk(p))
+            return NULL;
+        p->arena_cur -= ACT__CHUNK_SIZE; /* carved below instead */
+    }
+    void *a = p->arena_cur;
+    p->arena_cur += room;
+    return a;
+}
+
 /* Spooled: 64 KiB of archive for one drained chunk, carved from the
  * slabs (the spool; the drain maps and faults a new slab itself), charged
  * to the slab so that spilling it uncharges it; at file offset *@p off.
@@ -872,6 +911,8 @@ static void pool_free(act_session *s)
         munmap(a->map, ARENA_SIZE + POOL_ALIGN);
         free(a);
     }
+    free(p->fbuf);
+    free(p->nbuf);
     munmap(p->map, p->map_size); /* a spooled pool's segments too */
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->freed);
@@ -1084,6 +1125,8 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
     uint64_t aoff = 0;
     act__chunk *a = NULL;
     int filed = 0; /* in the spill file */
+    int framed = 0; /* a frame node (frame.h) */
+    size_t alen = ACT__CHUNK_SIZE; /* the archive's bytes for it */
     if (p->spooled) {
         a = archive_slab_chunk(s, &aoff);
         if (a)
@@ -1094,11 +1137,22 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
             tmp_wanted(s, p))
             atomic_store_explicit(&s->tmp_on, 1, memory_order_relaxed);
         if (s->tmp_ok && atomic_load_explicit(&s->tmp_on, memory_order_relaxed)) {
-            a = tmp_archive_chunk(s, &aoff);
+            /* A frame node, made in the drain's scratch, is what the
+             * file gets (else the whole chunk). */
+            const act__chunk *src = c;
+            if (!p->raw && !p->nbuf)
+                p->nbuf = aligned_alloc(64, ACT__CHUNK_SIZE);
+            act__chunk *node = p->raw || !p->nbuf ? NULL
+                               : act__frame_node(c, &p->fbuf, &p->fcap, scratch_carve, p->nbuf);
+            if (node) {
+                src = node;
+                alen = node->size;
+            }
+            a = tmp_archive_chunk(s, alen, &aoff);
             if (a && !tmp_live(s)) {
                 s->tmp_ok = 0; /* said by tmp_live */
                 a = NULL;
-            } else if (a && pwrite_all(s->tmp_fd, c, ACT__CHUNK_SIZE, aoff) != 0) {
+            } else if (a && pwrite_all(s->tmp_fd, src, alen, aoff) != 0) {
                 /* The blocks could not be had: the rest stays in RAM. */
                 int e = errno;
                 s->tmp_ok = 0;
@@ -1109,6 +1163,15 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
                 a = NULL;
             }
             filed = a != NULL;
+            framed = filed && node;
+        }
+        if (!a && !p->raw) {
+            /* A frame node: the slot's charge less what it saves. */
+            a = act__frame_node(c, &p->fbuf, &p->fcap, archive_carve, p);
+            if (a) {
+                framed = 1;
+                alen = a->size;
+            }
         }
         if (!a) {
             a = archive_chunk(p);
@@ -1118,7 +1181,10 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
     }
     if (!a)
         return -1;
-    a->heap = 0; /* the archive's (or the slab's): unmapped with it */
+    if (framed)
+        atomic_fetch_sub_explicit(&s->bytes, ACT__CHUNK_SIZE - alen, memory_order_relaxed);
+    else
+        a->heap = 0; /* the archive's (or the slab's): unmapped with it */
     act__pool_slot *sl = &p->slots[i];
     if (p->spooled) {
         /* After the whole copy, before the slot can be handed out again:
@@ -1128,7 +1194,7 @@ static int drain_one(act_session *s, struct act__pool *p, uint32_t i)
     }
     pthread_mutex_lock(&s->lock);
     if (filed)
-        s->tmp_slab->charged += ACT__CHUNK_SIZE; /* the slot's charge, moved */
+        s->tmp_slab->charged += alen; /* the slot's charge, moved (a frame's: its bytes) */
     act__chunk *nx = atomic_load_explicit(&c->next, memory_order_relaxed);
     atomic_store_explicit(&a->next, nx, memory_order_relaxed);
     if (sl->prev)
@@ -1514,6 +1580,7 @@ void act__pool_forget(act_session *s)
  * tick added earlier, the stop. */
 #define DRAIN_PASS_NS ((int64_t)2000000)
 #define DRAIN_IDLE_NS ((int64_t)32000000)
+#define DRAIN_FRAMES_PER_PASS 32u
 
 /* The drain: passes over the slots in use, draining those sealed and not
  * pinned once fewer than half the slots are free or never used (a trace
@@ -1528,7 +1595,12 @@ static void drain_main(act_session *s)
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
         uint32_t n = 0;
-        int pressure = p->nfree + (p->cap > p->nfresh ? p->cap - p->nfresh : 0) < p->nslots / 2;
+        /* Whole copies are drained only when the pool runs low (a copy
+         * saves nothing); frames as soon as sealed: a frame is a quarter
+         * of the chunk or less, and the slot comes back warm, so the
+         * pool's fresh pages are not touched. */
+        int pressure = (!p->spooled && !p->raw) ||
+                       p->nfree + (p->cap > p->nfresh ? p->cap - p->nfresh : 0) < p->nslots / 2;
         for (uint32_t i = 0; cand && pressure && i < p->nfresh; i++) {
             if (p->slots[i].state != SLOT_USED)
                 continue;
@@ -1558,6 +1630,14 @@ static void drain_main(act_session *s)
         act__cal_add(s, n + ns > 0);
         for (uint32_t k = 0; k < ns; k++)
             act__settle_chunk(s, slot_chunk(p, cand[n + k]));
+        /* Frames: every candidate settled first (cheap), so that what
+         * the encode has not reached by stop needs no settling there; a
+         * pass encodes a few only, so that the next pass settles what was
+         * sealed meanwhile (a backlog would otherwise be settled by stop). */
+        for (uint32_t k = 0; s->use_ticks && !p->spooled && !p->raw && k < n; k++)
+            act__settle_chunk(s, slot_chunk(p, cand[k]));
+        if (!p->spooled && !p->raw && n > DRAIN_FRAMES_PER_PASS)
+            n = DRAIN_FRAMES_PER_PASS;
         uint32_t done = 0;
         for (uint32_t k = 0; k < n; k++) {
             if (p->delay_us && drain_delay(p))

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/frame.h"
 #include "writer/visit.h"
 
 /* The key cache (act__vkeys). Per interned key id: KF_SET once known, bit
@@ -61,20 +62,65 @@ typedef struct vstate {
     act__vkeys keys_store, *keys; /* the key cache handed out with args */
     uint64_t counter_samples, counter_events;
     act__spill_map spill; /* spilled slabs, dropped again once read */
+    act__inflated infl;   /* the archive's frames, decoded while read */
     int oom;
 } vstate;
 
-/* A pass is done with chunk @p c: if it was spilled, out of memory again. */
-static inline void chunk_done(const vstate *w, const act__chunk *c)
+/* The entry of @p c if it is a copy of a frame node, else -1. */
+static inline long infl_of(const vstate *w, const act__chunk *c)
 {
+    if (!w || !w->infl.n || (uintptr_t)c - (uintptr_t)w->infl.map >= w->infl.map_len)
+        return -1;
+    return act__frames_find(&w->infl, c);
+}
+
+/* Before a pass reads chunk @p c: a frame's copy is decoded (again). */
+static inline void chunk_enter(vstate *w, const act__chunk *c)
+{
+    long k = infl_of(w, c);
+    if (k >= 0)
+        (void)act__frames_enter(&w->infl, (size_t)k); /* checked at the start */
+}
+
+/* A pass is done with chunk @p c: if it was spilled, out of memory again;
+ * a frame's copy is given back (its node too, if spilled). */
+static inline void chunk_done(vstate *w, const act__chunk *c)
+{
+    long k = infl_of(w, c);
+    if (k >= 0) {
+        act__frames_drop(&w->infl, (size_t)k);
+        c = w->infl.v[k].node;
+    }
     if (w->spill.n)
         act__spill_map_drop(&w->spill, c);
 }
 
-/* The chunk after @p c in its thread's list; @p c is done. */
-static inline const act__chunk *chunk_next(const vstate *w, const act__chunk *c)
+/* Whether @p c is a frame's copy whose summary (act__fmeta, checked by
+ * the first pass) says it holds no record of @p flag (ACT__FM_AUX,
+ * ACT__FM_COUNTERS): a pass that looks for those need not decode it. */
+static inline int frame_lacks(const vstate *w, const act__chunk *c, uint32_t flag)
 {
-    const act__chunk *n = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire);
+    long k = infl_of(w, c);
+    if (k < 0)
+        return 0;
+    const act__fmeta *m = act__fmeta_of(w->infl.v[k].node);
+    return (m->flags & ACT__FM_SUMMED) && !(m->flags & flag);
+}
+
+/* The chunk after @p c in its thread's list, whether @p c is decoded or
+ * not. */
+static inline const act__chunk *chunk_after(const vstate *w, const act__chunk *c)
+{
+    long k = infl_of(w, c);
+    if (k >= 0)
+        return w->infl.v[k].next;
+    return atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire);
+}
+
+/* The chunk after @p c in its thread's list; @p c is done. */
+static inline const act__chunk *chunk_next(vstate *w, const act__chunk *c)
+{
+    const act__chunk *n = chunk_after(w, c);
     chunk_done(w, c);
     return n;
 }
@@ -540,17 +586,19 @@ typedef struct rpos {
     uint64_t seq; /* order of recording, for a total order when sorting */
     int64_t t1;   /* end loaded once when sorting (INT64_MAX: open), so the
                      comparator stays consistent if a span ends meanwhile */
+    int64_t t0;   /* start, when sorting (the chunk need not be decoded) */
 } rpos;
 
-/* Step to the record after @p p; 0 at the end of what was committed. */
-static int next_pos(rpos *p)
+/* Step to the record after @p p (its chunk entered); 0 at the end of what
+ * was committed. The chunk it steps to is entered. */
+static int next_pos(vstate *w, rpos *p)
 {
     if (p->i + 1 < atomic_load_explicit(&((act__chunk *)p->c)->used, memory_order_acquire)) {
         p->i++;
         return 1;
     }
-    for (const act__chunk *c = atomic_load_explicit(&((act__chunk *)p->c)->next, memory_order_acquire);
-         c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+    for (const act__chunk *c = chunk_after(w, p->c); c; c = chunk_after(w, c)) {
+        chunk_enter(w, c);
         if (atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire)) {
             p->c = c;
             p->i = 0;
@@ -574,10 +622,8 @@ typedef struct tscan {
 static int cmp_pos(const void *a, const void *b)
 {
     const rpos *x = a, *y = b;
-    const act__rec *rx = &x->c->recs[x->i], *ry = &y->c->recs[y->i];
-    int64_t tx = rec_t0(rx), ty = rec_t0(ry);
-    if (tx != ty)
-        return tx < ty ? -1 : 1;
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
     /* Same start: the longer (the parent) first. */
     int64_t dx = x->t1, dy = y->t1;
     if (dx != dy)
@@ -593,6 +639,34 @@ static void scan_thread(vstate *w, const act__thread *t, tscan *sc)
     sc->min_t0 = INT64_MAX;
     int64_t prev_t0 = INT64_MIN, prev_t1 = INT64_MAX;
     for (const act__chunk *c = t->head; c; c = chunk_next(w, c)) {
+        long k = infl_of(w, c);
+        if (k >= 0) {
+            /* A frame: its summary, made when it was encoded, stands for
+             * its records unless it has device records or ticks; its sum
+             * is checked here, before anything is written (a frame that
+             * passes it and still does not decode, a forgery, is refused
+             * by the write pass: no file is renamed into place). */
+            const act__fmeta *m = NULL;
+            int got = act__frames_summary(&w->infl, (size_t)k, &m);
+            if (got < 0)
+                continue; /* the write is refused (w->infl.bad) */
+            if (got > 0) {
+                sc->recorded += m->events;
+                sc->args += m->args;
+                if (m->min_t0 < sc->min_t0)
+                    sc->min_t0 = m->min_t0;
+                if (m->hevents) {
+                    sc->events += m->hevents;
+                    if (!(m->flags & ACT__FM_SORTED) || m->first_t0 < prev_t0 ||
+                        (m->first_t0 == prev_t0 && m->first_t1 > prev_t1))
+                        sc->sorted = 0;
+                    prev_t0 = m->last_t0;
+                    prev_t1 = m->last_t1;
+                }
+                continue;
+            }
+        }
+        chunk_enter(w, c);
         uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
         for (uint32_t i = 0; i < n; i++) {
             const act__rec *r = &c->recs[i];
@@ -669,6 +743,9 @@ static void plan_streams(vstate *w, act__thread **threads, size_t nthreads)
         return;
     for (size_t k = 0; k < nthreads; k++) {
         for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
+            if (frame_lacks(w, c, ACT__FM_AUX))
+                continue;
+            chunk_enter(w, c);
             uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i < n; i++) {
                 const act__rec *r = &c->recs[i];
@@ -785,6 +862,9 @@ static void plan_overlaps(vstate *w, act__thread **threads, size_t nthreads)
     size_t n = 0, cap = 0, *stack = NULL;
     for (size_t k = 0; k < nthreads; k++) {
         for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
+            if (frame_lacks(w, c, ACT__FM_AUX))
+                continue;
+            chunk_enter(w, c);
             uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i + 1 < used; i++) {
                 const act__rec *r = &c->recs[i], *aux = r + 1;
@@ -803,6 +883,7 @@ static void plan_overlaps(vstate *w, act__thread **threads, size_t nthreads)
         if (!keyset_has(&tids, (uint64_t)tid + 1))
             continue;
         for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
+            chunk_enter(w, c);
             uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i < used; i++) {
                 const act__rec *r = &c->recs[i];
@@ -1003,10 +1084,10 @@ static inline int vargs_next(act__vargs *it, act__varg *out)
             return 1;
         }
     }
-    rpos q = {it->c, it->i, 0, 0};
+    rpos q = {it->c, it->i, 0, 0, 0};
     if (q.i + 1 < atomic_load_explicit(&((act__chunk *)q.c)->used, memory_order_acquire))
         q.i++; /* next_pos's usual case, inline */
-    else if (!next_pos(&q))
+    else if (!next_pos((vstate *)it->walk, &q))
         q.c = NULL;
     if (!q.c || q.c->recs[q.i].kind != ACT__R_ARG) {
         it->done = 1;
@@ -1070,10 +1151,10 @@ static inline void visit_host(vstate *w, act__vevent *e, const act__chunk *c, ui
     if (i + 1 < n) {
         e->has_args = c->recs[i + 1].kind == ACT__R_ARG;
     } else {
-        rpos look = {c, i, 0, 0};
-        e->has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
+        rpos look = {c, i, 0, 0, 0};
+        e->has_args = next_pos(w, &look) && look.c->recs[look.i].kind == ACT__R_ARG;
     }
-    e->args = (act__vargs){c, i, 1, !e->has_args, w->keys};
+    e->args = (act__vargs){c, i, 1, !e->has_args, w->keys, w};
     w->v->event(w->v->ctx, e);
 }
 
@@ -1111,7 +1192,7 @@ static void visit_plugin(vstate *w, rpos at)
 {
     const act__rec *r = &at.c->recs[at.i];
     rpos ap = at;
-    if (!next_pos(&ap) || ap.c->recs[ap.i].kind != ACT__R_AUX_DEV)
+    if (!next_pos(w, &ap) || ap.c->recs[ap.i].kind != ACT__R_AUX_DEV)
         return; /* torn group: cannot happen for committed records */
     const act__rec *aux = &ap.c->recs[ap.i];
     act__vevent e;
@@ -1142,8 +1223,8 @@ static void visit_plugin(vstate *w, rpos at)
     e.name = r->name;
     e.rec = r;
     rpos look = ap;
-    e.has_args = next_pos(&look) && look.c->recs[look.i].kind == ACT__R_ARG;
-    e.args = (act__vargs){ap.c, ap.i, 1, !e.has_args, w->keys};
+    e.has_args = next_pos(w, &look) && look.c->recs[look.i].kind == ACT__R_ARG;
+    e.args = (act__vargs){ap.c, ap.i, 1, !e.has_args, w->keys, w};
     /* Flow from the API call to the device work it launched ("ac2g"). */
     if (e.corr && r->kind == ACT__R_EMIT_SPAN) {
         uint64_t key = flow_id(e.source, e.corr);
@@ -1183,30 +1264,37 @@ static void visit_thread(vstate *w, const act__thread *t, const tscan *sc)
         rpos *idx = malloc(sc->events * sizeof *idx);
         if (idx) {
             size_t k = 0;
-            for (const act__chunk *c = t->head; c; c = atomic_load_explicit(&((act__chunk *)c)->next, memory_order_acquire)) {
+            for (const act__chunk *c = t->head; c; c = chunk_next(w, c)) {
+                chunk_enter(w, c);
                 uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
                 for (uint32_t i = 0; i < n && k < sc->events; i++)
                     if (is_event(c->recs[i].kind)) {
                         int64_t t1 = atomic_load_explicit(&((act__rec *)&c->recs[i])->t1,
                                                           memory_order_relaxed);
-                        idx[k] = (rpos){c, i, k, t1 == ACT__OPEN ? INT64_MAX : t1};
+                        idx[k] = (rpos){c, i, k, t1 == ACT__OPEN ? INT64_MAX : t1,
+                                        rec_t0(&c->recs[i])};
                         k++;
                     }
             }
             qsort(idx, k, sizeof *idx, cmp_pos);
-            for (size_t i = 0; i < k; i++)
+            /* In time order: a frame's copy is decoded again as an event
+             * of it comes up (at most ACT__INFL_LIVE held at once). */
+            for (size_t i = 0; i < k; i++) {
+                chunk_enter(w, idx[i].c);
                 visit_at(w, idx[i], idx[i].i + 1, &he);
+            }
             free(idx);
-            for (const act__chunk *c = t->head; c && w->spill.n; c = chunk_next(w, c))
+            for (const act__chunk *c = t->head; c && (w->spill.n || w->infl.n); c = chunk_next(w, c))
                 ;
             return;
         }
         w->oom = 1; /* fall through: unsorted but complete */
     }
     for (const act__chunk *c = t->head; c; c = chunk_next(w, c)) {
+        chunk_enter(w, c);
         uint32_t n = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
         for (uint32_t i = 0; i < n; i++)
-            visit_at(w, (rpos){c, i, 0, 0}, n, &he);
+            visit_at(w, (rpos){c, i, 0, 0, 0}, n, &he);
     }
 }
 
@@ -1237,6 +1325,9 @@ static void visit_counters(vstate *w, act__thread **threads, size_t nthreads)
         goto oom;
     for (size_t k = 0; k < nthreads; k++) {
         for (const act__chunk *c = threads[k]->head; c; c = chunk_next(w, c)) {
+            if (frame_lacks(w, c, ACT__FM_COUNTERS))
+                continue;
+            chunk_enter(w, c);
             uint32_t cnt = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
             for (uint32_t i = 0; i < cnt; i++) {
                 const act__rec *r = &c->recs[i];
@@ -1500,13 +1591,17 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
         for (act__thread *t = s->threads; t; t = t->next)
             threads[--i] = t;
     }
-    if (!threads || !scans) {
+    /* The archive's frame nodes read as chunks again, for this walk
+     * (copies, undone before the lock is let go). */
+    int irc = threads && scans ? act__frames_inflate_lazy(s, &w.infl, &w.spill) : 0;
+    if (!threads || !scans || irc != 0) {
         pthread_mutex_unlock(&s->lock);
         act__spill_map_free(&w.spill);
         free(threads);
         free(scans);
-        snprintf(err, errcap, "out of memory");
-        return ACT_ENOMEM;
+        snprintf(err, errcap, irc == ACT_EINVAL ? "a frame of the archive does not decode"
+                                                : "out of memory");
+        return irc ? irc : ACT_ENOMEM;
     }
 
     uint64_t recorded[2] = {0, 0}; /* events, args */
@@ -1521,6 +1616,21 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
         recorded[1] += scans[i].args;
         if (scans[i].events && scans[i].min_t0 < min_t0)
             min_t0 = scans[i].min_t0;
+    }
+    if (w.infl.bad) {
+        /* The first pass checked every frame's sum (or decoded it): one
+         * is damaged (a spill file written over). Nothing written yet. */
+        act__frames_restore(s, &w.infl);
+        pthread_mutex_unlock(&s->lock);
+        act__spill_map_free(&w.spill);
+        free(w.dev_dense);
+        free(w.host_corr.slot);
+        free(w.dev_corr.slot);
+        keys_free(&w.keys_store);
+        free(threads);
+        free(scans);
+        snprintf(err, errcap, "a frame of the archive does not decode");
+        return ACT_EINVAL;
     }
     plan_streams(&w, threads, nthreads);
     if (w.plugin_host_spans)
@@ -1581,6 +1691,8 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
         visit_thread(&w, threads[i], &scans[i]);
     visit_counters(&w, threads, nthreads);
     visit_end(&w, recorded);
+    int bad = w.infl.bad; /* changed since the first pass: those chunks empty */
+    act__frames_restore(s, &w.infl);
     pthread_mutex_unlock(&s->lock);
 
     act__spill_map_free(&w.spill);
@@ -1593,6 +1705,10 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
     keys_free(&w.keys_store);
     free(threads);
     free(scans);
+    if (bad) {
+        snprintf(err, errcap, "a frame of the archive stopped decoding while the trace was written");
+        return ACT_EINVAL;
+    }
     if (w.oom) {
         snprintf(err, errcap, "out of memory while writing the trace");
         return ACT_ENOMEM;

@@ -69,6 +69,8 @@ typedef struct act__vargs {
     uint32_t i;
     int slot, done;
     act__vkeys *keys; /* the walk's key cache; NULL: keys compared by bytes */
+    void *walk;       /* the walk (act__visit's state): frames decoded as the
+                         args reach them; NULL outside a walk */
 } act__vargs;
 
 /** One event. */

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "engine/engine.h"
+#include "engine/frame.h"
 #include "engine/trace_util.h"
 
 static void test_conv_synthetic(void)
@@ -85,6 +86,10 @@ static void test_cal_read(void)
 static long check_times(act_session *s, act_name_id nm, int64_t lo, int64_t hi)
 {
     long n = 0;
+    /* The archive's frame nodes read as chunks, as the writer reads them. */
+    act__inflated u;
+    pthread_mutex_lock(&s->lock);
+    CHECK_EQ_INT(act__frames_inflate(s, &u), 0);
     for (act__thread *t = s->threads; t; t = t->next) {
         int64_t prev = INT64_MIN;
         for (act__chunk *c = t->head; c; c = atomic_load(&c->next)) {
@@ -106,6 +111,8 @@ static long check_times(act_session *s, act_name_id nm, int64_t lo, int64_t hi)
             }
         }
     }
+    act__frames_restore(s, &u);
+    pthread_mutex_unlock(&s->lock);
     return n;
 }
 
@@ -150,6 +157,9 @@ static void test_bracketed(void)
     }
     CHECK_EQ_INT(act_session_stop(s), 0);
     long k = 0;
+    act__inflated u;
+    pthread_mutex_lock(&s->lock);
+    CHECK_EQ_INT(act__frames_inflate(s, &u), 0);
     for (act__thread *t = s->threads; t; t = t->next)
         for (act__chunk *c = t->head; c; c = atomic_load(&c->next))
             for (uint32_t i = 0; i < atomic_load(&c->used); i++) {
@@ -162,6 +172,8 @@ static void test_bracketed(void)
                       atomic_load(&r->t1) <= after[k] + 1000);
                 k++;
             }
+    act__frames_restore(s, &u);
+    pthread_mutex_unlock(&s->lock);
     CHECK_EQ_INT(k, N);
     act_session_destroy(s);
 }

@@ -72,6 +72,10 @@ if(ACT_HAVE_JANSSON)
   act_add_test(RecordNames SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_names.c
                LIBS PkgConfig::JANSSON Threads::Threads LABELS engine tsan TIMEOUT 300)
 endif()
+# Compact frames of sealed chunks (engine/frame.c): exact round trip, damaged
+# input refused; the bytes per event of a real session's chunks as frames.
+act_add_test(RecordFrame SOURCES ${PROJECT_SOURCE_DIR}/tests/engine/test_frame.c
+             LABELS engine INTERNAL TIMEOUT 300)
 # Destroy while other threads record: the grace period of act_session_stop
 # (src/engine/grace.c). Fails under ASan (heap-use-after-free) and TSan
 # (a race with the free) without it.
