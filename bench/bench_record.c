@@ -364,21 +364,6 @@ static double page_cost(enum page_mode m)
  * args: median and worst of 5) and the memory per kept event (RSS at 3M
  * less RSS at 100k spans).
  */
-static inline uint64_t bench_ticks(void)
-{
-#if defined(__x86_64__)
-    uint32_t lo, hi;
-    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-    return (uint64_t)hi << 32 | lo;
-#elif defined(__aarch64__)
-    uint64_t v;
-    __asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
-    return v;
-#else
-    return (uint64_t)act_now_ns();
-#endif
-}
-
 enum scoped_kind { SC_FLOOR, SC_FLOOR_CLOCK, SC_ID, SC_STR, SC_ID_ARGS2, SC_STR_ARGS2, SC_ID_CLOCK, SC_N };
 static const char *const sc_names[SC_N] = {
     "floor: 2 counter reads + 32B store", "floor: 2 clock_gettime + 32B store",
@@ -398,15 +383,7 @@ static double scoped_once(enum scoped_kind k, long n)
     double t0 = thread_cpu_s();
     switch (k) {
     case SC_FLOOR:
-        for (long i = 0; i < n; i++) {
-            uint64_t a = bench_ticks(), b = bench_ticks();
-            uint64_t *w = &ring[(i & 2047) * 4];
-            w[0] = a;
-            w[1] = b;
-            w[2] = (uint64_t)i;
-            w[3] = name;
-            __asm__ volatile("" ::"r"(w) : "memory");
-        }
+        scoped_floor_loop(n, name);
         break;
     case SC_FLOOR_CLOCK:
         for (long i = 0; i < n; i++) {

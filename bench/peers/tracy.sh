@@ -19,6 +19,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cxx=${CXX:-c++}
 $cxx -O2 -DNDEBUG -DTRACY_ENABLE -I"$tracy/public" -c "$tracy/public/TracyClient.cpp" -o "$tmp/tracy.o"
-$cxx -O2 -DNDEBUG -DTRACY_ENABLE -I"$tracy/public" -I"$root/include" -I"$build/include" \
+$cxx -O2 -DNDEBUG -DTRACY_ENABLE -I"$tracy/public" -I"$root/include" -I"$root/bench" -I"$build/include" \
     "$here/tracy_scoped.cpp" "$tmp/tracy.o" "$lib" -o "$tmp/tracy_scoped" -lpthread -ldl -lm -lz
 taskset -c 0 "$tmp/tracy_scoped" 2>/dev/null || "$tmp/tracy_scoped"

@@ -12,10 +12,10 @@
 #include <cstdio>
 #include <cstring>
 #include <time.h>
-#include <x86intrin.h>
 extern "C" {
 #include "actrace/actrace.h"
 }
+#include "scoped_work.h" // the floor loop bench_record.c times
 
 static double cpu_s()
 {
@@ -24,8 +24,6 @@ static double cpu_s()
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static const char str20[] = "12345678901234567890";
-static uint64_t ring[4 * 2048];
 
 enum { FLOOR, TRACY, TRACY_ARGS, ACT, ACT_ARGS, K };
 static const char *const names[K] = {"floor: 2 rdtsc + 32B store", "Tracy ZoneScopedN",
@@ -42,7 +40,7 @@ __attribute__((noinline)) static void tracy_zone_args(long i)
 {
     ZoneScopedN("aten::matmul");
     ZoneValue((uint64_t)i);
-    ZoneText(str20, 20);
+    ZoneText(act_bench_str20, 20);
 }
 
 static double once(int k, long n, act_name_id name, act_key_id seq, act_key_id dims)
@@ -50,15 +48,7 @@ static double once(int k, long n, act_name_id name, act_key_id seq, act_key_id d
     double t0 = cpu_s();
     switch (k) {
     case FLOOR:
-        for (long i = 0; i < n; i++) {
-            uint64_t a = __rdtsc(), b = __rdtsc();
-            uint64_t *w = &ring[(i & 2047) * 4];
-            w[0] = a;
-            w[1] = b;
-            w[2] = (uint64_t)i;
-            w[3] = name;
-            __asm__ volatile("" ::"r"(w) : "memory");
-        }
+        scoped_floor_loop(n, name);
         break;
     case TRACY:
         for (long i = 0; i < n; i++)
@@ -78,7 +68,7 @@ static double once(int k, long n, act_name_id name, act_key_id seq, act_key_id d
         for (long i = 0; i < n; i++) {
             act_span_begin_id(ACT_CPU_OP, name);
             act_arg_int_k(seq, i);
-            act_arg_str_k(dims, str20);
+            act_arg_str_k(dims, act_bench_str20);
             act_span_end();
         }
         break;

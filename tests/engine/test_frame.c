@@ -404,11 +404,9 @@ static void read_back(act_session *s, long n, act_name_id nm, act_name_id nm2, a
 
 }
 
-/* A real session whose drain archives frames (a small pool, so that it
- * drains): what stats count, what the walk reads back (every record as
- * recorded, in order) and what the writer writes; the list as it was
- * after the walk. Prints the archive's bytes per event. */
-static void real(int nargs, long n, const char *cfg, int want_spill)
+/* A started session from config text @p cfg (exits the test if it cannot
+ * start). */
+static act_session *started(const char *cfg)
 {
     act_session_opts o;
     act_session_opts_init(&o);
@@ -416,6 +414,20 @@ static void real(int nargs, long n, const char *cfg, int want_spill)
     o.config_text_len = strlen(cfg);
     act_session *s = NULL;
     CHECK_FATAL(act_session_create(&o, &s) == 0 && act_session_start(s) == 0);
+    return s;
+}
+
+/* A small pool that drains (the frames' tests): 4 MB, never a spill. */
+static const char small_pool[] =
+    "MAX_BUFFER_SIZE_MB = 512\nBUFFER_POOL_MB = 4\nBUFFER_FULL_POLICY = wait\n";
+
+/* A real session whose drain archives frames (a small pool, so that it
+ * drains): what stats count, what the walk reads back (every record as
+ * recorded, in order) and what the writer writes; the list as it was
+ * after the walk. Prints the archive's bytes per event. */
+static void real(int nargs, long n, const char *cfg, int want_spill)
+{
+    act_session *s = started(cfg);
     act_name_id nm = act_name("aten::matmul"), nm2 = act_name("aten::add");
     act_key_id k1 = act_key("Sequence number"), k2 = act_key("Input Dims");
     int64_t t = act_now_ns();
@@ -519,13 +531,7 @@ static void write_memory(void)
     printf("write_memory: skipped under a sanitizer (its allocator's memory is not the point)\n");
     return;
 #else
-    const char *cfg = "MAX_BUFFER_SIZE_MB = 512\nBUFFER_POOL_MB = 4\nBUFFER_FULL_POLICY = wait\n";
-    act_session_opts o;
-    act_session_opts_init(&o);
-    o.config_text = cfg;
-    o.config_text_len = strlen(cfg);
-    act_session *s = NULL;
-    CHECK_FATAL(act_session_create(&o, &s) == 0 && act_session_start(s) == 0);
+    act_session *s = started(small_pool);
     act_name_id nm = act_name("aten::matmul");
     const long n = 2000000;
     int64_t t = act_now_ns();
@@ -567,13 +573,7 @@ static void write_memory(void)
  * from its own chunk. */
 static void unsorted(void)
 {
-    const char *cfg = "MAX_BUFFER_SIZE_MB = 512\nBUFFER_POOL_MB = 4\nBUFFER_FULL_POLICY = wait\n";
-    act_session_opts o;
-    act_session_opts_init(&o);
-    o.config_text = cfg;
-    o.config_text_len = strlen(cfg);
-    act_session *s = NULL;
-    CHECK_FATAL(act_session_create(&o, &s) == 0 && act_session_start(s) == 0);
+    act_session *s = started(small_pool);
     const long n = 200000;
     int64_t base = act_now_ns() + 1000000000;
     char name[32], val[32];
@@ -612,13 +612,7 @@ static void unsorted(void)
  * is refused before anything is written; whole again, it writes. */
 static void damaged_write(void)
 {
-    const char *cfg = "MAX_BUFFER_SIZE_MB = 512\nBUFFER_POOL_MB = 4\nBUFFER_FULL_POLICY = wait\n";
-    act_session_opts o;
-    act_session_opts_init(&o);
-    o.config_text = cfg;
-    o.config_text_len = strlen(cfg);
-    act_session *s = NULL;
-    CHECK_FATAL(act_session_create(&o, &s) == 0 && act_session_start(s) == 0);
+    act_session *s = started(small_pool);
     act_name_id nm = act_name("aten::matmul");
     int64_t t = act_now_ns();
     for (long i = 0; i < 300000; i++, t += 100)
@@ -672,7 +666,7 @@ int main(void)
     extremes();
     random_chunks();
     damaged();
-    const char *fits = "MAX_BUFFER_SIZE_MB = 512\nBUFFER_POOL_MB = 4\nBUFFER_FULL_POLICY = wait\n";
+    const char *fits = small_pool;
     real(0, 300000, fits, 0);
     real(2, 300000, fits, 0);
     /* Past a small budget: frames first, then the spill file; all kept. */
