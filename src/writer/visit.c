@@ -1560,6 +1560,22 @@ static void visit_end(vstate *w, const uint64_t *recorded)
 
 /* ---- entry ----------------------------------------------------------------------- */
 
+/* Everything a walk allocated (what it has not allocated is still zero:
+ * act__visit clears its state first), after the session lock is let go. */
+static void walk_free(vstate *w, act__thread **threads, tscan *scans)
+{
+    act__spill_map_free(&w->spill);
+    free(w->dev_dense);
+    free(w->smap);
+    free(w->moved.slot);
+    free(w->sides);
+    free(w->host_corr.slot);
+    free(w->dev_corr.slot);
+    keys_free(&w->keys_store);
+    free(threads);
+    free(scans);
+}
+
 int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
 {
     vstate w;
@@ -1596,9 +1612,7 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
     int irc = threads && scans ? act__frames_inflate_lazy(s, &w.infl, &w.spill) : 0;
     if (!threads || !scans || irc != 0) {
         pthread_mutex_unlock(&s->lock);
-        act__spill_map_free(&w.spill);
-        free(threads);
-        free(scans);
+        walk_free(&w, threads, scans);
         snprintf(err, errcap, irc == ACT_EINVAL ? "a frame of the archive does not decode"
                                                 : "out of memory");
         return irc ? irc : ACT_ENOMEM;
@@ -1622,13 +1636,7 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
          * is damaged (a spill file written over). Nothing written yet. */
         act__frames_restore(s, &w.infl);
         pthread_mutex_unlock(&s->lock);
-        act__spill_map_free(&w.spill);
-        free(w.dev_dense);
-        free(w.host_corr.slot);
-        free(w.dev_corr.slot);
-        keys_free(&w.keys_store);
-        free(threads);
-        free(scans);
+        walk_free(&w, threads, scans);
         snprintf(err, errcap, "a frame of the archive does not decode");
         return ACT_EINVAL;
     }
@@ -1694,17 +1702,7 @@ int act__visit(act_session *s, const act__visitor *v, char *err, size_t errcap)
     int bad = w.infl.bad; /* changed since the first pass: those chunks empty */
     act__frames_restore(s, &w.infl);
     pthread_mutex_unlock(&s->lock);
-
-    act__spill_map_free(&w.spill);
-    free(w.dev_dense);
-    free(w.smap);
-    free(w.moved.slot);
-    free(w.sides);
-    free(w.host_corr.slot);
-    free(w.dev_corr.slot);
-    keys_free(&w.keys_store);
-    free(threads);
-    free(scans);
+    walk_free(&w, threads, scans);
     if (bad) {
         snprintf(err, errcap, "a frame of the archive stopped decoding while the trace was written");
         return ACT_EINVAL;
