@@ -15,7 +15,7 @@
 extern "C" {
 #include "actrace/actrace.h"
 }
-#include "scoped_work.h" // the floor loop bench_record.c times
+#include "scoped_work.h" // the loops bench_record.c times
 
 static double cpu_s()
 {
@@ -59,18 +59,10 @@ static double once(int k, long n, act_name_id name, act_key_id seq, act_key_id d
             tracy_zone_args(i);
         break;
     case ACT:
-        for (long i = 0; i < n; i++) {
-            act_span_begin_id(ACT_CPU_OP, name);
-            act_span_end();
-        }
+        scoped_id_loop(n, name);
         break;
     case ACT_ARGS:
-        for (long i = 0; i < n; i++) {
-            act_span_begin_id(ACT_CPU_OP, name);
-            act_arg_int_k(seq, i);
-            act_arg_str_k(dims, act_bench_str20);
-            act_span_end();
-        }
+        scoped_id_args2_loop(n, name, seq, dims);
         break;
     }
     return (cpu_s() - t0) / (double)n * 1e9;
