@@ -732,7 +732,7 @@ void act__frames_restore(act_session *s, act__inflated *u)
     free(u->v);
     if (u->map)
         munmap(u->map, u->map_len);
-    if (u->mfd > 0)
+    if (u->mfd >= 0)
         close(u->mfd);
     memset(u, 0, sizeof *u);
     u->mfd = -1;

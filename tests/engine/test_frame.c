@@ -7,6 +7,7 @@
  * truncated or damaged frame is refused, never read past its end. Prints
  * the bytes per event the real chunks take as frames.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "actrace/actrace.h"
+#include "actrace/visit.h"
 #include "check.h"
 #include "engine/engine.h"
 #include "engine/frame.h"
@@ -661,6 +663,46 @@ static void damaged_write(void)
     act_session_destroy(s);
 }
 
+static void count_event(void *ctx, const act_visit_event *e)
+{
+    (void)e;
+    ++*(uint64_t *)ctx;
+}
+
+/* A program that closed its standard input: the walk's memory file may
+ * get descriptor 0, and is closed after the walk like any other (no
+ * descriptor left behind). */
+static void fd0_closed(void)
+{
+    act_session *s = started(small_pool);
+    act_name_id nm = act_name("aten::matmul");
+    int64_t t = act_now_ns();
+    for (long i = 0; i < 300000; i++, t += 100)
+        act_span_record_id(ACT_CPU_OP, nm, t, t + 40);
+    CHECK_EQ_INT(act_session_stop(s), 0);
+    uint64_t nodes = 0;
+    for (act__thread *th = s->threads; th; th = th->next)
+        for (act__chunk *c = th->head; c; c = atomic_load(&c->next))
+            nodes += act__chunk_framed(c);
+    CHECK(nodes > 0);
+    int saved = dup(0);
+    CHECK(saved >= 0);
+    close(0);
+    /* A visit opens no file of its own: the walk's file is the lowest
+     * descriptor free, 0. */
+    uint64_t seen = 0;
+    act_visitor v;
+    act_visitor_init(&v);
+    v.ctx = &seen;
+    v.event = count_event;
+    CHECK_OK(act_session_visit(s, &v));
+    CHECK_EQ_U64(seen, 300000);
+    CHECK(fcntl(0, F_GETFD) == -1); /* nothing left open at 0 */
+    dup2(saved, 0);
+    close(saved);
+    act_session_destroy(s);
+}
+
 int main(void)
 {
     extremes();
@@ -674,5 +716,6 @@ int main(void)
     write_memory();
     unsorted();
     damaged_write();
+    fd0_closed();
     return check_done();
 }
