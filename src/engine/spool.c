@@ -23,7 +23,7 @@
 #include "engine/engine.h"
 #include "engine/spool.h"
 
-int act__spooling;
+_Atomic int act__spooling;
 
 /* The record directory is checked once (act__spool_dir_open: a
  * directory, owned by our euid, mode 0700) and from then on used only

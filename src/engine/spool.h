@@ -43,6 +43,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdatomic.h>
 
 /* The flag of a process identity (act__proc_id, engine.h; a spool's START
  * record, the light log's) that is a pidfs inode number; without it the
@@ -82,7 +83,7 @@ enum {
 };
 
 /* 1 while this process spools (set by act__spool_open). */
-extern int act__spooling;
+extern _Atomic int act__spooling;
 
 /* Check the record directory @p dir once (absolute; a directory owned by
  * this euid, mode 0700) and hold it as a descriptor; every later use goes

@@ -424,9 +424,11 @@ static void finish_locked(void)
 /* The refusal of a request while another owner's session is active. */
 static void refuse_busy(void)
 {
+    /* No started session while act__recording is set: record's session,
+     * waiting for the process's first event (lazy). */
+    int owner = atomic_load(&act__started) ? atomic_load(&act__started_owner) : ACT__OWNER_RECORD;
     act_log(ACT_LOG_WARN, "on-demand: busy: the process already records (the %s owner's "
-            "session is active); request ignored",
-            act__owner_name(atomic_load(&act__started_owner)));
+            "session is active); request ignored", act__owner_name(owner));
 }
 
 static void start_request(const char *text, size_t len)
@@ -526,6 +528,14 @@ static void start_request(const char *text, size_t len)
     if (act_config_load_env(&po, &cfg, &err) != 0 ||
         act_config_parse(kept, kept_len, &po, &cfg, &err) != 0) {
         act_log(ACT_LOG_ERROR, "on-demand: config: %s; request ignored", err.message);
+        goto out;
+    }
+    /* A process that records already is refused before a session is made
+     * for the request, so that no plugin is loaded (its init run) beside
+     * the recording session's. One being made at this moment (record's at
+     * load, the program's own) is met by act_session_start below. */
+    if (atomic_load(&act__started) || atomic_load(&act__recording)) {
+        refuse_busy();
         goto out;
     }
     char warn[4600], ferr[4200];

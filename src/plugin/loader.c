@@ -870,9 +870,42 @@ static int list_defaults(name_list *l, const char *dir)
     return rc;
 }
 
+/* One load or destroy at a time in a process: the list of checked files
+ * above is the loader's, and plugins' init and finalize calls touch their
+ * own process-wide state (an NVTX injection, an ICD layer). Two sessions
+ * may be made at once: record's at load while the on-demand poller takes
+ * a request, or a program's own beside either. Not held across a fork: the
+ * child starts with it free (a load in another thread of the parent is not
+ * the child's), and a plugin may fork from its init. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t load_fork_once = PTHREAD_ONCE_INIT;
+
+static void load_lock_child(void)
+{
+    pthread_mutex_init(&load_lock, NULL);
+}
+
+static void load_fork_install(void)
+{
+    pthread_atfork(NULL, NULL, load_lock_child);
+}
+
+static int plugins_load(act_session *s, const act_config *cfg, const char *const *extra,
+                        size_t nextra, act__plugins **out);
+
 int act__plugins_load(act_session *s, const act_config *cfg,
                       const char *const *extra, size_t nextra,
                       act__plugins **out)
+{
+    pthread_once(&load_fork_once, load_fork_install);
+    pthread_mutex_lock(&load_lock);
+    int rc = plugins_load(s, cfg, extra, nextra, out);
+    pthread_mutex_unlock(&load_lock);
+    return rc;
+}
+
+static int plugins_load(act_session *s, const act_config *cfg, const char *const *extra,
+                        size_t nextra, act__plugins **out)
 {
     *out = NULL;
     act__plugins *set = calloc(1, sizeof *set);
@@ -1129,10 +1162,20 @@ void act__plugins_stop(act__plugins *p)
     call_all(p, k, 2);
 }
 
+static void plugins_destroy(act__plugins *p);
+
 void act__plugins_destroy(act__plugins *p)
 {
     if (!p)
         return;
+    pthread_once(&load_fork_once, load_fork_install);
+    pthread_mutex_lock(&load_lock);
+    plugins_destroy(p);
+    pthread_mutex_unlock(&load_lock);
+}
+
+static void plugins_destroy(act__plugins *p)
+{
     ticks_cancel(p); /* registered after a stop, or never stopped */
     static const call_kind k[] = {CALL_FINALIZE};
     call_all(p, k, 1);
