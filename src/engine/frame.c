@@ -598,6 +598,14 @@ static void let_go(const act__inflated *u, const act__chunk *c)
         act__spill_map_drop(u->spill, c);
 }
 
+/* The tail of a thread that has exited, which no longer moves; NULL for a
+ * live one, whose tail (the chunk it writes) is never a frame and which
+ * may be moving it now (a window's walk while the session records). */
+static act__chunk *tail_of_exited(const act__thread *t)
+{
+    return atomic_load_explicit(&t->exited, memory_order_acquire) ? t->tail : NULL;
+}
+
 int act__frames_inflate_lazy(act_session *s, act__inflated *u, const act__spill_map *spill)
 {
     memset(u, 0, sizeof *u);
@@ -688,7 +696,7 @@ int act__frames_inflate_lazy(act_session *s, act__inflated *u, const act__spill_
         } else if (e->restore) {
             e->t->head = e->copy;
         }
-        if (e->t->tail == e->node)
+        if (tail_of_exited(e->t) == e->node)
             e->t->tail = e->copy;
     }
     /* Whether each frame is whole is known as the walk's first pass reads
@@ -726,7 +734,7 @@ void act__frames_restore(act_session *s, act__inflated *u)
         } else if (e->restore) {
             e->t->head = e->node;
         }
-        if (e->t->tail == e->copy)
+        if (tail_of_exited(e->t) == e->copy)
             e->t->tail = e->node;
     }
     free(u->v);
