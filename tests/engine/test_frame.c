@@ -423,6 +423,29 @@ static act_session *started(const char *cfg)
 static const char small_pool[] =
     "MAX_BUFFER_SIZE_MB = 512\nBUFFER_POOL_MB = 4\nBUFFER_FULL_POLICY = wait\n";
 
+/* The frame nodes in session @p s's thread lists. */
+static uint64_t framed_nodes(const act_session *s)
+{
+    uint64_t nodes = 0;
+    for (act__thread *th = s->threads; th; th = th->next)
+        for (act__chunk *c = th->head; c; c = atomic_load(&c->next))
+            nodes += act__chunk_framed(c);
+    return nodes;
+}
+
+/* A stopped small-pool session of @p n "aten::matmul" spans with given
+ * times, 100 ns apart, 40 ns long (its drain made frames of them). */
+static act_session *stopped_matmul(long n)
+{
+    act_session *s = started(small_pool);
+    act_name_id nm = act_name("aten::matmul");
+    int64_t t = act_now_ns();
+    for (long i = 0; i < n; i++, t += 100)
+        act_span_record_id(ACT_CPU_OP, nm, t, t + 40);
+    CHECK_EQ_INT(act_session_stop(s), 0);
+    return s;
+}
+
 /* A real session whose drain archives frames (a small pool, so that it
  * drains): what stats count, what the walk reads back (every record as
  * recorded, in order) and what the writer writes; the list as it was
@@ -542,10 +565,7 @@ static void write_memory(void)
         t += 100 + i % 23;
     }
     CHECK_EQ_INT(act_session_stop(s), 0);
-    uint64_t nodes = 0;
-    for (act__thread *th = s->threads; th; th = th->next)
-        for (act__chunk *c = th->head; c; c = atomic_load(&c->next))
-            nodes += act__chunk_framed(c);
+    uint64_t nodes = framed_nodes(s);
     CHECK(nodes > 400);
     FILE *cr = fopen("/proc/self/clear_refs", "w");
     int reset = cr && fputs("5", cr) >= 0;
@@ -588,10 +608,7 @@ static void unsorted(void)
         act_arg_str("shape", val);
     }
     CHECK_EQ_INT(act_session_stop(s), 0);
-    uint64_t nodes = 0;
-    for (act__thread *th = s->threads; th; th = th->next)
-        for (act__chunk *c = th->head; c; c = atomic_load(&c->next))
-            nodes += act__chunk_framed(c);
+    uint64_t nodes = framed_nodes(s);
     CHECK(nodes > 2 * ACT__INFL_LIVE);
     char path[4096];
     snprintf(path, sizeof path, "%s/frame_unsorted_%d.json", ACT_BINARY_DIR, (int)getpid());
@@ -614,12 +631,7 @@ static void unsorted(void)
  * is refused before anything is written; whole again, it writes. */
 static void damaged_write(void)
 {
-    act_session *s = started(small_pool);
-    act_name_id nm = act_name("aten::matmul");
-    int64_t t = act_now_ns();
-    for (long i = 0; i < 300000; i++, t += 100)
-        act_span_record_id(ACT_CPU_OP, nm, t, t + 40);
-    CHECK_EQ_INT(act_session_stop(s), 0);
+    act_session *s = stopped_matmul(300000);
     act__fmeta *m = NULL;
     for (act__thread *th = s->threads; th && !m; th = th->next)
         for (act__chunk *c = th->head; c && !m; c = atomic_load(&c->next))
@@ -649,10 +661,7 @@ static void damaged_write(void)
     if (f)
         fclose(f);
     *last ^= 1;
-    uint64_t nodes = 0;
-    for (act__thread *th = s->threads; th; th = th->next)
-        for (act__chunk *c = th->head; c; c = atomic_load(&c->next))
-            nodes += act__chunk_framed(c);
+    uint64_t nodes = framed_nodes(s);
     uint64_t dec0 = act__frames_decoded();
     CHECK_OK(act_session_write(s, path));
     /* Spans in start order: each frame decoded once (the first pass reads
@@ -674,16 +683,8 @@ static void count_event(void *ctx, const act_visit_event *e)
  * descriptor left behind). */
 static void fd0_closed(void)
 {
-    act_session *s = started(small_pool);
-    act_name_id nm = act_name("aten::matmul");
-    int64_t t = act_now_ns();
-    for (long i = 0; i < 300000; i++, t += 100)
-        act_span_record_id(ACT_CPU_OP, nm, t, t + 40);
-    CHECK_EQ_INT(act_session_stop(s), 0);
-    uint64_t nodes = 0;
-    for (act__thread *th = s->threads; th; th = th->next)
-        for (act__chunk *c = th->head; c; c = atomic_load(&c->next))
-            nodes += act__chunk_framed(c);
+    act_session *s = stopped_matmul(300000);
+    uint64_t nodes = framed_nodes(s);
     CHECK(nodes > 0);
     int saved = dup(0);
     CHECK(saved >= 0);
