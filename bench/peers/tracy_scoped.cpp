@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <time.h>
 extern "C" {
@@ -68,33 +69,67 @@ static double once(int k, long n, act_name_id name, act_key_id seq, act_key_id d
     return (cpu_s() - t0) / (double)n * 1e9;
 }
 
-int main()
+/* Under callgrind (tracy.sh --icount): one kind's loop, n times, in a
+ * function that callgrind counts alone (--toggle-collect). */
+extern "C" __attribute__((noinline)) void icount_loop(int k, long n, act_name_id name,
+                                                      act_key_id seq, act_key_id dims)
+{
+    if (k < 0) { // the loop alone
+        for (long i = 0; i < n; i++)
+            __asm__ volatile("" ::"r"(i) : "memory");
+        return;
+    }
+    once(k, n, name, seq, dims);
+}
+
+static act_session *start_actrace()
+{
+    // bench_record.c's scoped rounds' config (start_session)
+    static const char text[] = "MAX_BUFFER_SIZE_MB = 4096\nBUFFER_PREALLOC_MB = 160\n";
+    act_config *c = NULL;
+    act_parse_error err;
+    act_session_opts o;
+    act_session *s = NULL;
+    act_session_opts_init(&o);
+    if (act_config_parse(text, strlen(text), NULL, &c, &err) != 0)
+        return NULL;
+    o.config = c;
+    if (act_session_create(&o, &s) != 0 || act_session_start(s) != 0) {
+        fprintf(stderr, "tracy_scoped: cannot start an actrace session\n");
+        act_config_destroy(c);
+        return NULL;
+    }
+    act_config_destroy(c);
+    return s;
+}
+
+int main(int argc, char **argv)
 {
     const long N = 1000000;
     enum { R = 7 };
     act_log_set_level(ACT_LOG_ERROR);
     act_name_id name = act_name("aten::matmul");
     act_key_id seq = act_key("Sequence number"), dims = act_key("Input Dims");
+    if (argc == 3) { // icount KIND N: "loop" or one of 0..K-1
+        long n = atol(argv[2]);
+        int k = strcmp(argv[1], "loop") == 0 ? -1 : atoi(argv[1]);
+        act_session *s = k == ACT || k == ACT_ARGS ? start_actrace() : NULL;
+        if ((k == ACT || k == ACT_ARGS) && !s)
+            return 1;
+        icount_loop(k, 1, name, seq, dims); // first-touch work outside the count
+        icount_loop(k, n, name, seq, dims);
+        if (s) {
+            act_session_stop(s);
+            act_session_destroy(s);
+        }
+        return 0;
+    }
     double v[K][R];
     for (int r = 0; r < R; r++)
         for (int k = 0; k < K; k++) {
             act_session *s = NULL;
-            if (k == ACT || k == ACT_ARGS) {
-                // bench_record.c's scoped rounds' config (start_session)
-                static const char text[] = "MAX_BUFFER_SIZE_MB = 4096\nBUFFER_PREALLOC_MB = 160\n";
-                act_config *c = NULL;
-                act_parse_error err;
-                act_session_opts o;
-                act_session_opts_init(&o);
-                if (act_config_parse(text, strlen(text), NULL, &c, &err) != 0)
-                    return 1;
-                o.config = c;
-                if (act_session_create(&o, &s) != 0 || act_session_start(s) != 0) {
-                    fprintf(stderr, "tracy_scoped: cannot start an actrace session\n");
-                    return 1;
-                }
-                act_config_destroy(c);
-            }
+            if ((k == ACT || k == ACT_ARGS) && !(s = start_actrace()))
+                return 1;
             v[k][r] = once(k, N, name, seq, dims);
             if (s) {
                 act_session_stop(s);
