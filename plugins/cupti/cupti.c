@@ -42,6 +42,7 @@
 #include "cupti_api.h"
 #include "cupti_pm.h"
 #include "cupti_translate.h"
+#include "../plugin_util.h"
 
 #define CP_BUFFER_BYTES (4u << 20) /* one CUPTI buffer, as Kineto */
 #define CP_MIN_BUFFER_BYTES (64u << 10)
@@ -118,45 +119,12 @@ __attribute__((constructor)) static void cp_load(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-static void cp_log(cupti_plugin *cp, int32_t level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void cp_log(cupti_plugin *cp, int32_t level, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cp->host->log(cp->host->ctx, level, msg);
-}
-
-static void set_reason(char *reason, uint32_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_reason(char *reason, uint32_t cap, const char *fmt, ...)
-{
-    if (!reason || !cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(reason, cap, fmt, ap);
-    va_end(ap);
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- CUPTI callbacks (no user pointer: they find g_cp) ---------------------- */
 
 static uint64_t CUPTIAPI cb_timestamp(void)
 {
     cupti_plugin *cp = atomic_load_explicit(&g_cp, memory_order_acquire);
-    int64_t t = cp ? cp->host->now_ns(cp->host->ctx) : mono_ns();
+    int64_t t = cp ? cp->host->now_ns(cp->host->ctx) : plugin_mono_ns();
     return t < 0 ? 0 : (uint64_t)t;
 }
 
@@ -340,51 +308,51 @@ static int32_t cp_init(const act_plugin_host *host, void **state,
     if (host->struct_size < ACT_PLUGIN_HOST_SIZE_1_0 || !host->log ||
         !host->now_ns || !host->config_get || !host->add_device ||
         !host->emit || !host->name_stream) {
-        set_reason(reason, reason_cap, "host lacks ABI 1.0 functions");
+        plugin_set_reason(reason, reason_cap, "host lacks ABI 1.0 functions");
         return ACT_PLUGIN_DECLINE;
     }
     fork_reset(); /* a child whose fork handlers ran in another order */
     if (g_forked_from_cupti) {
-        set_reason(reason, reason_cap,
-                   "this process was forked from one that used CUPTI: CUPTI (like "
-                   "CUDA) cannot be used in a forked child; its GPU activity is not "
-                   "traced (start GPU workers with spawn or exec)");
+        plugin_set_reason(reason, reason_cap,
+                          "this process was forked from one that used CUPTI: CUPTI (like "
+                          "CUDA) cannot be used in a forked child; its GPU activity is not "
+                          "traced (start GPU workers with spawn or exec)");
         return ACT_PLUGIN_DECLINE;
     }
     if (atomic_load(&g_cp)) {
-        set_reason(reason, reason_cap,
-                   "already loaded: CUPTI allows one instance per process");
+        plugin_set_reason(reason, reason_cap,
+                          "already loaded: CUPTI allows one instance per process");
         return ACT_PLUGIN_DECLINE;
     }
     cupti_plugin *cp = calloc(1, sizeof *cp);
     if (!cp) {
-        set_reason(reason, reason_cap, "out of memory");
+        plugin_set_reason(reason, reason_cap, "out of memory");
         return ACT_PLUGIN_ENOMEM;
     }
     cp->host = host;
     pthread_mutex_init(&cp->lock, NULL);
     char why[512];
     if (cu_cupti_load(&cp->api, why, sizeof why) != 0) {
-        set_reason(reason, reason_cap, "no CUPTI library (%s)", why);
+        plugin_set_reason(reason, reason_cap, "no CUPTI library (%s)", why);
         cp_free(cp);
         return ACT_PLUGIN_DECLINE;
     }
     if (cu_driver_load(&cp->drv, why, sizeof why) != 0) {
-        set_reason(reason, reason_cap, "no CUDA driver (%s)", why);
+        plugin_set_reason(reason, reason_cap, "no CUDA driver (%s)", why);
         cp_free(cp);
         return ACT_PLUGIN_DECLINE;
     }
     const char *nodev = no_device(cp, why, sizeof why);
     if (nodev) {
-        set_reason(reason, reason_cap, "%s", nodev);
+        plugin_set_reason(reason, reason_cap, "%s", nodev);
         cp_free(cp);
         return ACT_PLUGIN_DECLINE;
     }
     choose_kinds(cp);
     int want_pm = selected(cp, ACT_GPU_PM_COUNTER);
     if (!cp->nkinds && !want_pm) {
-        set_reason(reason, reason_cap,
-                   "no GPU activity type is selected (ACTIVITY_TYPES)");
+        plugin_set_reason(reason, reason_cap,
+                          "no GPU activity type is selected (ACTIVITY_TYPES)");
         cp_free(cp);
         return ACT_PLUGIN_DECLINE;
     }
@@ -401,16 +369,16 @@ static int32_t cp_init(const act_plugin_host *host, void **state,
 
     CUptiResult rc = cp->api.Subscribe(&cp->sub, cb_api, cp);
     if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        set_reason(reason, reason_cap,
-                   "another CUPTI client is attached (Nsight Systems, "
-                   "another profiler): %s",
-                   cu_result_str(&cp->api, rc));
+        plugin_set_reason(reason, reason_cap,
+                          "another CUPTI client is attached (Nsight Systems, "
+                          "another profiler): %s",
+                          cu_result_str(&cp->api, rc));
         cp_free(cp);
         return ACT_PLUGIN_DECLINE;
     }
     if (rc != CUPTI_SUCCESS) {
-        set_reason(reason, reason_cap, "cuptiSubscribe failed: %s",
-                   cu_result_str(&cp->api, rc));
+        plugin_set_reason(reason, reason_cap, "cuptiSubscribe failed: %s",
+                          cu_result_str(&cp->api, rc));
         cp_free(cp);
         return ACT_PLUGIN_DECLINE;
     }
@@ -425,17 +393,17 @@ static int32_t cp_init(const act_plugin_host *host, void **state,
     else
         rc = CUPTI_ERROR_NOT_SUPPORTED;
     if (rc != CUPTI_SUCCESS)
-        cp_log(cp, ACT_PLUGIN_LOG_WARN,
-               "cannot put CUPTI on the host clock (%s): device times may "
-               "be offset", cu_result_str(&cp->api, rc));
+        plugin_log(cp->host, ACT_PLUGIN_LOG_WARN,
+                   "cannot put CUPTI on the host clock (%s): device times may "
+                   "be offset", cu_result_str(&cp->api, rc));
     if (cp->api.SetThreadIdType)
         cp->api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     rc = cp->api.ActivityRegisterCallbacks(cb_buffer_request,
                                            cb_buffer_complete);
     if (rc != CUPTI_SUCCESS) {
-        set_reason(reason, reason_cap,
-                   "cuptiActivityRegisterCallbacks failed: %s",
-                   cu_result_str(&cp->api, rc));
+        plugin_set_reason(reason, reason_cap,
+                          "cuptiActivityRegisterCallbacks failed: %s",
+                          cu_result_str(&cp->api, rc));
         pthread_mutex_lock(&g_complete_lock);
         atomic_store(&g_cp, NULL);
         g_cp_pid = 0;
@@ -450,7 +418,7 @@ static int32_t cp_init(const act_plugin_host *host, void **state,
         cp->pm = cp_pm_create(host, &cp->api, &cp->drv, pm_device, cp, pmwhy,
                               sizeof pmwhy);
         if (!cp->pm)
-            cp_log(cp, ACT_PLUGIN_LOG_WARN, "PM sampling off: %s", pmwhy);
+            plugin_log(cp->host, ACT_PLUGIN_LOG_WARN, "PM sampling off: %s", pmwhy);
         else if (cp->api.EnableCallback)
             /* PM sampling waits for the program to initialise CUDA. */
             cp->api.EnableCallback(1, cp->sub, CUPTI_CB_DOMAIN_RESOURCE,
@@ -471,9 +439,9 @@ static void cp_start(void *state)
         for (int i = 0; i < cp->nkinds; i++) {
             CUptiResult rc = cp->api.ActivityEnable(cp->kinds[i]);
             if (rc != CUPTI_SUCCESS)
-                cp_log(cp, ACT_PLUGIN_LOG_WARN,
-                       "cuptiActivityEnable(%d): %s", (int)cp->kinds[i],
-                       cu_result_str(&cp->api, rc));
+                plugin_log(cp->host, ACT_PLUGIN_LOG_WARN,
+                           "cuptiActivityEnable(%d): %s", (int)cp->kinds[i],
+                           cu_result_str(&cp->api, rc));
         }
         cp->enabled = 1;
     }
@@ -510,12 +478,12 @@ static void cp_flush(void *state)
     uint64_t bad = cp->ct.bad + cp->ct.no_device;
     pthread_mutex_unlock(&cp->lock);
     if (dropped + refused + bad > cp->dropped_reported) {
-        cp_log(cp, ACT_PLUGIN_LOG_WARN,
-               "%" PRIu64 " CUPTI activity records dropped, %" PRIu64
-               " buffer requests refused (ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB"
-               "=%zu), %" PRIu64 " records refused by the host or of a "
-               "device that could not be described",
-               dropped, refused, cp->max_bytes >> 20, bad);
+        plugin_log(cp->host, ACT_PLUGIN_LOG_WARN,
+                   "%" PRIu64 " CUPTI activity records dropped, %" PRIu64
+                   " buffer requests refused (ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB"
+                   "=%zu), %" PRIu64 " records refused by the host or of a "
+                   "device that could not be described",
+                   dropped, refused, cp->max_bytes >> 20, bad);
         cp->dropped_reported = dropped + refused + bad;
     }
 }

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "cupti_pm.h"
+#include "../plugin_util.h"
 
 /* ---- host half ------------------------------------------------------------- */
 
@@ -520,19 +521,6 @@ struct cp_pm {
     int thread_live, stop_req;
 };
 
-static void pm_log(cp_pm *pm, int32_t level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void pm_log(cp_pm *pm, int32_t level, const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    pm->host->log(pm->host->ctx, level, msg);
-}
-
 static const char *cfg(cp_pm *pm, const char *key)
 {
     const char *v = pm->host->config_get(pm->host->ctx, key);
@@ -734,32 +722,32 @@ static int dev_setup(cp_pm *pm, uint32_t ordinal)
     cn.deviceIndex = ordinal;
     CUptiResult rc = api->DeviceGetChipName(&cn);
     if (rc != CUPTI_SUCCESS || !cn.pChipName) {
-        pm_log(pm, ACT_PLUGIN_LOG_WARN, "PM sampling: device %u: no chip "
-               "name (%s)", ordinal, cu_result_str(api, rc));
+        plugin_log(pm->host, ACT_PLUGIN_LOG_WARN, "PM sampling: device %u: no chip "
+                   "name (%s)", ordinal, cu_result_str(api, rc));
         return -1;
     }
     snprintf(d->chip, sizeof d->chip, "%s", cn.pChipName);
     uint8_t *avail = availability(pm, ordinal);
     if (!avail) {
-        pm_log(pm, ACT_PLUGIN_LOG_WARN, "PM sampling: device %u (%s): no "
-               "counter availability (another profiler, or no permission: "
-               "NVreg_RestrictProfilingToAdminUsers)", ordinal, d->chip);
+        plugin_log(pm->host, ACT_PLUGIN_LOG_WARN, "PM sampling: device %u (%s): no "
+                   "counter availability (another profiler, or no permission: "
+                   "NVreg_RestrictProfilingToAdminUsers)", ordinal, d->chip);
         return -1;
     }
     static char msg[70000];
     if (cp_pm_check(api, d->chip, pm->metrics_list,
                     avail, &d->config, &d->config_len, msg,
                     sizeof msg) != 0) {
-        pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: %s",
-               ordinal, msg);
+        plugin_log(pm->host, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: %s",
+                   ordinal, msg);
         free(avail);
         return -1;
     }
     char why[256];
     if (host_open(api, d->chip, avail, &d->hobj, why, sizeof why) != 0 ||
         add_metrics(api, d->hobj, pm->names, (size_t)pm->nnames) != 0) {
-        pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: %s",
-               ordinal, why);
+        plugin_log(pm->host, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: %s",
+                   ordinal, why);
         free(avail);
         goto fail;
     }
@@ -786,8 +774,8 @@ static int dev_setup(cp_pm *pm, uint32_t ordinal)
     en.deviceIndex = ordinal;
     rc = api->PmSamplingEnable(&en);
     if (rc != CUPTI_SUCCESS) {
-        pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: "
-               "cuptiPmSamplingEnable: %s", ordinal, cu_result_str(api, rc));
+        plugin_log(pm->host, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: "
+                   "cuptiPmSamplingEnable: %s", ordinal, cu_result_str(api, rc));
         goto fail;
     }
     d->obj = en.pPmSamplingObject;
@@ -803,9 +791,9 @@ static int dev_setup(cp_pm *pm, uint32_t ordinal)
     sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
     rc = api->PmSamplingSetConfig(&sc);
     if (rc != CUPTI_SUCCESS) {
-        pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u (%s): "
-               "cuptiPmSamplingSetConfig: %s (time-interval triggers need "
-               "GA10x or later)", ordinal, d->chip, cu_result_str(api, rc));
+        plugin_log(pm->host, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u (%s): "
+                   "cuptiPmSamplingSetConfig: %s (time-interval triggers need "
+                   "GA10x or later)", ordinal, d->chip, cu_result_str(api, rc));
         goto fail;
     }
     CUpti_PmSampling_GetCounterDataSize_Params cs;
@@ -817,8 +805,8 @@ static int dev_setup(cp_pm *pm, uint32_t ordinal)
     cs.maxSamples = PM_MAX_SAMPLES;
     if (api->PmSamplingGetCounterDataSize(&cs) != CUPTI_SUCCESS ||
         !cs.counterDataSize || !(d->cdata = malloc(cs.counterDataSize))) {
-        pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: no counter "
-               "data image", ordinal);
+        plugin_log(pm->host, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: no counter "
+                   "data image", ordinal);
         goto fail;
     }
     d->cdata_len = cs.counterDataSize;
@@ -841,9 +829,9 @@ static int dev_setup(cp_pm *pm, uint32_t ordinal)
      * CLOCK_REALTIME); samples move to the host clock by this offset. */
     d->sink.gpu_to_host_ns =
         clock_ns(CLOCK_MONOTONIC) - clock_ns(CLOCK_REALTIME);
-    pm_log(pm, ACT_PLUGIN_LOG_INFO, "PM sampling on device %u (%s): %d "
-           "metrics every %llu us", ordinal, d->chip, pm->nnames,
-           (unsigned long long)(pm->interval_ns / 1000));
+    plugin_log(pm->host, ACT_PLUGIN_LOG_INFO, "PM sampling on device %u (%s): %d "
+               "metrics every %llu us", ordinal, d->chip, pm->nnames,
+               (unsigned long long)(pm->interval_ns / 1000));
     pm->ndev++;
     return 0;
 fail:
@@ -879,8 +867,8 @@ static int setup(cp_pm *pm)
         ip.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
         CUptiResult rc = pm->api->ProfilerInitialize(&ip);
         if (rc != CUPTI_SUCCESS) {
-            pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: "
-                   "cuptiProfilerInitialize: %s", cu_result_str(pm->api, rc));
+            plugin_log(pm->host, ACT_PLUGIN_LOG_ERROR, "PM sampling: "
+                       "cuptiProfilerInitialize: %s", cu_result_str(pm->api, rc));
             return -1;
         }
         pm->profiler_inited = 1;
@@ -902,10 +890,10 @@ static void drain_all(cp_pm *pm)
         if (cp_pm_drain(&d->sink, &src) < 0)
             d->decoded = 0;
         if (d->sink.overflows > ov)
-            pm_log(pm, ACT_PLUGIN_LOG_WARN,
-                   "PM sampling: device %u: hardware buffer overflow (%llu "
-                   "so far): samples lost; raise PM_COUNTER_INTERVAL_USECS",
-                   d->ordinal, (unsigned long long)d->sink.overflows);
+            plugin_log(pm->host, ACT_PLUGIN_LOG_WARN,
+                       "PM sampling: device %u: hardware buffer overflow (%llu "
+                       "so far): samples lost; raise PM_COUNTER_INTERVAL_USECS",
+                       d->ordinal, (unsigned long long)d->sink.overflows);
     }
 }
 
@@ -925,9 +913,9 @@ static void start_devices(cp_pm *pm)
         if (rc == CUPTI_SUCCESS)
             d->started = 1;
         else
-            pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: "
-                   "cuptiPmSamplingStart: %s", d->ordinal,
-                   cu_result_str(pm->api, rc));
+            plugin_log(pm->host, ACT_PLUGIN_LOG_ERROR, "PM sampling: device %u: "
+                       "cuptiPmSamplingStart: %s", d->ordinal,
+                       cu_result_str(pm->api, rc));
     }
 }
 
@@ -970,8 +958,8 @@ void cp_pm_start(cp_pm *pm)
         pm->thread_live = rc == 0;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (rc != 0)
-            pm_log(pm, ACT_PLUGIN_LOG_ERROR, "PM sampling: cannot start its "
-                   "thread: %s", strerror(rc));
+            plugin_log(pm->host, ACT_PLUGIN_LOG_ERROR, "PM sampling: cannot start its "
+                       "thread: %s", strerror(rc));
     }
     pthread_mutex_unlock(&pm->lock);
 }

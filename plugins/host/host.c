@@ -57,6 +57,7 @@
 #include <actrace/plugin.h>
 
 #include "../lazy_wake.h"
+#include "../plugin_util.h"
 
 /* ---- the vocabulary ------------------------------------------------------ */
 
@@ -159,39 +160,6 @@ typedef struct host_plugin {
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static void hp_log(host_plugin *hp, int32_t level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void hp_log(host_plugin *hp, int32_t level, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    hp->host->log(hp->host->ctx, level, msg);
-}
-
-static void set_reason(char *reason, uint32_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_reason(char *reason, uint32_t cap, const char *fmt, ...)
-{
-    if (!reason || !cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(reason, cap, fmt, ap);
-    va_end(ap);
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int64_t tv_ns(struct timeval tv)
 {
     return (int64_t)tv.tv_sec * 1000000000 + (int64_t)tv.tv_usec * 1000;
@@ -251,9 +219,9 @@ static void perf_open_all(host_plugin *hp, pid_t self)
     }
     DIR *dir = opendir("/proc/self/task");
     if (!dir) {
-        hp_log(hp, ACT_PLUGIN_LOG_WARN,
-               "cannot list /proc/self/task (%s): perf counters cover no "
-               "thread", strerror(errno));
+        plugin_log(hp->host, ACT_PLUGIN_LOG_WARN,
+                   "cannot list /proc/self/task (%s): perf counters cover no "
+                   "thread", strerror(errno));
         return;
     }
     int truncated = 0;
@@ -280,9 +248,9 @@ static void perf_open_all(host_plugin *hp, pid_t self)
     }
     closedir(dir);
     if (truncated)
-        hp_log(hp, ACT_PLUGIN_LOG_WARN,
-               "more than %d threads: perf counters cover the first %d",
-               HC_MAX_THREADS, HC_MAX_THREADS);
+        plugin_log(hp->host, ACT_PLUGIN_LOG_WARN,
+                   "more than %d threads: perf counters cover the first %d",
+                   HC_MAX_THREADS, HC_MAX_THREADS);
 }
 
 static void perf_close_all(host_plugin *hp)
@@ -443,9 +411,9 @@ static void sampling_begin(host_plugin *hp, pid_t self)
                        ? open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
                        : -1;
     if (hp->enabled[HC_MEMORY] && hp->statm_fd < 0)
-        hp_log(hp, ACT_PLUGIN_LOG_WARN,
-               "cannot open /proc/self/statm (%s): no memory samples",
-               strerror(errno));
+        plugin_log(hp->host, ACT_PLUGIN_LOG_WARN,
+                   "cannot open /proc/self/statm (%s): no memory samples",
+                   strerror(errno));
     perf_open_all(hp, self);
     hp->cur = 0;
     snap_take(hp, &hp->snaps[0]);
@@ -496,7 +464,7 @@ static void *sampler_main(void *arg)
     pthread_mutex_unlock(&hp->lock);
 
     const int64_t step = (int64_t)hp->interval_ms * 1000000;
-    int64_t next = mono_ns() + step;
+    int64_t next = plugin_mono_ns() + step;
     for (;;) {
         struct timespec dl = {(time_t)(next / 1000000000),
                               (long)(next % 1000000000)};
@@ -513,7 +481,7 @@ static void *sampler_main(void *arg)
         if (stopping)
             break;
         next += step;
-        int64_t now = mono_ns();
+        int64_t now = plugin_mono_ns();
         if (next <= now) /* late (suspended, overloaded): skip ticks */
             next = now + step;
     }
@@ -554,10 +522,10 @@ static int parse_counters(host_plugin *hp, const char *v, int *want)
                 strncasecmp(hc_defs[c].name, b, len) == 0)
                 found = c;
         if (found < 0) {
-            hp_log(hp, ACT_PLUGIN_LOG_ERROR,
-                   "HOST_COUNTERS: unknown counter '%.*s' ignored (valid: "
-                   HC_VALID_NAMES ")",
-                   (int)(len > 64 ? 64 : len), b);
+            plugin_log(hp->host, ACT_PLUGIN_LOG_ERROR,
+                       "HOST_COUNTERS: unknown counter '%.*s' ignored (valid: "
+                       HC_VALID_NAMES ")",
+                       (int)(len > 64 ? 64 : len), b);
             continue;
         }
         if (!want[found])
@@ -581,15 +549,15 @@ static long parse_interval(host_plugin *hp, const char *v)
     while (isspace((unsigned char)*end))
         end++;
     if (errno || *end || ms < 1) {
-        hp_log(hp, ACT_PLUGIN_LOG_ERROR,
-               "HOST_COUNTER_INTERVAL_MSECS: '%s' is not an integer >= 1; "
-               "using %d", v, HC_DEFAULT_INTERVAL_MS);
+        plugin_log(hp->host, ACT_PLUGIN_LOG_ERROR,
+                   "HOST_COUNTER_INTERVAL_MSECS: '%s' is not an integer >= 1; "
+                   "using %d", v, HC_DEFAULT_INTERVAL_MS);
         return HC_DEFAULT_INTERVAL_MS;
     }
     if (ms > HC_MAX_INTERVAL_MS) {
-        hp_log(hp, ACT_PLUGIN_LOG_WARN,
-               "HOST_COUNTER_INTERVAL_MSECS: %ld is more than an hour; "
-               "using %ld", ms, HC_MAX_INTERVAL_MS);
+        plugin_log(hp->host, ACT_PLUGIN_LOG_WARN,
+                   "HOST_COUNTER_INTERVAL_MSECS: %ld is more than an hour; "
+                   "using %ld", ms, HC_MAX_INTERVAL_MS);
         ms = HC_MAX_INTERVAL_MS;
     }
     return ms;
@@ -610,12 +578,12 @@ static int32_t host_init(const act_plugin_host *host, void **state,
     if (host->struct_size < ACT_PLUGIN_HOST_SIZE_1_0 || !host->log ||
         !host->now_ns || !host->config_get || !host->add_counter ||
         !host->emit_samples) {
-        set_reason(reason, reason_cap, "host lacks ABI 1.0 functions");
+        plugin_set_reason(reason, reason_cap, "host lacks ABI 1.0 functions");
         return ACT_PLUGIN_DECLINE;
     }
     host_plugin *hp = calloc(1, sizeof *hp);
     if (!hp) {
-        set_reason(reason, reason_cap, "out of memory");
+        plugin_set_reason(reason, reason_cap, "out of memory");
         return ACT_PLUGIN_ENOMEM;
     }
     hp->host = host;
@@ -623,7 +591,7 @@ static int32_t host_init(const act_plugin_host *host, void **state,
     pthread_condattr_t ca;
     if (pthread_mutex_init(&hp->lock, NULL) != 0) {
         free(hp);
-        set_reason(reason, reason_cap, "cannot create a mutex");
+        plugin_set_reason(reason, reason_cap, "cannot create a mutex");
         return ACT_PLUGIN_ENOMEM;
     }
     if (pthread_condattr_init(&ca) != 0 ||
@@ -631,7 +599,7 @@ static int32_t host_init(const act_plugin_host *host, void **state,
         pthread_cond_init(&hp->wake, &ca) != 0) {
         pthread_mutex_destroy(&hp->lock);
         free(hp);
-        set_reason(reason, reason_cap, "cannot create a condition variable");
+        plugin_set_reason(reason, reason_cap, "cannot create a condition variable");
         return ACT_PLUGIN_ENOMEM;
     }
     pthread_condattr_destroy(&ca);
@@ -645,9 +613,9 @@ static int32_t host_init(const act_plugin_host *host, void **state,
     int nvalid =
         parse_counters(hp, host->config_get(host->ctx, "HOST_COUNTERS"), want);
     if (nvalid == 0) {
-        set_reason(reason, reason_cap,
-                   "HOST_COUNTERS names no known counter (valid: "
-                   HC_VALID_NAMES ")");
+        plugin_set_reason(reason, reason_cap,
+                          "HOST_COUNTERS names no known counter (valid: "
+                          HC_VALID_NAMES ")");
         hp_free(hp);
         return ACT_PLUGIN_DECLINE;
     }
@@ -660,8 +628,8 @@ static int32_t host_init(const act_plugin_host *host, void **state,
         if (hc_defs[c].perf) {
             int err = perf_probe(hp, c);
             if (err) {
-                hp_log(hp, ACT_PLUGIN_LOG_WARN, "%s: not available: %s",
-                       hc_defs[c].name, strerror(err));
+                plugin_log(hp->host, ACT_PLUGIN_LOG_WARN, "%s: not available: %s",
+                           hc_defs[c].name, strerror(err));
                 continue;
             }
         }
@@ -669,8 +637,8 @@ static int32_t host_init(const act_plugin_host *host, void **state,
         nenabled++;
     }
     if (nenabled == 0) {
-        set_reason(reason, reason_cap,
-                   "none of the requested counters is available");
+        plugin_set_reason(reason, reason_cap,
+                          "none of the requested counters is available");
         hp_free(hp);
         return ACT_PLUGIN_DECLINE;
     }
@@ -690,9 +658,9 @@ static int32_t host_init(const act_plugin_host *host, void **state,
             int32_t rc = host->add_counter(host->ctx, &ctr,
                                            &hp->series[c][k].index);
             if (rc != 0) {
-                set_reason(reason, reason_cap,
-                           "cannot declare the counter track %s/%s (%d)",
-                           hc_defs[c].name, hc_defs[c].series[k], (int)rc);
+                plugin_set_reason(reason, reason_cap,
+                                  "cannot declare the counter track %s/%s (%d)",
+                                  hc_defs[c].name, hc_defs[c].series[k], (int)rc);
                 hp_free(hp);
                 return rc < 0 ? rc : ACT_PLUGIN_EINVAL;
             }
@@ -708,8 +676,8 @@ static int32_t host_init(const act_plugin_host *host, void **state,
             if (n > 0)
                 len += (size_t)n;
         }
-    hp_log(hp, ACT_PLUGIN_LOG_INFO, "sampling %s every %ld ms", names,
-           hp->interval_ms);
+    plugin_log(hp->host, ACT_PLUGIN_LOG_INFO, "sampling %s every %ld ms", names,
+               hp->interval_ms);
     *state = hp;
     return ACT_PLUGIN_OK;
 }
@@ -794,8 +762,8 @@ static void host_start(void *state)
     pthread_mutex_unlock(&hp->lock);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
-        hp_log(hp, ACT_PLUGIN_LOG_ERROR,
-               "cannot start the sampling thread: %s", strerror(rc));
+        plugin_log(hp->host, ACT_PLUGIN_LOG_ERROR,
+                   "cannot start the sampling thread: %s", strerror(rc));
 }
 
 static void host_stop(void *state)
