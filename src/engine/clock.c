@@ -197,11 +197,74 @@ void act__cal_add(act_session *s, int need)
     pthread_mutex_unlock(&s->cal_lock);
 }
 
+/*
+ * act__cal_conv for a run of ticks that mostly fall in one segment (a
+ * chunk's records: the drain settles chunks before the pair after them is
+ * taken, so a whole chunk shares a segment): the segment's slope is kept,
+ * so that a tick inside it costs a multiply, not a division (act__cal_conv
+ * divides on every call). The same operations on the same values as
+ * act__cal_conv's inside a segment, so the same nanoseconds to the bit
+ * (test_clock.c compares the two); any other tick goes to act__cal_conv,
+ * and the segment it lands in is kept.
+ */
+typedef struct cal_run {
+    const act__cal *c;
+    size_t n, i;  /* pairs, and the segment [c[i], c[i+1]] kept */
+    double slope; /* segment i's, when seg */
+    int seg;
+} cal_run;
+
+/* A tick outside the kept segment: act__cal_conv, and its segment kept. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int64_t run_miss(cal_run *r, int64_t tick)
+{
+    const act__cal *c = r->c;
+    int64_t v = act__cal_conv(c, r->n, &r->i, tick);
+    if (r->n >= 2) {
+        size_t i = r->i;
+        r->slope = (double)(c[i + 1].ns - c[i].ns) / (double)(c[i + 1].tick - c[i].tick);
+        r->seg = 1;
+    }
+    return v;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline int64_t run_conv(cal_run *r, int64_t tick)
+{
+    tick &= ACT__TICK_MASK;
+    const act__cal *c = r->c;
+    size_t i = r->i;
+    if (ACT_LIKELY(r->seg && c[i].tick <= tick && tick < c[i + 1].tick)) {
+        int64_t v = c[i].ns + (int64_t)((double)(tick - c[i].tick) * r->slope);
+        if (v > c[i + 1].ns)
+            v = c[i + 1].ns;
+        if (v < c[i].ns)
+            v = c[i].ns;
+        return v;
+    }
+    return run_miss(r, tick);
+}
+
+int64_t act__cal_conv_run(const act__cal *c, size_t n, const int64_t *ticks, int64_t *out,
+                          size_t k)
+{
+    cal_run r = {c, n, 0, 0.0, 0};
+    int64_t last = 0;
+    for (size_t j = 0; j < k; j++)
+        out[j] = last = run_conv(&r, ticks[j]);
+    return last;
+}
+
 /* Turn the ticks of chunk @p c's spans and instants into nanoseconds. The
  * caller owns the chunk's records (the drain, a sealed unpinned slot; stop,
  * recording over). Under cal_lock. */
-static void settle_locked(act_session *s, act__chunk *c, size_t *hint)
+static void settle_locked(act_session *s, act__chunk *c)
 {
+    cal_run run = {s->cal, s->ncal, 0, 0.0, 0};
     uint32_t n = atomic_load_explicit(&c->used, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
         act__rec *r = &c->recs[i];
@@ -211,12 +274,12 @@ static void settle_locked(act_session *s, act__chunk *c, size_t *hint)
          * read the running session's records meanwhile. */
         int64_t t0 = r->t0;
         if (act__is_tick(t0)) {
-            t0 = act__cal_conv(s->cal, s->ncal, hint, t0);
+            t0 = run_conv(&run, t0);
             __atomic_store_n(&r->t0, t0, __ATOMIC_RELAXED);
         }
         int64_t t1 = atomic_load_explicit(&r->t1, memory_order_relaxed);
         if (act__is_tick(t1)) {
-            t1 = act__cal_conv(s->cal, s->ncal, hint, t1);
+            t1 = run_conv(&run, t1);
             if (t1 < t0)
                 t1 = t0;
             atomic_store_explicit(&r->t1, t1, memory_order_relaxed);
@@ -229,9 +292,8 @@ void act__settle_chunk(act_session *s, act__chunk *c)
 {
     if (!s->use_ticks || c->settled)
         return;
-    size_t hint = 0;
     pthread_mutex_lock(&s->cal_lock);
-    settle_locked(s, c, &hint);
+    settle_locked(s, c);
     pthread_mutex_unlock(&s->cal_lock);
 }
 

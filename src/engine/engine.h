@@ -206,6 +206,12 @@ act__cal act__cal_read(void);
  * decreasing in the tick. @p hint caches the segment (start it at 0). */
 int64_t act__cal_conv(const act__cal *c, size_t n, size_t *hint, int64_t tick);
 
+/* act__cal_conv of @p ticks[0..k) into @p out, as the drain settles a
+ * chunk (a segment's slope kept across the run); the last value. For the
+ * tests: the two must agree to the bit. */
+int64_t act__cal_conv_run(const act__cal *c, size_t n, const int64_t *ticks, int64_t *out,
+                          size_t k);
+
 struct act__chunk;
 /* The session's pairs (clock.c): init (a first pair when s->use_ticks)
  * and free; act__cal_add appends one now if @p need, else if the last is
