@@ -300,74 +300,36 @@ static inline void low_ref(uint32_t ref, uint32_t *low)
         *low = ref & ~ACT__REF_LOCAL;
 }
 
-uint32_t act__frame_str_low(const act__chunk *c, uint32_t used)
-{
-    uint32_t low = c->size;
-    for (uint32_t i = 0; i < used; i++) {
-        const act__rec *r = &c->recs[i];
-        switch (r->kind) {
-        case ACT__R_SPAN:
-        case ACT__R_INSTANT:
-        case ACT__R_EMIT_SPAN:
-        case ACT__R_EMIT_INSTANT:
-            low_ref(r->name, &low);
-            break;
-        case ACT__R_ARG: {
-            low_ref(r->name, &low);
-            if (act__vkind_text(r->flags))
-                low_ref((uint32_t)r->x, &low);
-            uint64_t t1 = (uint64_t)atomic_load_explicit(&((act__rec *)r)->t1,
-                                                         memory_order_acquire);
-            if (t1 & (uint64_t)ACT__ARG2_PRESENT) {
-                low_ref((uint32_t)t1, &low);
-                if (act__vkind_text((unsigned)(t1 >> 32) & 0xff))
-                    low_ref((uint32_t)r->t0, &low);
-            }
-            break;
-        }
-        default:
-            break;
-        }
-    }
-    uint32_t recs_end = (uint32_t)(sizeof(act__chunk) + (size_t)used * sizeof(act__rec));
-    return low < recs_end ? recs_end : low;
-}
-
 /* ---- the archive's frame nodes ------------------------------------------- */
 
 act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap,
                             void *(*carve)(void *arg, size_t bytes), void *arg)
 {
     uint32_t used = atomic_load_explicit(&((act__chunk *)c)->used, memory_order_acquire);
-    uint32_t lo = act__frame_str_low(c, used);
-    size_t need = act__frame_bound(c, used, lo);
-    if (*scap < need) {
-        uint8_t *nb = realloc(*scratch, need);
-        if (!nb)
-            return NULL;
-        *scratch = nb;
-        *scap = need;
-    }
-    size_t flen = act__frame_encode(c, used, lo, *scratch, *scap);
-    size_t bytes = sizeof(act__chunk) + sizeof(act__fmeta) + flen;
-    if (!flen || bytes >= c->size)
-        return NULL;
-    act__chunk *a = carve(arg, bytes);
-    if (!a)
-        return NULL;
+    /* One pass for the summary and for the lowest local string ref (names,
+     * arg keys and string values; c->size if none), where the string area
+     * act__frame_encode copies starts. */
     act__fmeta m;
     memset(&m, 0, sizeof m);
-    m.flen = (uint32_t)flen;
     m.nrec = used;
     m.flags = ACT__FM_SORTED | ACT__FM_SUMMED;
     m.min_t0 = INT64_MAX;
+    uint32_t low = c->size;
     int64_t prev_t0 = INT64_MIN, prev_t1 = INT64_MAX;
     for (uint32_t i = 0; i < used; i++) {
         const act__rec *r = &c->recs[i];
-        int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_relaxed);
+        int64_t t1 = atomic_load_explicit(&((act__rec *)r)->t1, memory_order_acquire);
         switch (r->kind) {
         case ACT__R_ARG:
             m.args += 1 + ((t1 & ACT__ARG2_PRESENT) != 0);
+            low_ref(r->name, &low);
+            if (act__vkind_text(r->flags))
+                low_ref((uint32_t)r->x, &low);
+            if ((uint64_t)t1 & (uint64_t)ACT__ARG2_PRESENT) {
+                low_ref((uint32_t)t1, &low);
+                if (act__vkind_text((unsigned)((uint64_t)t1 >> 32) & 0xff))
+                    low_ref((uint32_t)r->t0, &low);
+            }
             continue;
         case ACT__R_AUX_DEV:
             m.flags = (m.flags | ACT__FM_AUX) & ~ACT__FM_SUMMED;
@@ -376,6 +338,7 @@ act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap
         case ACT__R_INSTANT:
         case ACT__R_EMIT_SPAN:
         case ACT__R_EMIT_INSTANT:
+            low_ref(r->name, &low);
             break;
         default:
             m.events++;
@@ -402,6 +365,24 @@ act__chunk *act__frame_node(const act__chunk *c, uint8_t **scratch, size_t *scap
         prev_t0 = m.last_t0 = r->t0;
         prev_t1 = m.last_t1 = t1;
     }
+    uint32_t recs_end = (uint32_t)(sizeof(act__chunk) + (size_t)used * sizeof(act__rec));
+    uint32_t lo = low < recs_end ? recs_end : low;
+    size_t need = act__frame_bound(c, used, lo);
+    if (*scap < need) {
+        uint8_t *nb = realloc(*scratch, need);
+        if (!nb)
+            return NULL;
+        *scratch = nb;
+        *scap = need;
+    }
+    size_t flen = act__frame_encode(c, used, lo, *scratch, *scap);
+    size_t bytes = sizeof(act__chunk) + sizeof(act__fmeta) + flen;
+    if (!flen || bytes >= c->size)
+        return NULL;
+    act__chunk *a = carve(arg, bytes);
+    if (!a)
+        return NULL;
+    m.flen = (uint32_t)flen;
     atomic_store_explicit(&a->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&a->used, 0, memory_order_relaxed);
     a->size = (uint32_t)bytes;

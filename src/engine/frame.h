@@ -73,11 +73,6 @@ int act__frame_peek(const uint8_t *in, size_t len, uint32_t *size, uint32_t *use
 int act__frame_decode(const uint8_t *in, size_t len, act__chunk *out, size_t out_cap,
                       size_t *consumed);
 
-/* The lowest offset a local string ref of chunk @p c's first @p used
- * records points to (names, arg keys and string values), or c->size if
- * none: where its string area starts for act__frame_encode. */
-uint32_t act__frame_str_low(const act__chunk *c, uint32_t used);
-
 /*
  * The archive's frame nodes. The drain (thread.c) replaces a sealed pool
  * chunk by a node that holds its frame: an act__chunk header (next as
