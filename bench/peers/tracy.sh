@@ -40,10 +40,11 @@ per() {
         { echo "tracy.sh: callgrind gave no count for $1" >&2; exit 1; }
     echo $(( (b - a) / 200000 ))
 }
+loop=$(per loop); floor=$(per 0); tz=$(per 1); tza=$(per 2); az=$(per 3); aza=$(per 4)
 echo "instructions per iteration (callgrind, one static binary; the loop's own included):"
-echo "  the loop alone                         $(per loop)"
-echo "  floor: 2 rdtsc + 32B store             $(per 0)"
-echo "  Tracy ZoneScopedN (a noinline call)    $(per 1)"
-echo "  Tracy + ZoneValue + ZoneText           $(per 2)"
-echo "  actrace act_span_begin_id + act_span_end  $(per 3)"
-echo "  actrace scoped + 2 args (act_key keys)    $(per 4)"
+echo "  the loop alone                            $loop"
+echo "  floor: 2 rdtsc + 32B store                $floor"
+echo "  Tracy ZoneScopedN (a noinline call)       $tz"
+echo "  Tracy + ZoneValue + ZoneText              $tza"
+echo "  actrace act_span_begin_id + act_span_end  $az"
+echo "  actrace scoped + 2 args (act_key keys)    $aza"
