@@ -101,6 +101,19 @@ act__cal act__cal_read(void)
     return best;
 }
 
+/* Segment [c[i], c[i+1]]'s nanoseconds per tick, and the line through
+ * c[i] at @p tick: the one formula act__cal_conv and the drain's run
+ * (run_conv) both use, so that the two agree to the bit. */
+static inline double seg_slope(const act__cal *c, size_t i)
+{
+    return (double)(c[i + 1].ns - c[i].ns) / (double)(c[i + 1].tick - c[i].tick);
+}
+
+static inline int64_t seg_value(const act__cal *c, size_t i, double slope, int64_t tick)
+{
+    return c[i].ns + (int64_t)((double)(tick - c[i].tick) * slope);
+}
+
 int64_t act__cal_conv(const act__cal *c, size_t n, size_t *hint, int64_t tick)
 {
     tick &= ACT__TICK_MASK;
@@ -128,10 +141,7 @@ int64_t act__cal_conv(const act__cal *c, size_t n, size_t *hint, int64_t tick)
         }
         *hint = i;
     }
-    int64_t dt = c[i + 1].tick - c[i].tick, dn = c[i + 1].ns - c[i].ns;
-    double slope = (double)dn / (double)dt;
-    double off = (double)(tick - c[i].tick) * slope;
-    int64_t v = c[i].ns + (int64_t)off;
+    int64_t v = seg_value(c, i, seg_slope(c, i), tick);
     if (tick < c[0].tick)
         return v < 0 ? 0 : v;
     /* Inside a segment: between its ends (rounding never steps out). */
@@ -202,8 +212,8 @@ void act__cal_add(act_session *s, int need)
  * chunk's records: the drain settles chunks before the pair after them is
  * taken, so a whole chunk shares a segment): the segment's slope is kept,
  * so that a tick inside it costs a multiply, not a division (act__cal_conv
- * divides on every call). The same operations on the same values as
- * act__cal_conv's inside a segment, so the same nanoseconds to the bit
+ * divides on every call). The same formula as act__cal_conv's inside a
+ * segment (seg_slope, seg_value), so the same nanoseconds to the bit
  * (test_clock.c compares the two); any other tick goes to act__cal_conv,
  * and the segment it lands in is kept.
  */
@@ -223,8 +233,7 @@ static int64_t run_miss(cal_run *r, int64_t tick)
     const act__cal *c = r->c;
     int64_t v = act__cal_conv(c, r->n, &r->i, tick);
     if (r->n >= 2) {
-        size_t i = r->i;
-        r->slope = (double)(c[i + 1].ns - c[i].ns) / (double)(c[i + 1].tick - c[i].tick);
+        r->slope = seg_slope(c, r->i);
         r->seg = 1;
     }
     return v;
@@ -239,7 +248,7 @@ static inline int64_t run_conv(cal_run *r, int64_t tick)
     const act__cal *c = r->c;
     size_t i = r->i;
     if (ACT_LIKELY(r->seg && c[i].tick <= tick && tick < c[i + 1].tick)) {
-        int64_t v = c[i].ns + (int64_t)((double)(tick - c[i].tick) * r->slope);
+        int64_t v = seg_value(c, i, r->slope, tick);
         if (v > c[i + 1].ns)
             v = c[i + 1].ns;
         if (v < c[i].ns)
